@@ -1,0 +1,1 @@
+//! The in-memory TCP network of the sim backend.

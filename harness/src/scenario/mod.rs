@@ -1,0 +1,1 @@
+//! Scenario files: types, parsing, validation.

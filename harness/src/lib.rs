@@ -4,4 +4,6 @@
 //! endpoints, and checks attempt counts, delay bounds and idempotency.
 
 pub mod backend;
+pub mod rng;
 pub mod scenario;
+pub mod trace;

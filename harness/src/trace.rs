@@ -1,0 +1,405 @@
+//! The trace: what happened, in virtual time (DESIGN section 4).
+//!
+//! Records are small `Copy`-friendly structs with interned names, appended while the
+//! simulation runs; text is only produced when a trace is rendered (a timeline for humans, a
+//! YAML document for snapshots). Every record carries the ids the checks need: `client_id`,
+//! `call_id`, `conn_id`, and whether an attempt used a new or a reused connection.
+
+use std::fmt::Write as _;
+use std::io;
+
+use serde::Serialize;
+
+/// An interned string: an index into [`Trace::names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Name(pub u32);
+
+/// How an attempt got its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnUse {
+    /// The attempt opened a new connection.
+    New,
+    /// The attempt reused a pooled connection.
+    Reused,
+    /// No connection is known (the connect failed, or the request never left the client).
+    Unknown,
+}
+
+/// What one attempt came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// A response head arrived with this status.
+    Status(u16),
+    /// The connect was answered with a reset.
+    Refused,
+    /// The client gave up while connecting (black-hole, partition).
+    ConnectAbandoned,
+    /// The connection was reset before the response completed.
+    Reset,
+    /// The connection was closed (FIN) before a response head arrived.
+    Closed,
+    /// The client gave up waiting for the response head (its own timeout, or it dropped the
+    /// request future).
+    Abandoned,
+    /// Another transport error, by kind.
+    Io(IoKind),
+    /// The run ended while the attempt was still waiting.
+    Unfinished,
+}
+
+impl AttemptOutcome {
+    /// The HTTP status, when a response head arrived.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            AttemptOutcome::Status(status) => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// An `io::ErrorKind`, stored by kind (never by its `Display` text, which is not stable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct IoKind(#[serde(serialize_with = "serialize_io_kind")] pub io::ErrorKind);
+
+fn serialize_io_kind<S: serde::Serializer>(kind: &io::ErrorKind, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{kind:?}"))
+}
+
+/// How an attempt ended, once it had started receiving (or failed to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndKind {
+    /// The last body byte was delivered.
+    Body,
+    /// The client dropped the response before its end.
+    Dropped,
+    /// A transport error surfaced.
+    Error,
+    /// The run ended first.
+    Unfinished,
+}
+
+/// One attempt: one HTTP request issued by the client (DESIGN section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attempt {
+    /// Harness-wide attempt number, from 1, in start order.
+    pub id: u32,
+    /// Which client instance issued it (0 unless a fleet runs).
+    pub client_id: u32,
+    /// Which logical call it belongs to (0-based, per run).
+    pub call_id: u32,
+    /// Its position within the call, from 1.
+    pub n: u32,
+    /// The connection it used, when known.
+    pub conn_id: Option<u64>,
+    /// New or reused connection.
+    pub conn: ConnUse,
+    /// Request method.
+    pub method: Name,
+    /// Request path (with query).
+    pub path: Name,
+    /// `start(n)`: the call instant, in ms since the run started.
+    pub start_ms: u64,
+    /// `head(n)`: the response head reached the client.
+    pub head_ms: Option<u64>,
+    /// `end(n)`: last body byte, drop, or error.
+    pub end_ms: Option<u64>,
+    /// What it came to.
+    pub outcome: AttemptOutcome,
+    /// How it ended.
+    pub end: EndKind,
+    /// The raw `Retry-After` value of the response, when there was one.
+    pub retry_after: Option<Name>,
+    /// hyper-util resent the request on another connection (the pooled one was closed).
+    pub resent: bool,
+    /// Reconstructed from the network and ledger rather than seen on a harness surface.
+    pub reconstructed: bool,
+}
+
+/// Who closed a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The client end.
+    Client,
+    /// The endpoint end.
+    Server,
+}
+
+/// What happened to a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnEventKind {
+    /// The client started connecting.
+    Connect,
+    /// The connect completed.
+    Connected,
+    /// The endpoint refused it (RST after one round trip).
+    Refused,
+    /// The client gave up before the connect completed.
+    ConnectAbandoned,
+    /// An attempt reused the connection.
+    Reused,
+    /// A FIN was sent.
+    Fin(Side),
+    /// An RST was sent.
+    Rst(Side),
+}
+
+/// One connection event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConnEvent {
+    /// When, in ms since the run started.
+    pub at_ms: u64,
+    /// Which connection.
+    pub conn_id: u64,
+    /// The endpoint it goes to.
+    pub endpoint: Name,
+    /// What happened.
+    pub kind: ConnEventKind,
+}
+
+/// A committed effect at an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effect {
+    /// When it was committed.
+    pub at_ms: u64,
+    /// Which endpoint committed it.
+    pub endpoint: Name,
+    /// The call it is attributed to, when known.
+    pub call_id: Option<u32>,
+    /// The attempt whose request caused it, when known.
+    pub attempt_id: Option<u32>,
+    /// The idempotency key it carried.
+    pub key: Option<Name>,
+}
+
+/// How a logical call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// Which client instance.
+    pub client_id: u32,
+    /// The call id (0-based).
+    pub call_id: u32,
+    /// When the closure was called.
+    pub start_ms: u64,
+    /// When it returned, if it did.
+    pub end_ms: Option<u64>,
+    /// `Ok` or `Err`, with the `Debug` text of the value (rendered once per call).
+    pub result: CallResult,
+}
+
+/// The value a call's closure returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallResult {
+    /// `Ok(value)`.
+    Success(String),
+    /// `Err(error)`.
+    Failure(String),
+    /// The run stopped before the call returned.
+    Stopped,
+}
+
+/// A request that reached an endpoint after its call had returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateRequest {
+    /// Arrival instant.
+    pub at_ms: u64,
+    /// The endpoint.
+    pub endpoint: Name,
+    /// The call it belongs to.
+    pub call_id: u32,
+    /// The attempt, when known.
+    pub attempt_id: Option<u32>,
+}
+
+/// The whole timeline of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trace {
+    /// Pinned configuration, printed first (client and server settings, seed, backend).
+    pub header: Vec<(String, String)>,
+    /// Interned names.
+    pub names: Vec<String>,
+    /// Attempts, ordered by (start, conn_id, id).
+    pub attempts: Vec<Attempt>,
+    /// Connection events, ordered by (instant, conn_id, seq).
+    pub connections: Vec<ConnEvent>,
+    /// Committed effects.
+    pub effects: Vec<Effect>,
+    /// Calls, in call order.
+    pub calls: Vec<Call>,
+    /// Requests that arrived after their call returned.
+    pub late_requests: Vec<LateRequest>,
+    /// The virtual instant the run ended.
+    pub end_ms: u64,
+}
+
+impl Trace {
+    /// The text of an interned name.
+    pub fn name(&self, name: Name) -> &str {
+        self.names.get(name.0 as usize).map_or("?", String::as_str)
+    }
+
+    /// The attempts of one call, in order.
+    pub fn call_attempts(&self, call_id: u32) -> impl Iterator<Item = &Attempt> {
+        self.attempts.iter().filter(move |a| a.call_id == call_id)
+    }
+
+    /// `gap(n+1) = start(n+1) - end(n)` within the call of `attempt`, or `None` for the first
+    /// attempt of a call (or when the previous attempt never ended).
+    pub fn gap_before(&self, attempt: &Attempt) -> Option<u64> {
+        let previous = self
+            .call_attempts(attempt.call_id)
+            .filter(|a| a.client_id == attempt.client_id && a.n + 1 == attempt.n)
+            .last()?;
+        let end = previous.end_ms?;
+        Some(attempt.start_ms.saturating_sub(end))
+    }
+
+    /// A compact human timeline, one line per attempt:
+    /// `t=2.000s  #2  POST /orders  -> 503  conn 1 reused  gap 1.000s`.
+    pub fn timeline(&self) -> String {
+        let mut out = String::new();
+        for attempt in &self.attempts {
+            // Writing to a String cannot fail.
+            let _ = writeln!(out, "{}", self.attempt_line(attempt));
+        }
+        out
+    }
+
+    /// One timeline line.
+    pub fn attempt_line(&self, a: &Attempt) -> String {
+        let mut line = format!(
+            "t={}  #{}  {} {}  -> {}",
+            seconds(a.start_ms),
+            a.n,
+            self.name(a.method),
+            self.name(a.path),
+            self.outcome_text(a)
+        );
+        if let Some(conn) = a.conn_id {
+            let how = match a.conn {
+                ConnUse::New => "new",
+                ConnUse::Reused => "reused",
+                ConnUse::Unknown => "?",
+            };
+            let _ = write!(line, "  conn {conn} {how}");
+        }
+        if let Some(gap) = self.gap_before(a) {
+            let _ = write!(line, "  gap {}", seconds(gap));
+        }
+        if a.client_id != 0 || self.calls.len() > 1 {
+            let _ = write!(line, "  call {}", a.call_id);
+        }
+        if a.client_id != 0 {
+            let _ = write!(line, "  client {}", a.client_id);
+        }
+        if let Some(ra) = a.retry_after {
+            let _ = write!(line, "  retry-after {}", self.name(ra));
+        }
+        if a.resent {
+            line.push_str("  resent");
+        }
+        line
+    }
+
+    fn outcome_text(&self, a: &Attempt) -> String {
+        match a.outcome {
+            AttemptOutcome::Status(status) => status.to_string(),
+            AttemptOutcome::Refused => "refused".into(),
+            AttemptOutcome::ConnectAbandoned => "connect abandoned".into(),
+            AttemptOutcome::Reset => "reset".into(),
+            AttemptOutcome::Closed => "closed".into(),
+            AttemptOutcome::Abandoned => "abandoned".into(),
+            AttemptOutcome::Io(kind) => format!("io {:?}", kind.0),
+            AttemptOutcome::Unfinished => "unfinished".into(),
+        }
+    }
+}
+
+/// `1234` ms as `1.234s`: the timeline's unit, exact to the millisecond.
+pub fn seconds(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+/// Interns names while a run records, so records stay `Copy` and allocation-free.
+#[derive(Debug, Default)]
+pub struct Interner {
+    names: Vec<String>,
+    index: std::collections::HashMap<String, Name>,
+}
+
+impl Interner {
+    /// The name for `text`, allocating only the first time it is seen.
+    pub fn intern(&mut self, text: &str) -> Name {
+        if let Some(name) = self.index.get(text) {
+            return *name;
+        }
+        let name = Name(self.names.len() as u32);
+        self.names.push(text.to_owned());
+        self.index.insert(text.to_owned(), name);
+        name
+    }
+
+    /// The interned texts, by index (iteration order is insertion order, not hash order).
+    pub fn into_names(self) -> Vec<String> {
+        self.names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -> Attempt {
+        Attempt {
+            id: n,
+            client_id: 0,
+            call_id: 0,
+            n,
+            conn_id: Some(conn),
+            conn: how,
+            method: Name(0),
+            path: Name(1),
+            start_ms: start,
+            head_ms: Some(end),
+            end_ms: Some(end),
+            outcome: AttemptOutcome::Status(status),
+            end: EndKind::Body,
+            retry_after: None,
+            resent: false,
+            reconstructed: false,
+        }
+    }
+
+    #[test]
+    fn timeline_lines() {
+        let trace = Trace {
+            names: vec!["POST".into(), "/orders".into()],
+            attempts: vec![
+                attempt(1, 0, 1000, 503, 1, ConnUse::New),
+                attempt(2, 2000, 2500, 200, 1, ConnUse::Reused),
+            ],
+            ..Trace::default()
+        };
+        assert_eq!(
+            trace.timeline(),
+            "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
+             t=2.000s  #2  POST /orders  -> 200  conn 1 reused  gap 1.000s\n"
+        );
+    }
+
+    #[test]
+    fn interner_reuses() {
+        let mut i = Interner::default();
+        let a = i.intern("GET");
+        let b = i.intern("/x");
+        assert_eq!(i.intern("GET"), a);
+        assert_ne!(a, b);
+        assert_eq!(i.into_names(), vec!["GET", "/x"]);
+    }
+}

@@ -1,1 +1,60 @@
 //! Scripted fake endpoints for retrylab, and the ledger of what they saw and did.
+//!
+//! This crate owns every byte of HTTP in retrylab. An [`Endpoint`] is built from an
+//! [`EndpointConfig`] (routes with [`Step`] scripts, a connect schedule, keep-alive, dedupe) and
+//! a [`VirtualClock`]; the harness hands it each accepted connection as an async stream
+//! ([`Endpoint::serve`]) and reads its [`Ledger`] afterwards.
+//!
+//! Everything runs in virtual time: records are whole milliseconds since the clock's start,
+//! HTTP-dates come from the virtual wall clock, and no `Date` header is ever sent.
+//!
+//! ```
+//! use retrylab_endpoints::{ms, Commit, Dedupe, EndpointConfig, Fail, Step};
+//!
+//! let config = EndpointConfig::http("api")
+//!     .dedupe(Dedupe::header("Idempotency-Key"))
+//!     .script([
+//!         Step::status(429).retry_after(2),
+//!         Step::fail(Fail::Reset).commit(Commit::BeforeResponse),
+//!         Step::status(200).latency(ms(1500)).body(r#"{"id":"o-1"}"#),
+//!     ]);
+//! assert_eq!(config.routes.len(), 1);
+//! ```
+
+#![warn(missing_docs)]
+
+mod body;
+mod clock;
+mod config;
+mod conn;
+mod connect;
+mod dedupe;
+mod endpoint;
+mod ledger;
+mod retry_after;
+mod route;
+mod script;
+mod serve;
+mod step;
+pub mod wire;
+
+pub use clock::{ms, secs, VirtualClock, DEFAULT_EPOCH_UNIX_MS};
+pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
+pub use conn::{ConnInfo, ConnectionControl, NoReset};
+pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
+pub use dedupe::{DedupeDecision, DedupeTable};
+pub use endpoint::Endpoint;
+pub use ledger::{
+    CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
+    RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,
+};
+pub use retry_after::{http_date, HttpDateFormat, RetryAfter};
+pub use route::{Matcher, Route, Scope};
+pub use script::{ScopeKey, Script};
+pub use step::{Commit, Fail, Respond, SentResponse, Step};
+
+/// Request header naming the client instance (one counter per value under `Scope::Client`).
+pub const CLIENT_HEADER: &str = "x-retrylab-client";
+
+/// Request header carrying the harness's call tag, copied into effect records.
+pub const CALL_HEADER: &str = "x-retrylab-call";

@@ -4,6 +4,19 @@
 //! endpoints, and checks attempt counts, delay bounds and idempotency.
 
 pub mod backend;
+mod connector;
+mod env;
+pub mod http_client;
+mod plan;
+mod recorder;
+mod report;
 pub mod rng;
+mod run;
 pub mod scenario;
 pub mod trace;
+mod world;
+
+pub use connector::EnvConnector;
+pub use env::{Env, Operation};
+pub use http_client::{AttemptBody, HttpClient};
+pub use report::{Report, RunEnd, Verdict};

@@ -345,6 +345,21 @@ impl Interner {
         name
     }
 
+    /// An interner that already holds `names` (by index).
+    pub fn from_names(names: Vec<String>) -> Interner {
+        let index = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), Name(i as u32)))
+            .collect();
+        Interner { names, index }
+    }
+
+    /// The text of an interned name.
+    pub fn name(&self, name: Name) -> &str {
+        self.names.get(name.0 as usize).map_or("?", String::as_str)
+    }
+
     /// The interned texts, by index (iteration order is insertion order, not hash order).
     pub fn into_names(self) -> Vec<String> {
         self.names

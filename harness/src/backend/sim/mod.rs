@@ -1,1 +1,31 @@
 //! The in-memory TCP network of the sim backend.
+//!
+//! A [`Network`] joins clients and named [`Host`]s with per-direction segment queues whose
+//! segments carry delivery instants in tokio's virtual time (DESIGN §3): connect takes one
+//! round trip, refuse fails after one, black-hole never completes; FIN, RST
+//! (`io::ErrorKind::ConnectionReset`), and partitions that hold segments until they heal.
+//! Everything is recorded in a [`NetLog`] in whole milliseconds since the network's start.
+//! It runs on a current-thread runtime with paused time: readers arm one timer for the head
+//! segment, so time jumps from delivery to delivery.
+
+mod connect;
+mod connector;
+mod host;
+mod ids;
+mod log;
+mod network;
+mod pipe;
+mod state;
+mod stream;
+mod timer;
+
+#[cfg(test)]
+mod tests;
+
+pub use connect::Connect;
+pub use connector::SimConnector;
+pub use host::{ConnectDecision, Host};
+pub use ids::{ConnId, Dir, HostId, Side};
+pub use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
+pub use network::Network;
+pub use stream::{ResetHandle, SimStream};

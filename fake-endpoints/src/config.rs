@@ -1,0 +1,233 @@
+//! The runtime configuration of an endpoint (the harness converts scenario YAML into these).
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use http::{HeaderName, StatusCode};
+
+use crate::connect::ConnectStep;
+use crate::route::Route;
+use crate::step::Step;
+
+/// When the server closes a kept-alive connection. The default never closes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeepAlive {
+    /// Close a connection that has been idle (no request in flight) this long.
+    pub idle_timeout: Option<Duration>,
+    /// The n-th response on a connection carries `connection: close` and the connection closes.
+    pub max_requests: Option<u32>,
+}
+
+impl KeepAlive {
+    /// Never close.
+    pub fn never_close() -> Self {
+        Self::default()
+    }
+
+    /// Close connections idle for `timeout`.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = Some(timeout);
+        self
+    }
+
+    /// Close each connection after its `n`-th response.
+    pub fn max_requests(mut self, n: u32) -> Self {
+        self.max_requests = Some(n);
+        self
+    }
+}
+
+/// Which response a deduplicated request gets once the key has committed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Replay {
+    /// The response of the request that committed (or, if that one sent none, the first
+    /// response sent after the commit).
+    #[default]
+    FirstCommitted,
+}
+
+/// Idempotency-key deduplication, as payment APIs do it.
+///
+/// ```
+/// use retrylab_endpoints::{secs, Dedupe};
+///
+/// let dedupe = Dedupe::header("Idempotency-Key").in_flight_status(429).ttl(secs(86_400));
+/// assert_eq!(dedupe.mismatch_status.as_u16(), 422);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dedupe {
+    /// The request header carrying the key.
+    pub header: HeaderName,
+    /// What a later request with a committed key gets.
+    pub replay: Replay,
+    /// Status for a request whose key is still in flight.
+    pub in_flight_status: StatusCode,
+    /// Status for a request reusing a key with a different body.
+    pub mismatch_status: StatusCode,
+    /// How long a committed key is remembered; `None` = forever.
+    pub ttl: Option<Duration>,
+}
+
+impl Dedupe {
+    /// Deduplicate on `header`, with the defaults (replay first committed, 409, 422, no ttl).
+    ///
+    /// # Panics
+    /// If `header` is not a valid header name.
+    pub fn header<N>(header: N) -> Self
+    where
+        N: TryInto<HeaderName>,
+        N::Error: Debug,
+    {
+        let header = match header.try_into() {
+            Ok(name) => name,
+            Err(e) => panic!("invalid dedupe header name: {e:?}"),
+        };
+        Self {
+            header,
+            replay: Replay::FirstCommitted,
+            in_flight_status: StatusCode::CONFLICT,
+            mismatch_status: StatusCode::UNPROCESSABLE_ENTITY,
+            ttl: None,
+        }
+    }
+
+    /// Status for a request whose key is in flight.
+    ///
+    /// # Panics
+    /// If `status` is outside 100..=999.
+    pub fn in_flight_status(mut self, status: u16) -> Self {
+        self.in_flight_status = status_code(status);
+        self
+    }
+
+    /// Status for a request reusing a key with another body.
+    ///
+    /// # Panics
+    /// If `status` is outside 100..=999.
+    pub fn mismatch_status(mut self, status: u16) -> Self {
+        self.mismatch_status = status_code(status);
+        self
+    }
+
+    /// Forget committed keys after `ttl`.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+}
+
+fn status_code(status: u16) -> StatusCode {
+    match StatusCode::from_u16(status) {
+        Ok(status) => status,
+        Err(_) => panic!("invalid HTTP status code {status}"),
+    }
+}
+
+/// Everything an endpoint does: routes and their scripts, connect schedule, keep-alive, dedupe.
+///
+/// ```
+/// use retrylab_endpoints::{ms, ConnectStep, Dedupe, EndpointConfig, KeepAlive, Route, Scope, Step};
+///
+/// let api = EndpointConfig::http("api")
+///     .dedupe(Dedupe::header("Idempotency-Key"))
+///     .script([
+///         Step::status(429).retry_after(2),
+///         Step::status(503).times(2),
+///         Step::status(200).latency(ms(1500)).body(r#"{"id":"o-1"}"#),
+///     ])
+///     .connect([ConnectStep::refuse().times(2), ConnectStep::accept()])
+///     .keep_alive(KeepAlive::default().max_requests(100));
+///
+/// let routed = EndpointConfig::http("orders")
+///     .route(Route::post("/orders").script([Step::status(201)]).scope(Scope::Key))
+///     .key_header("Idempotency-Key");
+/// # let _ = (api, routed);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointConfig {
+    /// The endpoint's name in the scenario.
+    pub name: String,
+    /// Routes, tried in order; the first match answers.
+    pub routes: Vec<Route>,
+    /// The connect schedule (empty = accept everything).
+    pub connect: Vec<ConnectStep>,
+    /// When kept-alive connections close.
+    pub keep_alive: KeepAlive,
+    /// Idempotency-key deduplication, if any.
+    pub dedupe: Option<Dedupe>,
+    /// The header whose value is the idempotency key (for `Scope::Key` counters and effect
+    /// records); defaults to the dedupe header.
+    pub key_header: Option<HeaderName>,
+}
+
+impl EndpointConfig {
+    /// An HTTP endpoint named `name` with no routes (every request gets 404 until one is added).
+    pub fn http(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            routes: Vec::new(),
+            connect: Vec::new(),
+            keep_alive: KeepAlive::default(),
+            dedupe: None,
+            key_header: None,
+        }
+    }
+
+    /// A bare script: appends one catch-all route with an endpoint-scoped counter.
+    pub fn script(self, steps: impl IntoIterator<Item = Step>) -> Self {
+        self.route(Route::any().script(steps))
+    }
+
+    /// Append a route.
+    pub fn route(mut self, route: Route) -> Self {
+        self.routes.push(route);
+        self
+    }
+
+    /// Append routes.
+    pub fn routes(mut self, routes: impl IntoIterator<Item = Route>) -> Self {
+        self.routes.extend(routes);
+        self
+    }
+
+    /// The connect schedule.
+    pub fn connect(mut self, steps: impl IntoIterator<Item = ConnectStep>) -> Self {
+        self.connect = steps.into_iter().collect();
+        self
+    }
+
+    /// Keep-alive behaviour.
+    pub fn keep_alive(mut self, keep_alive: KeepAlive) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// Deduplicate requests by idempotency key.
+    pub fn dedupe(mut self, dedupe: Dedupe) -> Self {
+        self.dedupe = Some(dedupe);
+        self
+    }
+
+    /// The idempotency key header (for `Scope::Key` and effect records).
+    ///
+    /// # Panics
+    /// If `header` is not a valid header name.
+    pub fn key_header<N>(mut self, header: N) -> Self
+    where
+        N: TryInto<HeaderName>,
+        N::Error: Debug,
+    {
+        match header.try_into() {
+            Ok(name) => self.key_header = Some(name),
+            Err(e) => panic!("invalid key header name: {e:?}"),
+        }
+        self
+    }
+
+    /// The key header in force: the explicit one, else the dedupe header.
+    pub fn effective_key_header(&self) -> Option<&HeaderName> {
+        self.key_header
+            .as_ref()
+            .or(self.dedupe.as_ref().map(|d| &d.header))
+    }
+}

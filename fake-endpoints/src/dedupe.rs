@@ -1,0 +1,315 @@
+//! Idempotency-key deduplication as a pure state machine (time is passed in).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::HeaderValue;
+
+use crate::config::Dedupe;
+use crate::ledger::{DedupeOutcome, RequestId};
+use crate::step::SentResponse;
+
+/// What to do with a request carrying a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DedupeDecision {
+    /// Run the step: the key is new (or expired).
+    Proceed,
+    /// Run the step, but its commit is not a new effect: `of` committed the key and left no
+    /// response to replay.
+    ProceedAfterCommit {
+        /// The request that committed.
+        of: RequestId,
+    },
+    /// Answer with the in-flight status.
+    RejectInFlight,
+    /// Answer with the mismatch status.
+    RejectMismatch,
+    /// Answer with the stored response.
+    Replay {
+        /// The request that committed.
+        of: RequestId,
+        /// Its response.
+        response: Arc<SentResponse>,
+    },
+}
+
+impl DedupeDecision {
+    /// The ledger's view of this decision.
+    pub fn outcome(&self) -> DedupeOutcome {
+        match self {
+            Self::Proceed => DedupeOutcome::First,
+            Self::ProceedAfterCommit { of } => DedupeOutcome::AfterCommit { of: *of },
+            Self::RejectInFlight => DedupeOutcome::InFlight,
+            Self::RejectMismatch => DedupeOutcome::Mismatch,
+            Self::Replay { of, .. } => DedupeOutcome::Replay { of: *of },
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    /// The body of the first request; later ones must match it.
+    body: Bytes,
+    in_flight: Option<RequestId>,
+    committed_by: Option<RequestId>,
+    response: Option<Arc<SentResponse>>,
+    expires_at_ms: Option<u64>,
+}
+
+/// Keys and their state. Lifecycle of a key: `begin` (first request, in flight) -> `commit`
+/// (its effect) -> `finish` (its response, stored for replay). A key whose request finishes
+/// without committing is forgotten, so a retry runs again.
+///
+/// ```
+/// use retrylab_endpoints::{Dedupe, DedupeDecision, DedupeTable, RequestId, SentResponse};
+/// use bytes::Bytes;
+/// use http::{HeaderValue, StatusCode};
+/// use std::sync::Arc;
+///
+/// let mut table = DedupeTable::new(Dedupe::header("Idempotency-Key"));
+/// let key = HeaderValue::from_static("k1");
+/// let body = Bytes::from_static(b"{}");
+/// assert_eq!(table.begin(&key, &body, RequestId(0), 0), DedupeDecision::Proceed);
+/// assert_eq!(table.begin(&key, &body, RequestId(1), 5), DedupeDecision::RejectInFlight);
+/// assert!(table.commit(&key, RequestId(0), 10));
+/// let ok = Arc::new(SentResponse::status_only(StatusCode::CREATED));
+/// table.finish(&key, RequestId(0), Some(ok.clone()));
+/// assert_eq!(table.begin(&key, &body, RequestId(2), 20), DedupeDecision::Replay { of: RequestId(0), response: ok });
+/// ```
+#[derive(Clone, Debug)]
+pub struct DedupeTable {
+    config: Dedupe,
+    entries: BTreeMap<HeaderValue, Entry>,
+}
+
+impl DedupeTable {
+    /// An empty table.
+    pub fn new(config: Dedupe) -> Self {
+        Self {
+            config,
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Dedupe {
+        &self.config
+    }
+
+    /// A request `id` with `key` and `body` arrives at `now_ms`.
+    pub fn begin(
+        &mut self,
+        key: &HeaderValue,
+        body: &Bytes,
+        id: RequestId,
+        now_ms: u64,
+    ) -> DedupeDecision {
+        let expired = self.entries.get(key).is_some_and(|e| {
+            e.in_flight.is_none() && e.expires_at_ms.is_some_and(|at| at <= now_ms)
+        });
+        if expired {
+            self.entries.remove(key);
+        }
+        let Some(entry) = self.entries.get_mut(key) else {
+            self.entries.insert(
+                key.clone(),
+                Entry {
+                    body: body.clone(),
+                    in_flight: Some(id),
+                    committed_by: None,
+                    response: None,
+                    expires_at_ms: None,
+                },
+            );
+            return DedupeDecision::Proceed;
+        };
+        // A different body is a client bug whatever the key's state, so it is checked first.
+        if entry.body != *body {
+            return DedupeDecision::RejectMismatch;
+        }
+        if entry.in_flight.is_some() {
+            return DedupeDecision::RejectInFlight;
+        }
+        match (entry.committed_by, &entry.response) {
+            (Some(of), Some(response)) => DedupeDecision::Replay {
+                of,
+                response: Arc::clone(response),
+            },
+            (Some(of), None) => {
+                entry.in_flight = Some(id);
+                DedupeDecision::ProceedAfterCommit { of }
+            }
+            // Uncommitted entries are removed at finish; treat a stray one as new.
+            (None, _) => {
+                entry.in_flight = Some(id);
+                DedupeDecision::Proceed
+            }
+        }
+    }
+
+    /// Request `id` commits at `now_ms`. Returns whether that is a new effect (`false` when the
+    /// key had already committed).
+    pub fn commit(&mut self, key: &HeaderValue, id: RequestId, now_ms: u64) -> bool {
+        let Some(entry) = self.entries.get_mut(key) else {
+            return true;
+        };
+        if entry.committed_by.is_some() {
+            return false;
+        }
+        entry.committed_by = Some(id);
+        entry.expires_at_ms = self.config.ttl.map(|ttl| {
+            let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            now_ms.saturating_add(ttl_ms)
+        });
+        true
+    }
+
+    /// Request `id` finished with `response` (`None`: it failed without a response).
+    pub fn finish(
+        &mut self,
+        key: &HeaderValue,
+        id: RequestId,
+        response: Option<Arc<SentResponse>>,
+    ) {
+        let Some(entry) = self.entries.get_mut(key) else {
+            return;
+        };
+        if entry.in_flight != Some(id) {
+            return;
+        }
+        entry.in_flight = None;
+        if entry.committed_by.is_none() {
+            self.entries.remove(key);
+            return;
+        }
+        if entry.response.is_none() {
+            entry.response = response;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::secs;
+    use http::StatusCode;
+
+    fn key() -> HeaderValue {
+        HeaderValue::from_static("k")
+    }
+
+    fn body(s: &'static str) -> Bytes {
+        Bytes::from_static(s.as_bytes())
+    }
+
+    fn ok() -> Arc<SentResponse> {
+        Arc::new(SentResponse::status_only(StatusCode::OK))
+    }
+
+    #[test]
+    fn in_flight_then_replay() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key"));
+        assert_eq!(
+            t.begin(&key(), &body("a"), RequestId(0), 0),
+            DedupeDecision::Proceed
+        );
+        assert_eq!(
+            t.begin(&key(), &body("a"), RequestId(1), 1),
+            DedupeDecision::RejectInFlight
+        );
+        assert!(t.commit(&key(), RequestId(0), 2));
+        // Committed but not yet answered: still in flight.
+        assert_eq!(
+            t.begin(&key(), &body("a"), RequestId(2), 2),
+            DedupeDecision::RejectInFlight
+        );
+        t.finish(&key(), RequestId(0), Some(ok()));
+        let replay = t.begin(&key(), &body("a"), RequestId(3), 3);
+        assert_eq!(
+            replay,
+            DedupeDecision::Replay {
+                of: RequestId(0),
+                response: ok()
+            }
+        );
+        assert_eq!(replay.outcome(), DedupeOutcome::Replay { of: RequestId(0) });
+    }
+
+    #[test]
+    fn mismatch_wins_over_any_state() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key"));
+        t.begin(&key(), &body("a"), RequestId(0), 0);
+        assert_eq!(
+            t.begin(&key(), &body("b"), RequestId(1), 0),
+            DedupeDecision::RejectMismatch
+        );
+        t.commit(&key(), RequestId(0), 0);
+        t.finish(&key(), RequestId(0), Some(ok()));
+        assert_eq!(
+            t.begin(&key(), &body("b"), RequestId(2), 0),
+            DedupeDecision::RejectMismatch
+        );
+    }
+
+    #[test]
+    fn uncommitted_finish_forgets_the_key() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key"));
+        t.begin(&key(), &body("a"), RequestId(0), 0);
+        t.finish(&key(), RequestId(0), Some(ok()));
+        assert_eq!(
+            t.begin(&key(), &body("other"), RequestId(1), 1),
+            DedupeDecision::Proceed
+        );
+    }
+
+    #[test]
+    fn commit_without_response_lets_the_next_run_but_not_commit_again() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key"));
+        t.begin(&key(), &body("a"), RequestId(0), 0);
+        assert!(t.commit(&key(), RequestId(0), 0));
+        t.finish(&key(), RequestId(0), None);
+        let next = t.begin(&key(), &body("a"), RequestId(1), 1);
+        assert_eq!(
+            next,
+            DedupeDecision::ProceedAfterCommit { of: RequestId(0) }
+        );
+        assert!(!t.commit(&key(), RequestId(1), 1));
+        t.finish(&key(), RequestId(1), Some(ok()));
+        assert_eq!(
+            t.begin(&key(), &body("a"), RequestId(2), 2),
+            DedupeDecision::Replay {
+                of: RequestId(0),
+                response: ok()
+            }
+        );
+    }
+
+    #[test]
+    fn ttl_expires_committed_keys() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key").ttl(secs(10)));
+        t.begin(&key(), &body("a"), RequestId(0), 0);
+        t.commit(&key(), RequestId(0), 1_000);
+        t.finish(&key(), RequestId(0), Some(ok()));
+        assert!(matches!(
+            t.begin(&key(), &body("a"), RequestId(1), 10_999),
+            DedupeDecision::Replay { .. }
+        ));
+        assert_eq!(
+            t.begin(&key(), &body("b"), RequestId(2), 11_000),
+            DedupeDecision::Proceed
+        );
+    }
+
+    #[test]
+    fn no_ttl_remembers_forever() {
+        let mut t = DedupeTable::new(Dedupe::header("idempotency-key"));
+        t.begin(&key(), &body("a"), RequestId(0), 0);
+        t.commit(&key(), RequestId(0), 0);
+        t.finish(&key(), RequestId(0), Some(ok()));
+        assert!(matches!(
+            t.begin(&key(), &body("a"), RequestId(1), u64::MAX),
+            DedupeDecision::Replay { .. }
+        ));
+    }
+}

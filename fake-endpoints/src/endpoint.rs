@@ -1,0 +1,408 @@
+//! The endpoint: routing, script consumption, dedupe and commits, and the detached step tasks.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use http::{request, HeaderName, HeaderValue, StatusCode};
+use tokio::sync::oneshot;
+
+use crate::config::EndpointConfig;
+use crate::connect::{ConnectAction, ConnectSchedule};
+use crate::dedupe::{DedupeDecision, DedupeTable};
+use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
+use crate::route::{Matcher, Scope};
+use crate::script::{ScopeKey, Script};
+use crate::step::{Commit, Fail, SentResponse, Step};
+use crate::{KeepAlive, CALL_HEADER, CLIENT_HEADER};
+
+/// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
+///
+/// The harness calls [`Endpoint::on_connect`] for each connection attempt and, for accepted
+/// ones, [`Endpoint::serve`] with the connection's stream. Everything the endpoint sees and does
+/// lands in its [`Ledger`].
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::{BodyExt, Empty};
+/// use hyper_util::rt::TokioIo;
+/// use retrylab_endpoints::{ConnInfo, Endpoint, EndpointConfig, Step, VirtualClock};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let endpoint = Endpoint::new(
+///     EndpointConfig::http("api").script([Step::status(503).times(2), Step::status(200).body("ok")]),
+///     VirtualClock::new(),
+/// );
+///
+/// // The harness would hand over its own in-memory TCP stream; a duplex pipe will do here.
+/// let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+/// let server = endpoint.clone();
+/// tokio::spawn(async move { server.serve(server_io, ConnInfo::without_reset(1)).await });
+///
+/// let (mut client, conn) = hyper::client::conn::http1::handshake(TokioIo::new(client_io)).await.unwrap();
+/// tokio::spawn(conn);
+/// let mut statuses = Vec::new();
+/// for _ in 0..3 {
+///     let request = http::Request::get("/orders").body(Empty::<Bytes>::new()).unwrap();
+///     let response = client.send_request(request).await.unwrap();
+///     statuses.push(response.status().as_u16());
+///     response.into_body().collect().await.unwrap();
+/// }
+/// assert_eq!(statuses, [503, 503, 200]);
+/// assert_eq!(endpoint.ledger().requests_received(), 3);
+/// assert_eq!(endpoint.ledger().effect_count(), 1); // the 2xx committed
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Endpoint {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    name: String,
+    pub(crate) keep_alive: KeepAlive,
+    key_header: Option<HeaderName>,
+    dedupe_header: Option<HeaderName>,
+    pub(crate) clock: crate::VirtualClock,
+    pub(crate) ledger: Ledger,
+    not_found: Arc<SentResponse>,
+    in_flight: Arc<SentResponse>,
+    mismatch: Arc<SentResponse>,
+    state: Mutex<State>,
+}
+
+struct State {
+    routes: Vec<RouteState>,
+    connect: ConnectSchedule,
+    dedupe: Option<DedupeTable>,
+}
+
+struct RouteState {
+    matcher: Matcher,
+    scope: Scope,
+    script: Script,
+}
+
+/// A request read completely from a connection.
+pub(crate) struct Arrival {
+    pub(crate) conn_id: u64,
+    pub(crate) seq: u32,
+    pub(crate) inbound: Range<u64>,
+    pub(crate) parts: request::Parts,
+    pub(crate) body: Bytes,
+}
+
+/// How a request will be answered.
+pub(crate) enum Admission {
+    /// Now (404, dedupe rejections and replays).
+    Ready(Arc<SentResponse>),
+    /// By a detached step task.
+    Pending(oneshot::Receiver<Outcome>),
+}
+
+/// What a step task hands to its connection.
+pub(crate) enum Outcome {
+    Respond(Arc<SentResponse>),
+    Truncate(Arc<SentResponse>, Fail),
+    Fail(Fail),
+}
+
+/// What a commit needs to know about its request.
+struct EffectCtx {
+    request: RequestId,
+    key: Option<HeaderValue>,
+    call_tag: Option<HeaderValue>,
+    dedupe_key: Option<HeaderValue>,
+}
+
+impl Endpoint {
+    /// An endpoint running `config`, timing its records with `clock`.
+    pub fn new(config: EndpointConfig, clock: crate::VirtualClock) -> Self {
+        let key_header = config.effective_key_header().cloned();
+        let EndpointConfig {
+            name,
+            routes,
+            connect,
+            keep_alive,
+            dedupe,
+            key_header: _,
+        } = config;
+        let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
+        let in_flight = status_only(dedupe.as_ref().map(|d| d.in_flight_status));
+        let mismatch = status_only(dedupe.as_ref().map(|d| d.mismatch_status));
+        let routes = routes
+            .into_iter()
+            .map(|route| RouteState {
+                matcher: route.matcher,
+                scope: route.scope,
+                script: Script::new(route.script),
+            })
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                name,
+                keep_alive,
+                key_header,
+                dedupe_header,
+                clock,
+                ledger: Ledger::new(),
+                not_found: Arc::new(SentResponse::status_only(StatusCode::NOT_FOUND)),
+                in_flight,
+                mismatch,
+                state: Mutex::new(State {
+                    routes,
+                    connect: ConnectSchedule::new(connect),
+                    dedupe: dedupe.map(DedupeTable::new),
+                }),
+            }),
+        }
+    }
+
+    /// The endpoint's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The endpoint's ledger (a shared handle).
+    pub fn ledger(&self) -> Ledger {
+        self.inner.ledger.clone()
+    }
+
+    /// The endpoint's clock.
+    pub fn clock(&self) -> crate::VirtualClock {
+        self.inner.clock
+    }
+
+    /// A connection attempt `conn_id` arrived: consume the connect schedule, record the
+    /// decision, and return it (the harness carries it out).
+    pub fn on_connect(&self, conn_id: u64) -> ConnectAction {
+        let mut state = self.lock();
+        let action = state.connect.next();
+        self.inner.ledger.push_connect(ConnectRecord {
+            conn_id,
+            at_ms: self.inner.clock.now_ms(),
+            action,
+        });
+        action
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Route, dedupe, consume a step and record the request; spawn the step's task.
+    pub(crate) fn admit(&self, arrival: Arrival) -> (RequestId, Admission) {
+        let inner = &*self.inner;
+        let now_ms = inner.clock.now_ms();
+        let Arrival {
+            conn_id,
+            seq,
+            inbound,
+            parts,
+            body,
+        } = arrival;
+        let key = header(&parts.headers, inner.key_header.as_ref());
+        let call_tag = parts.headers.get(CALL_HEADER).cloned();
+
+        let mut state = self.lock();
+        let id = inner.ledger.next_request_id();
+        let route = state.routes.iter().position(|r| {
+            r.matcher
+                .matches(&parts.method, parts.uri.path(), &parts.headers)
+        });
+
+        let mut dedupe = DedupeOutcome::NotApplied;
+        let mut dedupe_key = None;
+        let plan: Result<(usize, Arc<Step>), Arc<SentResponse>> = match route {
+            None => Err(Arc::clone(&inner.not_found)),
+            Some(route) => {
+                let decision = match (
+                    &mut state.dedupe,
+                    header(&parts.headers, inner.dedupe_header.as_ref()),
+                ) {
+                    (Some(table), Some(value)) => {
+                        let decision = table.begin(&value, &body, id, now_ms);
+                        dedupe = decision.outcome();
+                        dedupe_key = Some(value);
+                        Some(decision)
+                    }
+                    _ => None,
+                };
+                match decision {
+                    Some(DedupeDecision::RejectInFlight) => Err(Arc::clone(&inner.in_flight)),
+                    Some(DedupeDecision::RejectMismatch) => Err(Arc::clone(&inner.mismatch)),
+                    Some(DedupeDecision::Replay { response, .. }) => Err(response),
+                    Some(DedupeDecision::Proceed | DedupeDecision::ProceedAfterCommit { .. })
+                    | None => {
+                        let route_state = &mut state.routes[route];
+                        let scope_key = scope_key(route_state.scope, conn_id, &parts.headers, &key);
+                        Ok(route_state.script.next_shared(&scope_key))
+                    }
+                }
+            }
+        };
+
+        inner.ledger.push_request(RequestRecord {
+            id,
+            conn_id,
+            seq,
+            at_ms: now_ms,
+            method: parts.method,
+            uri: parts.uri,
+            headers: parts.headers,
+            body,
+            inbound,
+            route,
+            step: plan.as_ref().ok().map(|(index, _)| *index),
+            dedupe,
+        });
+
+        let (_, step) = match plan {
+            Ok(step) => step,
+            Err(response) => return (id, Admission::Ready(response)),
+        };
+        let ctx = EffectCtx {
+            request: id,
+            key,
+            call_tag,
+            dedupe_key,
+        };
+        if step.effective_commit() == Commit::Arrival {
+            self.commit(&mut state, &ctx, now_ms);
+        }
+        drop(state);
+
+        let (tx, rx) = oneshot::channel();
+        // Detached from the connection: a client that gives up drops the service future, not
+        // this task, so a commit scheduled later still happens (duplicate-on-timeout).
+        tokio::spawn(run_step(self.clone(), step, ctx, tx));
+        (id, Admission::Pending(rx))
+    }
+
+    /// Record the effect of `ctx`'s request, unless dedupe says its key already committed.
+    fn commit(&self, state: &mut State, ctx: &EffectCtx, now_ms: u64) {
+        let new_effect = match (&mut state.dedupe, &ctx.dedupe_key) {
+            (Some(table), Some(key)) => table.commit(key, ctx.request, now_ms),
+            _ => true,
+        };
+        if new_effect {
+            self.inner.ledger.push_effect(EffectRecord {
+                request: ctx.request,
+                at_ms: now_ms,
+                key: ctx.key.clone(),
+                call_tag: ctx.call_tag.clone(),
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One request's step: latency, commit, then the outcome goes to the connection (if it is
+/// still there).
+async fn run_step(
+    endpoint: Endpoint,
+    step: Arc<Step>,
+    ctx: EffectCtx,
+    tx: oneshot::Sender<Outcome>,
+) {
+    if !step.latency.is_zero() {
+        tokio::time::sleep(step.latency).await;
+    }
+    let inner = &*endpoint.inner;
+    let outcome = match step.fail {
+        None => Outcome::Respond(Arc::new(step.respond.render(inner.clock.now_system()))),
+        Some(fail) if fail.after_bytes().is_some() => Outcome::Truncate(
+            Arc::new(step.respond.render(inner.clock.now_system())),
+            fail,
+        ),
+        Some(fail) => Outcome::Fail(fail),
+    };
+    let mut state = endpoint.lock();
+    if step.effective_commit() == Commit::BeforeResponse {
+        endpoint.commit(&mut state, &ctx, inner.clock.now_ms());
+    }
+    // A hanging request is still being processed as far as dedupe knows: its key stays in
+    // flight.
+    if let (Some(table), Some(key)) = (&mut state.dedupe, &ctx.dedupe_key) {
+        match &outcome {
+            Outcome::Respond(response) | Outcome::Truncate(response, _) => {
+                table.finish(key, ctx.request, Some(Arc::clone(response)));
+            }
+            Outcome::Fail(Fail::Hang) => {}
+            Outcome::Fail(_) => table.finish(key, ctx.request, None),
+        }
+    }
+    drop(state);
+    // An error means the connection went away first; the step has done its work regardless.
+    let _ = tx.send(outcome);
+}
+
+fn status_only(status: Option<StatusCode>) -> Arc<SentResponse> {
+    Arc::new(SentResponse::status_only(
+        status.unwrap_or(StatusCode::CONFLICT),
+    ))
+}
+
+fn header(headers: &http::HeaderMap, name: Option<&HeaderName>) -> Option<HeaderValue> {
+    name.and_then(|name| headers.get(name)).cloned()
+}
+
+fn scope_key(
+    scope: Scope,
+    conn_id: u64,
+    headers: &http::HeaderMap,
+    key: &Option<HeaderValue>,
+) -> ScopeKey {
+    match scope {
+        Scope::Endpoint => ScopeKey::Endpoint,
+        Scope::Connection => ScopeKey::Connection(conn_id),
+        Scope::Client => ScopeKey::Client(headers.get(CLIENT_HEADER).cloned()),
+        Scope::Key => ScopeKey::Key(key.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConnectStep, VirtualClock};
+
+    #[tokio::test(start_paused = true)]
+    async fn connect_schedule_is_consumed_and_recorded() {
+        let endpoint = Endpoint::new(
+            EndpointConfig::http("api").connect([
+                ConnectStep::refuse().times(2),
+                ConnectStep::blackhole(),
+                ConnectStep::accept(),
+            ]),
+            VirtualClock::new(),
+        );
+        let actions: Vec<_> = (1..=5).map(|id| endpoint.on_connect(id)).collect();
+        use ConnectAction::*;
+        assert_eq!(actions, [Refuse, Refuse, Blackhole, Accept, Accept]);
+        let connects = endpoint.ledger().snapshot().connects;
+        assert_eq!(connects.len(), 5);
+        assert_eq!(
+            connects[2],
+            ConnectRecord {
+                conn_id: 3,
+                at_ms: 0,
+                action: Blackhole
+            }
+        );
+    }
+
+    #[test]
+    fn endpoint_is_send_sync_clone() {
+        fn check<T: Send + Sync + Clone + 'static>() {}
+        check::<Endpoint>();
+        check::<Ledger>();
+    }
+}

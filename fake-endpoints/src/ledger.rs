@@ -1,0 +1,310 @@
+//! The ledger: an append-only record, in virtual milliseconds, of what an endpoint saw and did.
+
+use std::io;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+
+use crate::connect::ConnectAction;
+use crate::step::Fail;
+
+/// A request's position in [`LedgerSnapshot::requests`] (0-based, in arrival order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u64);
+
+impl RequestId {
+    /// The index into [`LedgerSnapshot::requests`].
+    pub fn index(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
+
+/// A connection attempt and the schedule's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectRecord {
+    /// The harness-assigned connection id.
+    pub conn_id: u64,
+    /// When the attempt reached the endpoint.
+    pub at_ms: u64,
+    /// What the schedule decided.
+    pub action: ConnectAction,
+}
+
+/// What idempotency-key deduplication did with a request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DedupeOutcome {
+    /// No dedupe configured, no key header, or no route matched.
+    #[default]
+    NotApplied,
+    /// First request with its key: it ran its step.
+    First,
+    /// Rejected: the key was in flight.
+    InFlight,
+    /// Rejected: the key was seen with another body.
+    Mismatch,
+    /// Answered with the response of the request that committed (`of`); no step, no effect.
+    Replay {
+        /// The request whose response was replayed.
+        of: RequestId,
+    },
+    /// The key had committed (by `of`) without a response to replay: the request ran its step,
+    /// and its commit is not a new effect.
+    AfterCommit {
+        /// The request that committed the key.
+        of: RequestId,
+    },
+}
+
+impl DedupeOutcome {
+    /// Whether dedupe answered the request without running a step.
+    pub fn short_circuited(self) -> bool {
+        matches!(self, Self::InFlight | Self::Mismatch | Self::Replay { .. })
+    }
+}
+
+/// A request as the endpoint read it.
+#[derive(Clone, Debug)]
+pub struct RequestRecord {
+    /// Its id.
+    pub id: RequestId,
+    /// The connection it came on.
+    pub conn_id: u64,
+    /// Its 1-based position on that connection.
+    pub seq: u32,
+    /// When it had been read completely (head and body).
+    pub at_ms: u64,
+    /// The method.
+    pub method: Method,
+    /// The request target.
+    pub uri: Uri,
+    /// The headers, as received.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+    /// Approximate byte range in the connection's inbound stream: from the end of the previous
+    /// request to the bytes read when this one was complete (exact unless the client pipelines).
+    pub inbound: Range<u64>,
+    /// The index of the matched route; `None` = unmatched (answered 404).
+    pub route: Option<usize>,
+    /// The index of the step that ran, in the route's script; `None` if none ran.
+    pub step: Option<usize>,
+    /// What dedupe did.
+    pub dedupe: DedupeOutcome,
+}
+
+impl RequestRecord {
+    /// The path, without the query.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+}
+
+/// How a request ended on the server side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResponseOutcome {
+    /// A complete response.
+    Sent {
+        /// Its status.
+        status: StatusCode,
+    },
+    /// A head and part of the body, then FIN or RST (`Fail::CloseAfter`/`ResetAfter`).
+    Truncated {
+        /// The status of the head that went out.
+        status: StatusCode,
+        /// The failure.
+        fail: Fail,
+    },
+    /// No response: `Fail::Close`, `Fail::Reset` or `Fail::Hang`.
+    Failed(Fail),
+    /// The connection closed before the step answered (the client gave up); the step itself
+    /// still ran to its end, commit included.
+    Abandoned,
+}
+
+/// The end of a request: a response, a failure, or abandonment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseRecord {
+    /// The request answered.
+    pub request: RequestId,
+    /// Its connection.
+    pub conn_id: u64,
+    /// When the head was handed to the connection, or the failure or abandonment happened.
+    pub at_ms: u64,
+    /// When the last byte was flushed to the connection; `None` if it never was.
+    pub end_ms: Option<u64>,
+    /// What happened.
+    pub outcome: ResponseOutcome,
+    /// Byte range in the connection's outbound stream (empty when nothing was sent).
+    pub outbound: Range<u64>,
+}
+
+/// A committed effect: the side effect a retry could duplicate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectRecord {
+    /// The request whose step committed.
+    pub request: RequestId,
+    /// When.
+    pub at_ms: u64,
+    /// The idempotency key value, if the request had one.
+    pub key: Option<HeaderValue>,
+    /// The harness call tag (`x-retrylab-call`), if present.
+    pub call_tag: Option<HeaderValue>,
+}
+
+/// Which side closed a connection first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The endpoint.
+    Server,
+    /// The client.
+    Client,
+}
+
+/// How a connection closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CloseKind {
+    /// An orderly close.
+    Fin,
+    /// An abort.
+    Reset,
+    /// Another transport error, by kind (never its text, which is not deterministic).
+    Error(io::ErrorKind),
+}
+
+/// The end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CloseRecord {
+    /// The connection.
+    pub conn_id: u64,
+    /// When the first close was observed.
+    pub at_ms: u64,
+    /// Who closed first.
+    pub by: Side,
+    /// How.
+    pub how: CloseKind,
+}
+
+/// Everything a ledger holds, as plain data. Each list is in append order, which is virtual-time
+/// order.
+#[derive(Clone, Debug, Default)]
+pub struct LedgerSnapshot {
+    /// Connection attempts.
+    pub connects: Vec<ConnectRecord>,
+    /// Requests, indexed by [`RequestId`].
+    pub requests: Vec<RequestRecord>,
+    /// Responses, failures and abandonments (at most one per request).
+    pub responses: Vec<ResponseRecord>,
+    /// Committed effects.
+    pub effects: Vec<EffectRecord>,
+    /// Connection closes.
+    pub closes: Vec<CloseRecord>,
+}
+
+impl LedgerSnapshot {
+    /// The request with this id.
+    pub fn request(&self, id: RequestId) -> Option<&RequestRecord> {
+        self.requests.get(id.index())
+    }
+
+    /// How the request with this id ended, if it has.
+    pub fn response_to(&self, id: RequestId) -> Option<&ResponseRecord> {
+        self.responses.iter().find(|r| r.request == id)
+    }
+
+    /// The effects committed under an idempotency key.
+    pub fn effects_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a EffectRecord> {
+        self.effects
+            .iter()
+            .filter(move |e| e.key.as_ref().is_some_and(|k| k.as_bytes() == key))
+    }
+}
+
+/// A shared handle on an endpoint's ledger (cloning shares it).
+///
+/// ```
+/// use retrylab_endpoints::{Endpoint, EndpointConfig, VirtualClock};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let endpoint = Endpoint::new(EndpointConfig::http("api"), VirtualClock::new());
+/// endpoint.on_connect(1);
+/// let ledger = endpoint.ledger();
+/// assert_eq!(ledger.snapshot().connects.len(), 1);
+/// assert_eq!(ledger.requests_received(), 0);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    inner: Arc<Mutex<LedgerSnapshot>>,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of everything recorded so far.
+    pub fn snapshot(&self) -> LedgerSnapshot {
+        self.lock().clone()
+    }
+
+    /// Read the records in place, without copying them.
+    pub fn with<R>(&self, read: impl FnOnce(&LedgerSnapshot) -> R) -> R {
+        read(&self.lock())
+    }
+
+    /// How many requests reached the endpoint.
+    pub fn requests_received(&self) -> usize {
+        self.lock().requests.len()
+    }
+
+    /// How many effects committed.
+    pub fn effect_count(&self) -> usize {
+        self.lock().effects.len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LedgerSnapshot> {
+        // A panic elsewhere while holding the lock leaves append-only data intact: keep going.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn push_connect(&self, record: ConnectRecord) {
+        self.lock().connects.push(record);
+    }
+
+    /// The id the next pushed request gets. Callers hold the endpoint's state lock across this
+    /// and [`Ledger::push_request`], so ids follow script consumption order.
+    pub(crate) fn next_request_id(&self) -> RequestId {
+        RequestId(self.lock().requests.len() as u64)
+    }
+
+    pub(crate) fn push_request(&self, record: RequestRecord) {
+        self.lock().requests.push(record);
+    }
+
+    /// Appends a response record and returns its index, for [`Ledger::finish_response`].
+    pub(crate) fn push_response(&self, record: ResponseRecord) -> usize {
+        let mut ledger = self.lock();
+        ledger.responses.push(record);
+        ledger.responses.len() - 1
+    }
+
+    /// The response's last byte was flushed at `end_ms`, `written` bytes into the stream.
+    pub(crate) fn finish_response(&self, index: usize, end_ms: u64, written: u64) {
+        if let Some(record) = self.lock().responses.get_mut(index) {
+            record.end_ms = Some(end_ms);
+            record.outbound.end = written.max(record.outbound.start);
+        }
+    }
+
+    pub(crate) fn push_effect(&self, record: EffectRecord) {
+        self.lock().effects.push(record);
+    }
+
+    pub(crate) fn push_close(&self, record: CloseRecord) {
+        self.lock().closes.push(record);
+    }
+}

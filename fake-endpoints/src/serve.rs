@@ -1,0 +1,291 @@
+//! Serving one connection with hyper's HTTP/1 server.
+
+use std::convert::Infallible;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use http::header::CONNECTION;
+use http::{HeaderValue, Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::Service;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::body::ResponseBody;
+use crate::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
+use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
+use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
+use crate::step::{Fail, SentResponse};
+
+/// How the serving loop ended.
+enum End {
+    Kill(KillMode),
+    Done,
+}
+
+impl Endpoint {
+    /// Serve one accepted connection until it closes, and return (and record) how it closed.
+    ///
+    /// hyper's HTTP/1 server drives the connection with keep-alive on, no `Date` header and no
+    /// header read timeout; the endpoint closes it only as its `keep_alive` says or as a step
+    /// fails. Must run inside a tokio runtime (steps are spawned tasks).
+    pub async fn serve<IO>(&self, io: IO, conn: ConnInfo) -> CloseRecord
+    where
+        IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let inner = &*self.inner;
+        let shared = Arc::new(ConnShared::new(
+            conn.conn_id,
+            inner.clock,
+            inner.ledger.clone(),
+        ));
+        let end = {
+            let service = EndpointService {
+                endpoint: self.clone(),
+                conn: Arc::clone(&shared),
+            };
+            let mut builder = http1::Builder::new();
+            builder
+                .keep_alive(true)
+                .auto_date_header(false)
+                .header_read_timeout(None::<Duration>);
+            let io = TokioIo::new(CountingIo::new(io, Arc::clone(&shared)));
+            let mut connection = pin!(builder.serve_connection(io, service));
+            let idle_timeout = inner.keep_alive.idle_timeout;
+            // Reset to the idle deadline before it is ever polled.
+            let mut idle = pin!(tokio::time::sleep(Duration::ZERO));
+            let mut shutting_down = false;
+
+            // Polled in a fixed order (kill, connection, idle timer) so that outcomes never
+            // depend on a random branch choice.
+            let end = poll_fn(|cx| {
+                if let Some(kill) = shared.poll_kill(cx.waker()) {
+                    return Poll::Ready(End::Kill(kill));
+                }
+                if connection.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(End::Done);
+                }
+                // Steps, bodies and flushes run inside the connection's poll and may have
+                // asked for a kill just now.
+                if let Some(kill) = shared.poll_kill(cx.waker()) {
+                    return Poll::Ready(End::Kill(kill));
+                }
+                if let (Some(timeout), false) = (idle_timeout, shutting_down) {
+                    if let Some(since) = shared.idle_since() {
+                        let deadline = since + timeout;
+                        if idle.deadline() != deadline {
+                            idle.as_mut().reset(deadline);
+                        }
+                        if idle.as_mut().poll(cx).is_ready() {
+                            connection.as_mut().graceful_shutdown();
+                            shutting_down = true;
+                            if connection.as_mut().poll(cx).is_ready() {
+                                return Poll::Ready(End::Done);
+                            }
+                        }
+                    }
+                }
+                Poll::Pending
+            })
+            .await;
+            if let End::Kill(KillMode::Reset) = end {
+                // Before the drop below, so the transport aborts instead of closing cleanly.
+                conn.control.reset();
+            }
+            end
+            // The connection (and the transport with it) is dropped here: for a kill, that
+            // drop is the close.
+        };
+
+        let now_ms = inner.clock.now_ms();
+        let (at_ms, by, how) = match (shared.close_note(), end) {
+            (Some(note), _) => note,
+            (None, End::Kill(KillMode::Fin) | End::Done) => (now_ms, Side::Server, CloseKind::Fin),
+            (None, End::Kill(KillMode::Reset)) => (now_ms, Side::Server, CloseKind::Reset),
+        };
+        let record = CloseRecord {
+            conn_id: conn.conn_id,
+            at_ms,
+            by,
+            how,
+        };
+        inner.ledger.push_close(record);
+        record
+    }
+}
+
+#[derive(Clone)]
+struct EndpointService {
+    endpoint: Endpoint,
+    conn: Arc<ConnShared>,
+}
+
+type ServiceFuture =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+impl Service<Request<Incoming>> for EndpointService {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ServiceFuture;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let seq = self.conn.begin_request();
+        Box::pin(handle(
+            self.endpoint.clone(),
+            Arc::clone(&self.conn),
+            seq,
+            request,
+        ))
+    }
+}
+
+/// One request, from its head to the response handed to hyper.
+async fn handle(
+    endpoint: Endpoint,
+    conn: Arc<ConnShared>,
+    seq: u32,
+    request: Request<Incoming>,
+) -> Result<Response<ResponseBody>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let body = match body.collect().await {
+        Ok(body) => body.to_bytes(),
+        // The client went away mid-body: hyper is closing the connection, nothing to answer.
+        Err(_) => return std::future::pending().await,
+    };
+    let inbound = conn.take_inbound_range();
+    let (id, admission) = endpoint.admit(Arrival {
+        conn_id: conn.conn_id,
+        seq,
+        inbound,
+        parts,
+        body,
+    });
+    let mut guard = AbandonGuard {
+        conn: &conn,
+        request: id,
+        armed: true,
+    };
+    let outcome = match admission {
+        Admission::Ready(response) => Outcome::Respond(response),
+        Admission::Pending(rx) => match rx.await {
+            Ok(outcome) => outcome,
+            // The step task was dropped (runtime shutting down): nothing will ever answer.
+            Err(_) => return std::future::pending().await,
+        },
+    };
+    guard.armed = false;
+    let close = endpoint
+        .inner
+        .keep_alive
+        .max_requests
+        .is_some_and(|max| seq >= max);
+    match outcome {
+        Outcome::Respond(response) => Ok(respond(&conn, id, &response, None, close)),
+        Outcome::Truncate(response, fail) => Ok(respond(&conn, id, &response, Some(fail), close)),
+        Outcome::Fail(fail) => {
+            let written = conn.written();
+            conn.ledger.push_response(ResponseRecord {
+                request: id,
+                conn_id: conn.conn_id,
+                at_ms: conn.clock.now_ms(),
+                end_ms: None,
+                outcome: ResponseOutcome::Failed(fail),
+                outbound: written..written,
+            });
+            match fail {
+                Fail::Hang => {}
+                fail if fail.is_reset() => conn.kill(KillMode::Reset),
+                _ => conn.kill(KillMode::Fin),
+            }
+            // Never answer: for close and reset the serving loop drops the connection (and this
+            // future); for hang the connection stays open until the client leaves.
+            std::future::pending().await
+        }
+    }
+}
+
+/// Builds the hyper response for `sent`, records its head, and wires its completion.
+fn respond(
+    conn: &Arc<ConnShared>,
+    id: RequestId,
+    sent: &SentResponse,
+    fail: Option<Fail>,
+    close: bool,
+) -> Response<ResponseBody> {
+    let written = conn.written();
+    let outcome = match fail {
+        None => ResponseOutcome::Sent {
+            status: sent.status,
+        },
+        Some(fail) => ResponseOutcome::Truncated {
+            status: sent.status,
+            fail,
+        },
+    };
+    let index = conn.ledger.push_response(ResponseRecord {
+        request: id,
+        conn_id: conn.conn_id,
+        at_ms: conn.clock.now_ms(),
+        end_ms: None,
+        outcome,
+        outbound: written..written,
+    });
+    let full_len = sent.body.len() as u64;
+    let chunk = match fail.and_then(Fail::after_bytes) {
+        Some(bytes) => sent.body.slice(
+            ..usize::try_from(bytes)
+                .unwrap_or(usize::MAX)
+                .min(sent.body.len()),
+        ),
+        None => sent.body.clone(),
+    };
+    let hook = FlushHook {
+        response: index,
+        kill: fail.map(|f| {
+            if f.is_reset() {
+                KillMode::Reset
+            } else {
+                KillMode::Fin
+            }
+        }),
+    };
+    let mut response = Response::new(ResponseBody::new(chunk, full_len, Arc::clone(conn), hook));
+    *response.status_mut() = sent.status;
+    let headers = response.headers_mut();
+    for (name, value) in &sent.headers {
+        headers.append(name.clone(), value.clone());
+    }
+    if close {
+        // hyper closes the connection after a response carrying `connection: close`.
+        headers.append(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Records `Abandoned` if the connection drops the request before its step answers.
+struct AbandonGuard<'a> {
+    conn: &'a ConnShared,
+    request: RequestId,
+    armed: bool,
+}
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let written = self.conn.written();
+            self.conn.ledger.push_response(ResponseRecord {
+                request: self.request,
+                conn_id: self.conn.conn_id,
+                at_ms: self.conn.clock.now_ms(),
+                end_ms: None,
+                outcome: ResponseOutcome::Abandoned,
+                outbound: written..written,
+            });
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! One step of a script: what a route does for one request.
+
+use std::fmt::Debug;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use http::header::RETRY_AFTER;
+use http::{HeaderName, HeaderValue, StatusCode};
+
+use crate::retry_after::RetryAfter;
+
+/// A response as a step declares it, before the moment it is sent fixes its `Retry-After`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Respond {
+    /// The status code.
+    pub status: StatusCode,
+    /// Headers in the order they are set; a name may repeat. `http::HeaderMap` (and so hyper)
+    /// writes all values of a name together, at the position of its first occurrence.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The body, sent with a `content-length`.
+    pub body: Bytes,
+    /// A `Retry-After` header, appended after `headers` (so a step can also send a second one
+    /// through `headers`).
+    pub retry_after: Option<RetryAfter>,
+}
+
+impl Respond {
+    /// A response with `status`, no headers and an empty body.
+    pub fn new(status: StatusCode) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Bytes::new(),
+            retry_after: None,
+        }
+    }
+
+    /// The response as sent when the virtual wall clock reads `now`.
+    pub fn render(&self, now: SystemTime) -> SentResponse {
+        let mut headers = Vec::with_capacity(self.headers.len() + 1);
+        headers.extend(self.headers.iter().cloned());
+        if let Some(retry_after) = &self.retry_after {
+            headers.push((RETRY_AFTER, retry_after.render(now)));
+        }
+        SentResponse {
+            status: self.status,
+            headers,
+            body: self.body.clone(),
+        }
+    }
+}
+
+impl Default for Respond {
+    fn default() -> Self {
+        Self::new(StatusCode::OK)
+    }
+}
+
+/// A response exactly as an endpoint sends it (and as dedupe replays it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentResponse {
+    /// The status code.
+    pub status: StatusCode,
+    /// Headers in order, `Retry-After` already rendered.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl SentResponse {
+    /// A response with `status` and nothing else.
+    pub fn status_only(status: StatusCode) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Bytes::new(),
+        }
+    }
+}
+
+/// A transport failure instead of (or in the middle of) a response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fail {
+    /// Close the connection (FIN) without sending a byte.
+    Close,
+    /// Abort the connection (RST) without sending a byte.
+    Reset,
+    /// Read the request and never answer; the connection stays open.
+    Hang,
+    /// Send the head and the first `bytes` body bytes of the step's response, then FIN.
+    CloseAfter {
+        /// Body bytes sent before the close.
+        bytes: u64,
+    },
+    /// Send the head and the first `bytes` body bytes of the step's response, then RST.
+    ResetAfter {
+        /// Body bytes sent before the reset.
+        bytes: u64,
+    },
+}
+
+impl Fail {
+    /// [`Fail::CloseAfter`].
+    pub fn close_after(bytes: u64) -> Self {
+        Self::CloseAfter { bytes }
+    }
+
+    /// [`Fail::ResetAfter`].
+    pub fn reset_after(bytes: u64) -> Self {
+        Self::ResetAfter { bytes }
+    }
+
+    /// How many body bytes go out before the failure, for the `*After` modes.
+    pub fn after_bytes(self) -> Option<u64> {
+        match self {
+            Self::CloseAfter { bytes } | Self::ResetAfter { bytes } => Some(bytes),
+            Self::Close | Self::Reset | Self::Hang => None,
+        }
+    }
+
+    /// Whether the failure aborts the connection with RST (otherwise FIN, or nothing for hang).
+    pub fn is_reset(self) -> bool {
+        matches!(self, Self::Reset | Self::ResetAfter { .. })
+    }
+}
+
+/// When a step's effect commits (the ledger's effect record).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Commit {
+    /// As soon as the request has been read.
+    Arrival,
+    /// After the latency, just before the head is sent (or the failure happens).
+    BeforeResponse,
+    /// No effect.
+    Never,
+}
+
+/// What a route does for one request: a response, or a failure, after a latency.
+///
+/// ```
+/// use retrylab_endpoints::{ms, Commit, Fail, Step};
+///
+/// let script = [
+///     Step::status(429).retry_after(2),
+///     Step::status(503).times(2),
+///     Step::fail(Fail::Reset).commit(Commit::Arrival),
+///     Step::status(200).latency(ms(1500)).header("content-type", "application/json").body(r#"{"id":"o-1"}"#),
+///     Step::status(200).body("0123456789").fail_with(Fail::close_after(4)),
+/// ];
+/// assert_eq!(script[1].times, 2);
+/// assert_eq!(script[3].effective_commit(), Commit::BeforeResponse);
+/// assert_eq!(script[0].effective_commit(), Commit::Never);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The response; for `Fail::CloseAfter`/`ResetAfter` the one that gets cut short, unused by
+    /// the other failures.
+    pub respond: Respond,
+    /// A failure replacing or truncating the response.
+    pub fail: Option<Fail>,
+    /// Delay between the request's arrival and the head (or the failure).
+    pub latency: Duration,
+    /// How many consecutive requests this step answers (the last step of a script repeats
+    /// forever whatever this says; `0` skips the step).
+    pub times: u32,
+    /// When the effect commits; `None` = the default (see [`Step::effective_commit`]).
+    pub commit: Option<Commit>,
+}
+
+impl Step {
+    /// Respond with `status`.
+    ///
+    /// # Panics
+    /// If `status` is outside 100..=999 (a typo in a test, not a runtime condition).
+    pub fn status(status: u16) -> Self {
+        match StatusCode::from_u16(status) {
+            Ok(status) => Self::respond(Respond::new(status)),
+            Err(_) => panic!("invalid HTTP status code {status}"),
+        }
+    }
+
+    /// Respond with a prepared [`Respond`] (for code that already holds validated values).
+    pub fn respond(respond: Respond) -> Self {
+        Self {
+            respond,
+            fail: None,
+            latency: Duration::ZERO,
+            times: 1,
+            commit: None,
+        }
+    }
+
+    /// Fail instead of responding. For the `*After` modes the truncated response is a bare
+    /// 200 unless [`Step::fail_with`] is used on a response step.
+    pub fn fail(fail: Fail) -> Self {
+        Self::respond(Respond::default()).fail_with(fail)
+    }
+
+    /// Add a failure to this step: `Step::status(200).body(..).fail_with(Fail::close_after(4))`.
+    pub fn fail_with(mut self, fail: Fail) -> Self {
+        self.fail = Some(fail);
+        self
+    }
+
+    /// Append a header (names may repeat).
+    ///
+    /// # Panics
+    /// If the name or value is not a valid header name or value.
+    pub fn header<N, V>(mut self, name: N, value: V) -> Self
+    where
+        N: TryInto<HeaderName>,
+        N::Error: Debug,
+        V: TryInto<HeaderValue>,
+        V::Error: Debug,
+    {
+        self.respond.headers.push(header_pair(name, value));
+        self
+    }
+
+    /// Set the body.
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.respond.body = body.into();
+        self
+    }
+
+    /// Send a `Retry-After` header: `2`, `RetryAfter::seconds(-1)`, `"soon"`,
+    /// `RetryAfter::http_date(secs(30))`.
+    pub fn retry_after(mut self, retry_after: impl Into<RetryAfter>) -> Self {
+        self.respond.retry_after = Some(retry_after.into());
+        self
+    }
+
+    /// Wait this long after the request arrived before the head (or the failure).
+    pub fn latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// Answer `times` consecutive requests with this step.
+    pub fn times(mut self, times: u32) -> Self {
+        self.times = times;
+        self
+    }
+
+    /// Commit the effect at this point instead of the default.
+    pub fn commit(mut self, commit: Commit) -> Self {
+        self.commit = Some(commit);
+        self
+    }
+
+    /// The commit point in force: the explicit one, else `BeforeResponse` when the step sends a
+    /// 2xx head (complete or truncated), else `Never`.
+    pub fn effective_commit(&self) -> Commit {
+        if let Some(commit) = self.commit {
+            return commit;
+        }
+        let sends_head = self.fail.is_none_or(|f| f.after_bytes().is_some());
+        if sends_head && self.respond.status.is_success() {
+            Commit::BeforeResponse
+        } else {
+            Commit::Never
+        }
+    }
+}
+
+/// Converts a header pair for the builders.
+///
+/// # Panics
+/// On an invalid name or value, naming it (builders are test code; a clear panic beats a
+/// silently dropped header).
+pub(crate) fn header_pair<N, V>(name: N, value: V) -> (HeaderName, HeaderValue)
+where
+    N: TryInto<HeaderName>,
+    N::Error: Debug,
+    V: TryInto<HeaderValue>,
+    V::Error: Debug,
+{
+    let name = match name.try_into() {
+        Ok(name) => name,
+        Err(e) => panic!("invalid header name: {e:?}"),
+    };
+    match value.try_into() {
+        Ok(value) => (name, value),
+        Err(e) => panic!("invalid value for header {name}: {e:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::DEFAULT_EPOCH_UNIX_MS;
+    use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn default_commit_depends_on_status_and_failure() {
+        assert_eq!(Step::status(201).effective_commit(), Commit::BeforeResponse);
+        assert_eq!(Step::status(503).effective_commit(), Commit::Never);
+        assert_eq!(Step::fail(Fail::Reset).effective_commit(), Commit::Never);
+        assert_eq!(Step::fail(Fail::Hang).effective_commit(), Commit::Never);
+        let truncated = Step::status(200).fail_with(Fail::close_after(3));
+        assert_eq!(truncated.effective_commit(), Commit::BeforeResponse);
+        let explicit = Step::fail(Fail::Reset).commit(Commit::BeforeResponse);
+        assert_eq!(explicit.effective_commit(), Commit::BeforeResponse);
+        assert_eq!(
+            Step::status(200).commit(Commit::Never).effective_commit(),
+            Commit::Never
+        );
+    }
+
+    #[test]
+    fn render_keeps_header_order_and_appends_retry_after() {
+        let step = Step::status(429)
+            .header("x-b", "1")
+            .header("x-a", "2")
+            .header("x-b", "3")
+            .retry_after(7);
+        let now = UNIX_EPOCH + Duration::from_millis(DEFAULT_EPOCH_UNIX_MS);
+        let sent = step.respond.render(now);
+        let names: Vec<_> = sent
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("x-b", "1"),
+                ("x-a", "2"),
+                ("x-b", "3"),
+                ("retry-after", "7")
+            ]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "invalid HTTP status code")]
+    fn invalid_status_panics() {
+        let _ = Step::status(42);
+    }
+}

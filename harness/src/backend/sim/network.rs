@@ -1,0 +1,201 @@
+//! The public handle on the simulated network.
+
+use std::fmt;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::connect::Connect;
+use super::state::{HostEntry, Inner};
+use super::{Host, HostId, NetLog, SimConnector};
+
+/// The in-memory TCP network of the sim backend.
+///
+/// Hosts are registered by name; clients [`connect`](Network::connect) to them and get a
+/// [`SimStream`](super::SimStream). Every segment has a delivery instant in tokio's virtual
+/// time, so the network is meant for a current-thread runtime with paused time. It is cheap
+/// to clone (all clones share one state) and `Send + Sync`.
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use retrylab::backend::sim::{ConnId, ConnectDecision, Host, Network, SimStream};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// /// Echoes what it reads.
+/// struct Echo;
+/// impl Host for Echo {
+///     fn on_syn(&self, _conn: ConnId) -> ConnectDecision {
+///         ConnectDecision::Accept
+///     }
+///     fn accept(&self, _conn: ConnId, mut stream: SimStream) {
+///         tokio::spawn(async move {
+///             let mut buf = [0u8; 64];
+///             while let Ok(n) = stream.read(&mut buf).await {
+///                 if n == 0 || stream.write_all(&buf[..n]).await.is_err() {
+///                     break;
+///                 }
+///             }
+///         });
+///     }
+/// }
+///
+/// let rt = tokio::runtime::Builder::new_current_thread()
+///     .enable_time()
+///     .start_paused(true)
+///     .build()?;
+/// rt.block_on(async {
+///     let net = Network::new(tokio::time::Instant::now(), Duration::from_millis(10));
+///     net.add_host("echo", Arc::new(Echo));
+///     let mut stream = net.connect("echo").await?;
+///     assert_eq!(net.now_ms(), 20); // one round trip
+///     stream.write_all(b"hi").await?;
+///     let mut buf = [0u8; 2];
+///     stream.read_exact(&mut buf).await?;
+///     assert_eq!((&buf, net.now_ms()), (b"hi", 40));
+///     assert_eq!(stream.conn_id(), ConnId(1));
+///     Ok::<_, std::io::Error>(())
+/// })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Network {
+    pub(super) inner: Arc<Mutex<Inner>>,
+}
+
+impl fmt::Debug for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("Network")
+            .field("hosts", &inner.by_name.keys().collect::<Vec<_>>())
+            .field("connections", &(inner.next_conn - 1))
+            .field("events", &inner.events.len())
+            .finish()
+    }
+}
+
+impl Network {
+    /// A network with no hosts, whose instants are reported as milliseconds since `start`,
+    /// and whose hosts get `default_latency` one way in each direction.
+    pub fn new(start: Instant, default_latency: Duration) -> Network {
+        Network {
+            inner: Arc::new(Mutex::new(Inner::new(start, default_latency))),
+        }
+    }
+
+    /// Locks the state. A panic while holding the lock leaves it consistent enough to
+    /// report on, so poisoning is ignored.
+    pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers `host` under `name` with the default latency and returns its id. Registering
+    /// a name again replaces its handler for later connections (a restarted host) and keeps
+    /// its id, latency and partition state.
+    pub fn add_host(&self, name: &str, host: Arc<dyn Host>) -> HostId {
+        let mut inner = self.lock();
+        if let Some(&id) = inner.by_name.get(name) {
+            inner.host_mut(id).handler = host;
+            return id;
+        }
+        let id = HostId(u32::try_from(inner.hosts.len()).unwrap_or(u32::MAX));
+        let latency = inner.default_latency;
+        inner.hosts.push(HostEntry {
+            name: name.to_owned(),
+            handler: host,
+            to: latency,
+            from: latency,
+            partitioned: false,
+            partitions: 0,
+            heal_wakers: Vec::new(),
+        });
+        inner.by_name.insert(name.to_owned(), id);
+        id
+    }
+
+    /// Sets the one-way latencies of `host`: `to_host` for client -> host segments and SYNs,
+    /// `from_host` for host -> client ones. Applies to segments sent from now on.
+    pub fn set_latency(
+        &self,
+        host: &str,
+        to_host: Duration,
+        from_host: Duration,
+    ) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        let entry = inner.host_mut(id);
+        entry.to = to_host;
+        entry.from = from_host;
+        Ok(())
+    }
+
+    /// The id `name` was registered under.
+    pub fn host_id(&self, name: &str) -> Option<HostId> {
+        self.lock().by_name.get(name).copied()
+    }
+
+    /// Starts connecting to `host`; see [`Connect`] for the timeline. The connection id is
+    /// assigned now, in call order. An unknown host fails at once with `NotFound`.
+    pub fn connect(&self, host: &str) -> Connect {
+        Connect::start(self.clone(), host)
+    }
+
+    /// A `tower_service::Service<Uri>` that connects through this network, for hyper-util.
+    pub fn connector(&self) -> SimConnector {
+        SimConnector::new(self.clone())
+    }
+
+    /// Cuts `host` off from all clients: segments in both directions are held until
+    /// [`heal`](Network::heal), and SYNs in flight to it (sent before
+    /// or during the partition) are lost, so those connects never complete. Partitioning a partitioned host does
+    /// nothing.
+    pub fn partition(&self, host: &str) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        inner.partition(id, Instant::now());
+        Ok(())
+    }
+
+    /// Ends the partition of `host`: held segments are delivered at the later of their own
+    /// instant and now, in order, as TCP retransmission would. Healing a host that is not
+    /// partitioned does nothing.
+    pub fn heal(&self, host: &str) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        inner.heal(id, Instant::now());
+        Ok(())
+    }
+
+    /// A snapshot of the events so far.
+    pub fn log(&self) -> NetLog {
+        let inner = self.lock();
+        NetLog {
+            hosts: inner.hosts.iter().map(|h| h.name.clone()).collect(),
+            events: inner.events.clone(),
+        }
+    }
+
+    /// Number of events so far (cheaper than [`log`](Network::log) to poll).
+    pub fn log_len(&self) -> usize {
+        self.lock().events.len()
+    }
+
+    /// The instant reported as 0.
+    pub fn start(&self) -> Instant {
+        self.lock().start
+    }
+
+    /// Virtual now, in whole milliseconds since [`start`](Network::start).
+    pub fn now_ms(&self) -> u64 {
+        self.lock().ms(Instant::now())
+    }
+
+    /// `at` in whole milliseconds since [`start`](Network::start).
+    pub fn ms(&self, at: Instant) -> u64 {
+        self.lock().ms(at)
+    }
+}

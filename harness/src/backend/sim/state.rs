@@ -1,0 +1,479 @@
+//! The network's shared state and every transition of it, behind one mutex.
+//!
+//! One lock for everything keeps a segment's queueing, its log entry and the partition state
+//! consistent, and costs one uncontended lock per operation on the single-threaded runtime.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::pipe::{Pipe, Seg};
+use super::{ConnId, Dir, Host, HostId, NetEvent, SegmentEvent, SegmentKind, Side};
+
+/// A registered host.
+pub(super) struct HostEntry {
+    pub name: String,
+    pub handler: Arc<dyn Host>,
+    /// One-way latency client -> host.
+    pub to: Duration,
+    /// One-way latency host -> client.
+    pub from: Duration,
+    pub partitioned: bool,
+    /// Number of partitions started so far: a SYN that sees it change in flight was lost.
+    pub partitions: u64,
+    /// Connects whose reply is held by the partition, woken at heal.
+    pub heal_wakers: Vec<Waker>,
+}
+
+/// The state of one end of a connection.
+#[derive(Clone, Copy, Default)]
+pub(super) struct End {
+    /// The stream object is gone (or was never handed out: abandoned connect).
+    pub released: bool,
+    /// The end receives nothing any more (dropped or reset): data reaching it is answered
+    /// with RST.
+    pub closed: bool,
+    pub fin_sent: bool,
+    /// This end sent or scheduled an RST, so it never sends a second one.
+    pub rst_sent: bool,
+    /// Every operation fails with `ConnectionReset` (an RST was read or sent).
+    pub reset: bool,
+    /// The peer's FIN was read.
+    pub eof: bool,
+}
+
+/// A connection slot. Slots are reused so the pipes' queue allocations are too.
+pub(super) struct Conn {
+    pub live: bool,
+    pub id: ConnId,
+    pub host: HostId,
+    /// Indexed by [`Dir::index`].
+    pub pipes: [Pipe; 2],
+    /// Indexed by [`Side::index`].
+    pub ends: [End; 2],
+}
+
+/// What a read finds.
+pub(super) enum ReadStep {
+    Data(Bytes),
+    Eof,
+    Reset,
+    /// Nothing readable yet: wait for the instant, or for a wake-up when `None`.
+    Wait(Option<Instant>),
+}
+
+/// The whole network.
+pub(super) struct Inner {
+    pub start: Instant,
+    pub default_latency: Duration,
+    pub hosts: Vec<HostEntry>,
+    pub by_name: BTreeMap<String, HostId>,
+    pub next_conn: u64,
+    pub conns: Vec<Conn>,
+    pub free: Vec<u32>,
+    pub events: Vec<NetEvent>,
+}
+
+/// Whole milliseconds from `start` to `t`.
+pub(super) fn ms(start: Instant, t: Instant) -> u64 {
+    u64::try_from(t.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(super) fn reset_error() -> io::Error {
+    io::Error::new(io::ErrorKind::ConnectionReset, "connection reset")
+}
+
+fn broken_pipe() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "write after shutdown")
+}
+
+impl Inner {
+    pub fn new(start: Instant, default_latency: Duration) -> Inner {
+        Inner {
+            start,
+            default_latency,
+            hosts: Vec::new(),
+            by_name: BTreeMap::new(),
+            next_conn: 1,
+            conns: Vec::new(),
+            free: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    pub fn ms(&self, t: Instant) -> u64 {
+        ms(self.start, t)
+    }
+
+    pub fn lookup(&self, name: &str) -> io::Result<HostId> {
+        self.by_name.get(name).copied().ok_or_else(|| {
+            let known: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "unknown host `{name}` (known hosts: {})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+        })
+    }
+
+    pub fn host(&self, id: HostId) -> &HostEntry {
+        &self.hosts[id.0 as usize]
+    }
+
+    pub fn host_mut(&mut self, id: HostId) -> &mut HostEntry {
+        &mut self.hosts[id.0 as usize]
+    }
+
+    /// The partition epoch a SYN sent now carries: `None` if the host is partitioned (the SYN
+    /// is lost whatever happens later).
+    pub fn syn_epoch(&self, host: HostId) -> Option<u64> {
+        let h = self.host(host);
+        (!h.partitioned).then_some(h.partitions)
+    }
+
+    /// Whether a SYN sent with `epoch` is lost: a partition was in force at some moment of
+    /// its flight.
+    pub fn syn_lost(&self, host: HostId, epoch: Option<u64>) -> bool {
+        epoch.is_none() || epoch != self.syn_epoch(host)
+    }
+
+    fn latency(&self, host: HostId, dir: Dir) -> Duration {
+        let h = self.host(host);
+        match dir {
+            Dir::ClientToServer => h.to,
+            Dir::ServerToClient => h.from,
+        }
+    }
+
+    /// The live connection in `slot`, if it is still `id` (a [`ResetHandle`] may outlive it).
+    ///
+    /// [`ResetHandle`]: super::ResetHandle
+    fn conn_mut(&mut self, slot: u32, id: ConnId) -> Option<&mut Conn> {
+        self.conns
+            .get_mut(slot as usize)
+            .filter(|c| c.live && c.id == id)
+    }
+
+    /// Creates the connection state at SYN arrival; returns its slot.
+    pub fn open_conn(&mut self, id: ConnId, host: HostId) -> u32 {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.conns.push(Conn {
+                    live: false,
+                    id,
+                    host,
+                    pipes: Default::default(),
+                    ends: [End::default(); 2],
+                });
+                u32::try_from(self.conns.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        let conn = &mut self.conns[slot as usize];
+        conn.live = true;
+        conn.id = id;
+        conn.host = host;
+        conn.ends = [End::default(); 2];
+        slot
+    }
+
+    fn free_if_released(&mut self, slot: u32) {
+        let conn = &mut self.conns[slot as usize];
+        if conn.ends.iter().all(|e| e.released) {
+            conn.live = false;
+            for pipe in &mut conn.pipes {
+                pipe.recycle();
+            }
+            self.free.push(slot);
+        }
+    }
+
+    /// Puts a segment on the wire at `sent_at` and logs it. Data reaching a closed end is
+    /// answered with an RST sent back at its arrival, as a real TCP stack does.
+    fn send(&mut self, slot: u32, dir: Dir, kind: SegmentKind, data: Bytes, sent_at: Instant) {
+        let start = self.start;
+        let lat = self.latency(self.conns[slot as usize].host, dir);
+        let conn = &mut self.conns[slot as usize];
+        let id = conn.id;
+        let pipe = &mut conn.pipes[dir.index()];
+        let mut deliver_at = sent_at + lat;
+        if let Some(last) = pipe.last_deliver {
+            deliver_at = deliver_at.max(last);
+        }
+        pipe.last_deliver = Some(deliver_at);
+        let seq = pipe.next_seq;
+        pipe.next_seq = pipe.next_seq.saturating_add(1);
+        let offset = pipe.next_offset;
+        let len = data.len();
+        pipe.next_offset += len as u64;
+        let event = NetEvent::Segment(SegmentEvent {
+            conn: id,
+            dir,
+            seq,
+            sent_at: ms(start, sent_at),
+            deliver_at: ms(start, deliver_at),
+            offset,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            kind,
+        });
+        let reader = &mut conn.ends[dir.reader().index()];
+        let mut answer_at = None;
+        if reader.closed {
+            if kind == SegmentKind::Data && !reader.rst_sent {
+                reader.rst_sent = true;
+                answer_at = Some(deliver_at);
+            }
+        } else {
+            if kind == SegmentKind::Rst {
+                pipe.rst = Some((seq, deliver_at));
+            }
+            let was_empty = pipe.segs.is_empty();
+            pipe.segs.push_back(Seg {
+                deliver_at,
+                seq,
+                kind,
+                data,
+            });
+            // A non-empty queue's reader already waits on the head's timer (or on a heal).
+            if was_empty {
+                pipe.wake();
+            }
+        }
+        self.events.push(event);
+        if let Some(at) = answer_at {
+            self.send(slot, dir.reverse(), SegmentKind::Rst, Bytes::new(), at);
+        }
+    }
+
+    pub fn read(
+        &mut self,
+        slot: u32,
+        id: ConnId,
+        side: Side,
+        max: usize,
+        now: Instant,
+        waker: &Waker,
+    ) -> ReadStep {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return ReadStep::Reset;
+        };
+        let end = &mut conn.ends[side.index()];
+        if end.reset {
+            return ReadStep::Reset;
+        }
+        let pipe = &mut conn.pipes[side.reads().index()];
+        let held = pipe.hold_from;
+        let Some(head) = pipe.segs.front_mut() else {
+            if end.eof {
+                return ReadStep::Eof;
+            }
+            pipe.register(waker);
+            return ReadStep::Wait(None);
+        };
+        if held.is_some_and(|h| head.seq >= h) {
+            pipe.register(waker);
+            return ReadStep::Wait(None);
+        }
+        if head.deliver_at > now {
+            let at = head.deliver_at;
+            // Also registered so a local reset or a heal can wake the reader early.
+            pipe.register(waker);
+            return ReadStep::Wait(Some(at));
+        }
+        match head.kind {
+            SegmentKind::Data if head.data.len() > max => ReadStep::Data(head.data.split_to(max)),
+            SegmentKind::Data => match pipe.segs.pop_front() {
+                Some(seg) => ReadStep::Data(seg.data),
+                None => ReadStep::Wait(None),
+            },
+            SegmentKind::Fin => {
+                pipe.segs.pop_front();
+                end.eof = true;
+                ReadStep::Eof
+            }
+            SegmentKind::Rst => {
+                pipe.discard();
+                end.reset = true;
+                ReadStep::Reset
+            }
+        }
+    }
+
+    pub fn write(
+        &mut self,
+        slot: u32,
+        id: ConnId,
+        side: Side,
+        data: &[u8],
+        now: Instant,
+    ) -> io::Result<usize> {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return Err(reset_error());
+        };
+        let end = conn.ends[side.index()];
+        if end.reset || conn.pipes[side.reads().index()].rst_delivered(now) {
+            return Err(reset_error());
+        }
+        if end.fin_sent {
+            return Err(broken_pipe());
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let n = data.len().min(u32::MAX as usize);
+        self.send(
+            slot,
+            side.writes(),
+            SegmentKind::Data,
+            Bytes::copy_from_slice(&data[..n]),
+            now,
+        );
+        Ok(n)
+    }
+
+    pub fn shutdown(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) -> io::Result<()> {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return Err(reset_error());
+        };
+        let end = &mut conn.ends[side.index()];
+        if end.reset || conn.pipes[side.reads().index()].rst_delivered(now) {
+            return Err(reset_error());
+        }
+        if !end.fin_sent {
+            end.fin_sent = true;
+            self.send(slot, side.writes(), SegmentKind::Fin, Bytes::new(), now);
+        }
+        Ok(())
+    }
+
+    /// Aborts one end: RST to the peer, and this end's own operations fail from now on.
+    pub fn reset(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return;
+        };
+        let end = &mut conn.ends[side.index()];
+        if end.closed || end.reset {
+            return;
+        }
+        end.reset = true;
+        end.closed = true;
+        end.rst_sent = true;
+        let incoming = &mut conn.pipes[side.reads().index()];
+        incoming.discard();
+        // The end's own pending read must see the error now, not at its timer.
+        incoming.wake();
+        self.send(slot, side.writes(), SegmentKind::Rst, Bytes::new(), now);
+    }
+
+    /// The stream object of one end was dropped: FIN unless already shut down or reset, and
+    /// an RST for data still travelling towards it.
+    pub fn release(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return;
+        };
+        let end = &mut conn.ends[side.index()];
+        end.released = true;
+        if !end.closed {
+            end.closed = true;
+            let send_fin = !end.fin_sent && !end.reset;
+            end.fin_sent = true;
+            let incoming = &mut conn.pipes[side.reads().index()];
+            let arriving = incoming
+                .segs
+                .iter()
+                .find(|s| {
+                    s.kind == SegmentKind::Data && (s.deliver_at > now || incoming.is_held(s.seq))
+                })
+                .map(|s| s.deliver_at.max(now));
+            incoming.discard();
+            incoming.waker = None;
+            let rst_at = if arriving.is_some() && !end.rst_sent {
+                end.rst_sent = true;
+                arriving
+            } else {
+                None
+            };
+            if send_fin {
+                self.send(slot, side.writes(), SegmentKind::Fin, Bytes::new(), now);
+            }
+            if let Some(at) = rst_at {
+                self.send(slot, side.writes(), SegmentKind::Rst, Bytes::new(), at);
+            }
+        }
+        self.free_if_released(slot);
+    }
+
+    /// The client's connect was dropped after the host accepted: the client has no socket,
+    /// so the SYN-ACK arriving at `rst_at` is answered with RST.
+    pub fn abandon_client(&mut self, slot: u32, id: ConnId, rst_at: Instant) {
+        let Some(conn) = self.conn_mut(slot, id) else {
+            return;
+        };
+        let end = &mut conn.ends[Side::Client.index()];
+        end.released = true;
+        end.closed = true;
+        end.rst_sent = true;
+        conn.pipes[Dir::ServerToClient.index()].discard();
+        self.send(
+            slot,
+            Dir::ClientToServer,
+            SegmentKind::Rst,
+            Bytes::new(),
+            rst_at,
+        );
+        self.free_if_released(slot);
+    }
+
+    pub fn partition(&mut self, host: HostId, now: Instant) {
+        if self.host(host).partitioned {
+            return;
+        }
+        let entry = self.host_mut(host);
+        entry.partitioned = true;
+        entry.partitions += 1;
+        let at = self.ms(now);
+        self.events.push(NetEvent::Partition { at, host });
+        for conn in self.conns.iter_mut().filter(|c| c.live && c.host == host) {
+            for pipe in &mut conn.pipes {
+                pipe.hold(now);
+            }
+        }
+    }
+
+    pub fn heal(&mut self, host: HostId, now: Instant) {
+        if !self.host(host).partitioned {
+            return;
+        }
+        let entry = self.host_mut(host);
+        entry.partitioned = false;
+        for w in entry.heal_wakers.drain(..) {
+            w.wake();
+        }
+        let at = self.ms(now);
+        self.events.push(NetEvent::Heal { at, host });
+        for conn in self.conns.iter_mut().filter(|c| c.live && c.host == host) {
+            for dir in [Dir::ClientToServer, Dir::ServerToClient] {
+                if let Some((first_seq, end_seq)) = conn.pipes[dir.index()].release(now) {
+                    self.events.push(NetEvent::Released {
+                        at,
+                        conn: conn.id,
+                        dir,
+                        first_seq,
+                        end_seq,
+                    });
+                }
+            }
+        }
+    }
+}

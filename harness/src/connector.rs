@@ -1,0 +1,79 @@
+//! `env.connector()`: the simulated network as a `tower::Service<Uri>`, for clients that bring
+//! their own HTTP stack (anything on tokio + hyper).
+//!
+//! It records which attempt a connect was started for, so the trace can name the connection of
+//! an attempt that failed before any response did.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::Uri;
+
+use crate::backend::sim::{SimConnector, SimStream};
+use crate::recorder::Recorder;
+
+/// The connector handed to clients: connects to the scenario's endpoints by name
+/// (`http://api/...` reaches endpoint `api`).
+///
+/// ```
+/// use http_body_util::{BodyExt, Full};
+/// use hyper_util::client::legacy::Client;
+/// use hyper_util::rt::{TokioExecutor, TokioTimer};
+/// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};
+///
+/// let scenario = Scenario::builder("own client")
+///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(200)]))
+///     .operation(OperationSpec::get("api", "/"))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run(|env| async move {
+///     // A client the user configured, on the harness's network.
+///     let client: Client<_, Full<bytes::Bytes>> = Client::builder(TokioExecutor::new())
+///         .pool_timer(TokioTimer::new())
+///         .build(env.connector());
+///     let response = client.get(env.url("api").parse().unwrap()).await.map_err(|e| e.to_string())?;
+///     Ok::<_, String>(response.status().as_u16())
+/// });
+/// assert_eq!(report.trace().attempts.len(), 1);
+/// ```
+#[derive(Clone)]
+pub struct EnvConnector {
+    inner: SimConnector,
+    recorder: Recorder,
+}
+
+impl std::fmt::Debug for EnvConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvConnector").finish_non_exhaustive()
+    }
+}
+
+impl EnvConnector {
+    pub(crate) fn new(inner: SimConnector, recorder: Recorder) -> EnvConnector {
+        EnvConnector { inner, recorder }
+    }
+}
+
+impl tower_service::Service<Uri> for EnvConnector {
+    type Response = SimStream;
+    type Error = io::Error;
+    type Future = Pin<Box<dyn Future<Output = io::Result<SimStream>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let attempt = self.recorder.connect_started();
+        let connecting = self.inner.call(uri);
+        let recorder = self.recorder.clone();
+        Box::pin(async move {
+            let result = connecting.await;
+            let conn = result.as_ref().ok().map(|stream| stream.conn_id().0);
+            recorder.connect_finished(attempt, conn);
+            result
+        })
+    }
+}

@@ -1,0 +1,329 @@
+//! `env.http_client()`: hyper-util's legacy client on the simulated network, recording every
+//! request as an attempt (DESIGN section 4).
+//!
+//! Each [`HttpClient::request`] is one attempt: `start` is the call instant, `head` the
+//! instant the response head reached the client, `end` the first of: the last body byte
+//! delivered, the response dropped, a transport error. The client also tags each request with
+//! the `x-retrylab-client`, `x-retrylab-call` and `x-retrylab-attempt` headers, so effects and
+//! late requests can be attributed to calls without guessing.
+
+use std::error::Error as _;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response};
+use http_body_util::Full;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper_util::client::legacy::connect::Connected;
+use hyper_util::client::legacy::Client;
+
+use crate::backend::sim::ConnId;
+use crate::connector::EnvConnector;
+use crate::recorder::Recorder;
+use crate::trace::{AttemptOutcome, EndKind, IoKind};
+
+/// The header carrying the client instance id on requests from harness surfaces.
+pub const CLIENT_HEADER: &str = "x-retrylab-client";
+/// The header carrying the logical call id on requests from harness surfaces.
+pub const CALL_HEADER: &str = "x-retrylab-call";
+/// The header carrying the attempt id on requests from harness surfaces.
+pub const ATTEMPT_HEADER: &str = "x-retrylab-attempt";
+
+/// The error type of [`HttpClient::request`]: hyper-util's, unchanged.
+pub type Error = hyper_util::client::legacy::Error;
+
+/// An HTTP client whose every request is an attempt in the trace.
+///
+/// Obtain one with [`Env::http_client`](crate::Env::http_client). Clones share the
+/// connection pool, which persists across the calls of one client instance.
+///
+/// ```
+/// use http_body_util::{BodyExt, Full};
+/// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};
+///
+/// let scenario = Scenario::builder("one 503 then 200")
+///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(503), StepSpec::status(200)]))
+///     .operation(OperationSpec::get("api", "/"))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run(|env| async move {
+///     let client = env.http_client();
+///     let mut last = 0;
+///     for _ in 0..2 {
+///         let request = http::Request::get(env.url("api")).body(Full::default()).unwrap();
+///         let response = client.request(request).await.map_err(|e| e.to_string())?;
+///         last = response.status().as_u16();
+///         response.into_body().collect().await.map_err(|e| e.to_string())?;
+///     }
+///     Ok::<_, String>(last)
+/// });
+/// assert_eq!(report.trace().attempts.len(), 2);
+/// ```
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: Client<EnvConnector, Full<Bytes>>,
+    recorder: Recorder,
+    client_id: u32,
+    call_id: u32,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("client_id", &self.client_id)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    pub(crate) fn new(
+        inner: Client<EnvConnector, Full<Bytes>>,
+        recorder: Recorder,
+        client_id: u32,
+        call_id: u32,
+    ) -> HttpClient {
+        HttpClient {
+            inner,
+            recorder,
+            client_id,
+            call_id,
+        }
+    }
+
+    /// Sends one request: one attempt.
+    ///
+    /// The returned response's body records the attempt's end when it is read to the end,
+    /// fails, or is dropped.
+    pub fn request(
+        &self,
+        mut request: Request<Full<Bytes>>,
+    ) -> impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static {
+        let path = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let id = self
+            .recorder
+            .begin(self.client_id, self.call_id, request.method().as_str(), &path);
+        let headers = request.headers_mut();
+        headers.insert(CLIENT_HEADER, HeaderValue::from(self.client_id));
+        headers.insert(CALL_HEADER, HeaderValue::from(self.call_id));
+        headers.insert(ATTEMPT_HEADER, HeaderValue::from(id));
+        let guard = AttemptGuard {
+            recorder: self.recorder.clone(),
+            id,
+            done: false,
+        };
+        let future = Current {
+            inner: self.inner.request(request),
+            recorder: self.recorder.clone(),
+            id,
+        };
+        async move {
+            let mut guard = guard;
+            match future.await {
+                Ok(response) => {
+                    let conn_id = response.extensions().get::<ConnId>().map(|c| c.0);
+                    let retry_after = response
+                        .headers()
+                        .get(http::header::RETRY_AFTER)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                    guard.recorder.head(
+                        id,
+                        response.status().as_u16(),
+                        conn_id,
+                        retry_after.as_deref(),
+                    );
+                    guard.done = true;
+                    let recorder = guard.recorder.clone();
+                    Ok(response.map(|body| AttemptBody {
+                        inner: body,
+                        recorder,
+                        id,
+                        ended: false,
+                    }))
+                }
+                Err(error) => {
+                    if let Some(conn) = error.connect_info().and_then(conn_of) {
+                        guard.recorder.connect_finished(Some(id), Some(conn));
+                    }
+                    guard
+                        .recorder
+                        .end(id, EndKind::Error, Some(classify(&error)));
+                    guard.done = true;
+                    Err(error)
+                }
+            }
+        }
+    }
+}
+
+impl tower_service::Service<Request<Full<Bytes>>> for HttpClient {
+    type Response = Response<AttemptBody>;
+    type Error = Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Error>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Full<Bytes>>) -> Self::Future {
+        Box::pin(self.request(request))
+    }
+}
+
+fn conn_of(connected: &Connected) -> Option<u64> {
+    let mut extensions = http::Extensions::new();
+    connected.get_extras(&mut extensions);
+    extensions.get::<ConnId>().map(|c| c.0)
+}
+
+/// Names a failed attempt by the kind of its error (never its text).
+fn classify(error: &Error) -> AttemptOutcome {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            return match io.kind() {
+                io::ErrorKind::ConnectionRefused => AttemptOutcome::Refused,
+                io::ErrorKind::ConnectionReset => AttemptOutcome::Reset,
+                io::ErrorKind::UnexpectedEof => AttemptOutcome::Closed,
+                kind => AttemptOutcome::Io(IoKind(kind)),
+            };
+        }
+        if let Some(hyper) = cause.downcast_ref::<hyper::Error>() {
+            if hyper.is_incomplete_message() || hyper.is_closed() || hyper.is_canceled() {
+                // Keep looking for an io cause below; a bare one means EOF.
+                if hyper.source().is_none() {
+                    return AttemptOutcome::Closed;
+                }
+            }
+        }
+        source = cause.source();
+    }
+    AttemptOutcome::Io(IoKind(io::ErrorKind::Other))
+}
+
+/// Records the attempt's end as abandoned if its future is dropped before a head arrived.
+struct AttemptGuard {
+    recorder: Recorder,
+    id: u32,
+    done: bool,
+}
+
+impl Drop for AttemptGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            self.recorder
+                .end(self.id, EndKind::Dropped, Some(AttemptOutcome::Abandoned));
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Marks the attempt as current while hyper-util polls, so a connect it starts is its.
+    struct Current<F> {
+        #[pin]
+        inner: F,
+        recorder: Recorder,
+        id: u32,
+    }
+}
+
+impl<F: Future> Future for Current<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        this.recorder.set_current(Some(*this.id));
+        let result = this.inner.poll(cx);
+        this.recorder.set_current(None);
+        result
+    }
+}
+
+/// A response body that records the end of its attempt.
+///
+/// Read it like any hyper body (`http_body_util::BodyExt::collect`).
+pub struct AttemptBody {
+    inner: Incoming,
+    recorder: Recorder,
+    id: u32,
+    ended: bool,
+}
+
+impl std::fmt::Debug for AttemptBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AttemptBody").field("attempt", &self.id).finish()
+    }
+}
+
+impl Body for AttemptBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => self.finish(EndKind::Body, None),
+            Poll::Ready(Some(Err(error))) => {
+                let outcome = body_failure(error);
+                self.finish(EndKind::Error, Some(outcome));
+            }
+            Poll::Ready(Some(Ok(_))) if self.inner.is_end_stream() => {
+                self.finish(EndKind::Body, None)
+            }
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl AttemptBody {
+    fn finish(&mut self, end: EndKind, failure: Option<AttemptOutcome>) {
+        if !self.ended {
+            self.ended = true;
+            self.recorder.end(self.id, end, failure);
+        }
+    }
+}
+
+impl Drop for AttemptBody {
+    fn drop(&mut self) {
+        // An empty body (e.g. a 503 without content) has ended as soon as the head arrived.
+        if self.inner.is_end_stream() {
+            self.finish(EndKind::Body, None);
+        } else {
+            self.finish(EndKind::Dropped, None);
+        }
+    }
+}
+
+fn body_failure(error: &hyper::Error) -> AttemptOutcome {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            return match io.kind() {
+                io::ErrorKind::ConnectionReset => AttemptOutcome::Reset,
+                kind => AttemptOutcome::Io(IoKind(kind)),
+            };
+        }
+        source = cause.source();
+    }
+    AttemptOutcome::Closed
+}

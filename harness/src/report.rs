@@ -1,0 +1,159 @@
+//! The report of a run: its trace, how it ended, and the verdicts of its checks.
+
+use std::fmt::Write as _;
+
+use crate::trace::Trace;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every call returned (and the drain elapsed).
+    Completed,
+    /// `limits.max_virtual_time` elapsed first.
+    VirtualTimeLimit,
+    /// `limits.max_client_attempts` attempts were made.
+    AttemptLimit,
+    /// `limits.wall` of real time elapsed: the client blocked the thread (a
+    /// `std::thread::sleep`, blocking IO, a busy loop). The run thread was abandoned.
+    WallLimit,
+    /// The client, or a task it spawned, panicked.
+    Panicked,
+    /// The scenario cannot run (a feature it uses is not built yet, or it is invalid).
+    NotRunnable,
+}
+
+impl RunEnd {
+    /// The verdict name of this ending (`wall_limit`, ...), or `None` when it is not a failure.
+    pub fn verdict_name(&self) -> Option<&'static str> {
+        match self {
+            RunEnd::Completed => None,
+            RunEnd::VirtualTimeLimit => Some("virtual_time_limit"),
+            RunEnd::AttemptLimit => Some("attempt_limit"),
+            RunEnd::WallLimit => Some("wall_limit"),
+            RunEnd::Panicked => Some("panic"),
+            RunEnd::NotRunnable => Some("not_runnable"),
+        }
+    }
+}
+
+/// The judgement of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The check's name, as written under `expect:` (or a run-level name like `wall_limit`).
+    pub check: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was found, pointing at the attempt when there is one.
+    pub message: String,
+}
+
+impl Verdict {
+    /// A failed verdict.
+    pub fn fail(check: impl Into<String>, message: impl Into<String>) -> Verdict {
+        Verdict {
+            check: check.into(),
+            passed: false,
+            message: message.into(),
+        }
+    }
+
+    /// A passed verdict.
+    pub fn pass(check: impl Into<String>, message: impl Into<String>) -> Verdict {
+        Verdict {
+            check: check.into(),
+            passed: true,
+            message: message.into(),
+        }
+    }
+}
+
+/// What a run produced.
+///
+/// ```
+/// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};
+///
+/// let report = Scenario::builder("ok")
+///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(200)]))
+///     .operation(OperationSpec::get("api", "/"))
+///     .build()
+///     .unwrap()
+///     .run(|env| async move {
+///         let response = env.http_client().request(env.operation().request()).await;
+///         response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+///     });
+/// assert!(report.passed(), "{}", report.summary());
+/// assert_eq!(report.trace().timeline(), "t=0.000s  #1  GET /  -> 200  conn 1 new\n");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub(crate) name: String,
+    pub(crate) seed: u64,
+    pub(crate) trace: Trace,
+    pub(crate) end: RunEnd,
+    pub(crate) verdicts: Vec<Verdict>,
+}
+
+impl Report {
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The seed the run used.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The timeline.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// How the run ended.
+    pub fn end(&self) -> &RunEnd {
+        &self.end
+    }
+
+    /// Every verdict, run-level ones first.
+    pub fn verdicts(&self) -> &[Verdict] {
+        &self.verdicts
+    }
+
+    /// The failed verdicts.
+    pub fn failures(&self) -> impl Iterator<Item = &Verdict> {
+        self.verdicts.iter().filter(|v| !v.passed)
+    }
+
+    /// Whether every verdict passed.
+    pub fn passed(&self) -> bool {
+        self.failures().next().is_none()
+    }
+
+    /// Failed verdicts, then the timeline: what a failing test prints.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "scenario `{}` (seed {})", self.name, self.seed);
+        for verdict in &self.verdicts {
+            let mark = if verdict.passed { "ok  " } else { "FAIL" };
+            let _ = writeln!(out, "  {mark} {}: {}", verdict.check, verdict.message);
+        }
+        out.push_str("timeline:\n");
+        for line in self.trace.timeline().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        out
+    }
+
+    /// Panics with the failed verdicts and the timeline unless every verdict passed.
+    #[track_caller]
+    pub fn assert(&self) {
+        if !self.passed() {
+            panic!(
+                "{}\nreproduce with: RETRYLAB_SEED={} cargo test -- '{}'",
+                self.summary(),
+                self.seed,
+                self.name
+            );
+        }
+    }
+}

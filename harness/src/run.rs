@@ -1,0 +1,328 @@
+//! Running a planned scenario on the sim backend (DESIGN sections 3 and 6).
+//!
+//! Every run gets its own OS thread with a current-thread tokio runtime on paused (virtual)
+//! time, so a user's `#[tokio::test]` runtime never meets the simulation's. Two guards bound
+//! it: virtual time (`limits.max_virtual_time`, inside the simulation) and wall time
+//! (`limits.wall`, the only real clock in the harness, read by the calling thread while it
+//! waits and never on the simulated path).
+
+use std::cell::RefCell;
+use std::fmt::Debug;
+use std::future::Future;
+use std::sync::mpsc;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use retrylab_endpoints::{Endpoint, VirtualClock};
+
+use crate::backend::sim::{Network, SimConnector};
+use crate::connector::EnvConnector;
+use crate::env::{ClientInstance, Env};
+use crate::plan::Plan;
+use crate::recorder::Recorder;
+use crate::report::{Report, RunEnd, Verdict};
+use crate::trace::{Call, CallResult};
+use crate::world::{self, EndpointHost};
+
+thread_local! {
+    /// Panic messages of the run on this thread; `None` on threads that are not run threads.
+    static PANICS: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Installs (once per process) a panic hook that also files panics of run threads, so a panic
+/// in a task the client spawned (which tokio would swallow) fails the run.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = panic_text(info.payload());
+            let filed = PANICS.with(|cell| {
+                cell.borrow_mut().as_mut().map(|panics| {
+                    let location = info
+                        .location()
+                        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                        .unwrap_or_default();
+                    panics.push(format!("{message}{location}"));
+                })
+            });
+            if filed.is_none() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-text payload".to_owned()
+    }
+}
+
+/// Runs `plan`, calling `client` once per logical call.
+pub(crate) fn run<F, Fut, T, E>(plan: Plan, client: F) -> Report
+where
+    F: FnMut(Env) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, E>> + 'static,
+    T: Debug,
+    E: Debug,
+{
+    install_panic_hook();
+    let wall = plan.wall;
+    let name = plan.name.clone();
+    let seed = plan.seed;
+    let (sender, receiver) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(format!("retrylab-run {name}"))
+        .spawn(move || {
+            PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
+            let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_on_this_thread(plan, client)
+            }));
+            let panics = PANICS.with(|cell| cell.borrow_mut().take()).unwrap_or_default();
+            // The receiver may be gone (wall limit): then nobody needs the report.
+            let _ = sender.send((report.ok(), panics));
+        });
+    if let Err(error) = spawned {
+        return failed_report(
+            name,
+            seed,
+            RunEnd::NotRunnable,
+            format!("could not start the run thread: {:?}", error.kind()),
+        );
+    }
+    match receiver.recv_timeout(wall + Duration::from_millis(100)) {
+        Ok((Some(mut report), panics)) => {
+            if !panics.is_empty() {
+                report.end = RunEnd::Panicked;
+                report.verdicts.insert(
+                    0,
+                    Verdict::fail(
+                        "panic",
+                        format!("the client panicked: {}", panics.join("; ")),
+                    ),
+                );
+            }
+            report
+        }
+        Ok((None, panics)) => failed_report(
+            name,
+            seed,
+            RunEnd::Panicked,
+            format!("the client panicked: {}", panics.join("; ")),
+        ),
+        Err(_) => failed_report(
+            name,
+            seed,
+            RunEnd::WallLimit,
+            format!(
+                "the run used {} of real time without finishing: the client blocked its \
+                 thread (std::thread::sleep, blocking IO, a busy loop or spawn_blocking), \
+                 which stops virtual time. Use tokio::time::sleep and async IO; the run \
+                 thread was abandoned",
+                humanize(wall)
+            ),
+        ),
+    }
+}
+
+fn humanize(duration: Duration) -> String {
+    crate::trace::seconds(duration.as_millis() as u64)
+}
+
+fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Report {
+    let check = end.verdict_name().unwrap_or("run");
+    Report {
+        name,
+        seed,
+        trace: Default::default(),
+        end,
+        verdicts: vec![Verdict::fail(check, message)],
+    }
+}
+
+fn run_on_this_thread<F, Fut, T, E>(plan: Plan, client: F) -> Report
+where
+    F: FnMut(Env) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    T: Debug,
+    E: Debug,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build();
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            return failed_report(
+                plan.name,
+                plan.seed,
+                RunEnd::NotRunnable,
+                format!("could not build the runtime: {:?}", error.kind()),
+            )
+        }
+    };
+    runtime.block_on(simulate(plan, client))
+}
+
+async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F) -> Report
+where
+    F: FnMut(Env) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    T: Debug,
+    E: Debug,
+{
+    let start = tokio::time::Instant::now();
+    let clock = VirtualClock::starting_at(start, plan.epoch_unix_ms);
+    let network = Network::new(start, plan.default_latency);
+    let mut endpoints = Vec::with_capacity(plan.endpoints.len());
+    for planned in &plan.endpoints {
+        let endpoint = Endpoint::new(planned.config.clone(), clock.clone());
+        network.add_host(&planned.name, Arc::new(EndpointHost::new(endpoint.clone())));
+        // The host was added just above, so the name is known.
+        let _ = network.set_latency(&planned.name, planned.latency, planned.latency);
+        endpoints.push((planned.name.clone(), endpoint));
+    }
+    world::schedule_faults(&network, &plan.faults);
+
+    let recorder = Recorder::new(clock.clone(), plan.max_attempts);
+    let connector = EnvConnector::new(SimConnector::new(network.clone()), recorder.clone());
+    let instance = Arc::new(ClientInstance::new(
+        0,
+        plan.seed,
+        recorder.clone(),
+        connector,
+        plan.operation.clone(),
+        plan.key_header.clone(),
+    ));
+
+    let mut calls: Vec<Call> = Vec::with_capacity(plan.calls as usize);
+    let all_calls = async {
+        for call_id in 0..plan.calls {
+            calls.push(Call {
+                client_id: 0,
+                call_id,
+                start_ms: clock.now_ms(),
+                end_ms: None,
+                result: CallResult::Stopped,
+            });
+            let result = client(Env::new(instance.clone(), call_id)).await;
+            if let Some(call) = calls.last_mut() {
+                call.end_ms = Some(clock.now_ms());
+                call.result = match &result {
+                    Ok(value) => CallResult::Success(format!("{value:?}")),
+                    Err(error) => CallResult::Failure(format!("{error:?}")),
+                };
+            }
+        }
+    };
+    // Biased, in a fixed order: the calls first, then the attempt limit, then virtual time.
+    let end = tokio::select! {
+        biased;
+        _ = all_calls => RunEnd::Completed,
+        _ = recorder.stopped() => RunEnd::AttemptLimit,
+        _ = tokio::time::sleep(plan.max_virtual_time) => RunEnd::VirtualTimeLimit,
+    };
+    if end == RunEnd::Completed && !plan.drain.is_zero() {
+        tokio::time::sleep(plan.drain).await;
+    }
+    let end_ms = clock.now_ms();
+    drop(instance);
+    world::collect(
+        plan, end, end_ms, calls, recorder, &network, &endpoints,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::PlannedEndpoint;
+    use http_body_util::BodyExt;
+    use retrylab_endpoints::{EndpointConfig, KeepAlive, Step};
+
+    fn plan(config: EndpointConfig, latency_ms: u64) -> Plan {
+        Plan {
+            name: "test".into(),
+            seed: 1,
+            epoch_unix_ms: retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS,
+            default_latency: Duration::from_millis(latency_ms),
+            endpoints: vec![PlannedEndpoint {
+                name: "api".into(),
+                config,
+                latency: Duration::from_millis(latency_ms),
+            }],
+            faults: vec![],
+            operation: crate::env::Operation {
+                endpoint: "api".into(),
+                method: http::Method::POST,
+                url: "http://api/orders".into(),
+                path: "/orders".into(),
+                headers: Default::default(),
+                body: bytes::Bytes::from_static(b"{}"),
+                idempotency_key: None,
+            },
+            key_header: None,
+            calls: 1,
+            max_virtual_time: Duration::from_secs(3600),
+            max_attempts: None,
+            wall: Duration::from_secs(20),
+            drain: Duration::ZERO,
+            https_as_http: false,
+        }
+    }
+
+    async fn retry_loop(env: Env) -> Result<u16, String> {
+        let client = env.http_client();
+        loop {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            let status = response.status().as_u16();
+            response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            if status < 500 {
+                return Ok(status);
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    }
+
+    #[test]
+    fn pooled_gaps_are_exact() {
+        let config = EndpointConfig::http("api").script([
+            Step::status(503).times(2),
+            Step::status(200),
+        ]);
+        let report = run(plan(config, 250), retry_loop);
+        assert_eq!(
+            report.trace().timeline(),
+            "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
+             t=3.000s  #2  POST /orders  -> 503  conn 1 reused  gap 2.000s\n\
+             t=5.500s  #3  POST /orders  -> 200  conn 1 reused  gap 2.000s\n"
+        );
+        assert!(report.passed(), "{}", report.summary());
+    }
+
+    #[test]
+    fn new_connection_per_attempt() {
+        let config = EndpointConfig::http("api")
+            .keep_alive(KeepAlive::default().max_requests(1))
+            .script([Step::status(503).times(2), Step::status(200)]);
+        let report = run(plan(config, 250), retry_loop);
+        assert_eq!(
+            report.trace().timeline(),
+            "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
+             t=3.000s  #2  POST /orders  -> 503  conn 2 new  gap 2.000s\n\
+             t=6.000s  #3  POST /orders  -> 200  conn 3 new  gap 2.000s\n"
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! The simulated world of one run: endpoints on the network, scheduled faults, and, at the
+//! end, the trace assembled from what the client surfaces, the network and the endpoints saw.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use retrylab_endpoints::{
+    ConnInfo, ConnectAction, ConnectionControl, Endpoint, LedgerSnapshot, ResponseOutcome,
+};
+
+use crate::backend::sim::{
+    ConnId, ConnectDecision, Dir, Host, NetEvent, NetLog, Network, ResetHandle, SegmentKind,
+    SimStream,
+};
+use crate::http_client::ATTEMPT_HEADER;
+use crate::plan::{Plan, PlannedFault};
+use crate::recorder::Recorder;
+use crate::report::{Report, RunEnd, Verdict};
+use crate::trace::{
+    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, Interner,
+    LateRequest, Name, Side, Trace,
+};
+
+/// An endpoint as a host of the sim network.
+pub(crate) struct EndpointHost {
+    endpoint: Endpoint,
+}
+
+impl EndpointHost {
+    pub(crate) fn new(endpoint: Endpoint) -> EndpointHost {
+        EndpointHost { endpoint }
+    }
+}
+
+impl Host for EndpointHost {
+    fn on_syn(&self, conn: ConnId) -> ConnectDecision {
+        match self.endpoint.on_connect(conn.0) {
+            ConnectAction::Accept => ConnectDecision::Accept,
+            ConnectAction::Refuse => ConnectDecision::Refuse,
+            ConnectAction::Blackhole => ConnectDecision::Blackhole,
+        }
+    }
+
+    fn accept(&self, conn: ConnId, stream: SimStream) {
+        let control = Arc::new(StreamControl(stream.reset_handle()));
+        let info = ConnInfo::new(conn.0, control);
+        let endpoint = self.endpoint.clone();
+        tokio::spawn(async move { endpoint.serve(stream, info).await });
+    }
+}
+
+/// Lets an endpoint reset a connection whose stream hyper owns.
+struct StreamControl(ResetHandle);
+
+impl ConnectionControl for StreamControl {
+    fn reset(&self) {
+        self.0.reset();
+    }
+}
+
+/// Starts a task per scheduled fault.
+pub(crate) fn schedule_faults(network: &Network, faults: &[PlannedFault]) {
+    for fault in faults {
+        let network = network.clone();
+        let fault = fault.clone();
+        let start = network.start();
+        tokio::spawn(async move {
+            match fault {
+                PlannedFault::Partition { at, endpoint, lasts } => {
+                    tokio::time::sleep_until(start + at).await;
+                    // The endpoint name was validated when the plan was made.
+                    let _ = network.partition(&endpoint);
+                    tokio::time::sleep(lasts).await;
+                    let _ = network.heal(&endpoint);
+                }
+            }
+        });
+    }
+}
+
+/// Builds the report: the trace from every source, and run-level verdicts.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn collect(
+    plan: Plan,
+    end: RunEnd,
+    end_ms: u64,
+    calls: Vec<Call>,
+    recorder: Recorder,
+    network: &Network,
+    endpoints: &[(String, Endpoint)],
+) -> Report {
+    let endpoint_names: Vec<Name> = endpoints
+        .iter()
+        .map(|(name, _)| recorder.intern(name))
+        .collect();
+    let ledgers: Vec<LedgerSnapshot> = endpoints
+        .iter()
+        .map(|(_, endpoint)| endpoint.ledger().snapshot())
+        .collect();
+    let log = network.log();
+    let (mut attempts, names) = recorder.finish();
+    let mut interner = Interner::from_names(names);
+    let mut effects = Vec::new();
+    let mut late_requests = Vec::new();
+    let mut unmatched = Vec::new();
+
+    for (index, ledger) in ledgers.iter().enumerate() {
+        let endpoint = endpoint_names[index];
+        let responses = ResponseIndex::new(ledger);
+        for request in &ledger.requests {
+            let attempt_id = header_u32(&request.headers, ATTEMPT_HEADER);
+            let call_id = header_u32(&request.headers, crate::http_client::CALL_HEADER);
+            if request.route.is_none() {
+                unmatched.push(format!(
+                    "{} {} at {} on `{}` matched no route (answered 404)",
+                    request.method,
+                    request.uri,
+                    crate::trace::seconds(request.at_ms),
+                    interner.name(endpoint)
+                ));
+            }
+            match attempt_id.and_then(|id| attempts.get_mut((id as usize).checked_sub(1)?)) {
+                Some(attempt) => {
+                    if attempt.conn_id.is_none() {
+                        attempt.conn_id = Some(request.conn_id);
+                        attempt.conn = if request.seq == 1 {
+                            ConnUse::New
+                        } else {
+                            ConnUse::Reused
+                        };
+                    }
+                }
+                None => {
+                    let response = responses.get(request.id.index());
+                    let attempt = reconstruct(
+                        &log,
+                        &mut interner,
+                        request,
+                        response,
+                        &calls,
+                        attempts.len() as u32 + 1,
+                    );
+                    attempts.push(attempt);
+                }
+            }
+            if let Some(call_id) = call_id {
+                let returned = calls
+                    .iter()
+                    .find(|c| c.call_id == call_id)
+                    .and_then(|c| c.end_ms);
+                if returned.is_some_and(|end| request.at_ms > end) {
+                    late_requests.push(LateRequest {
+                        at_ms: request.at_ms,
+                        endpoint,
+                        call_id,
+                        attempt_id,
+                    });
+                }
+            }
+        }
+        for effect in &ledger.effects {
+            let request = ledger.request(effect.request);
+            let attempt_id = request.and_then(|r| header_u32(&r.headers, ATTEMPT_HEADER));
+            let call_id = effect
+                .call_tag
+                .as_ref()
+                .and_then(|v| v.to_str().ok()?.parse().ok())
+                .or_else(|| call_by_window(&calls, effect.at_ms));
+            let key = effect
+                .key
+                .as_ref()
+                .map(|k| interner.intern(&String::from_utf8_lossy(k.as_bytes())));
+            effects.push(Effect {
+                at_ms: effect.at_ms,
+                endpoint,
+                call_id,
+                attempt_id,
+                key,
+            });
+        }
+    }
+
+    // Ordered by harness-assigned ids, never by observation order (DESIGN section 4).
+    attempts.sort_by_key(|a| (a.start_ms, a.conn_id.unwrap_or(u64::MAX), a.id));
+    renumber(&mut attempts);
+    effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
+    late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
+    let connections = connection_events(&log, &mut interner);
+
+    let mut header = vec![
+        ("backend".to_owned(), "sim".to_owned()),
+        ("seed".to_owned(), plan.seed.to_string()),
+        ("client".to_owned(), crate::env::HTTP_CLIENT_CONFIG.to_owned()),
+        (
+            "server".to_owned(),
+            "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
+        ),
+    ];
+    if plan.https_as_http {
+        header.push((
+            "tls".to_owned(),
+            "https URLs are served as plain HTTP in the simulation".to_owned(),
+        ));
+    }
+
+    let mut verdicts = Vec::new();
+    if let Some(name) = end.verdict_name() {
+        let message = match end {
+            RunEnd::VirtualTimeLimit => format!(
+                "the run reached limits.max_virtual_time ({}) before every call returned",
+                crate::trace::seconds(plan.max_virtual_time.as_millis() as u64)
+            ),
+            RunEnd::AttemptLimit => format!(
+                "the client made limits.max_client_attempts ({}) attempts; the run was stopped",
+                plan.max_attempts.unwrap_or_default()
+            ),
+            _ => "the run did not complete".to_owned(),
+        };
+        verdicts.push(Verdict::fail(name, message));
+    }
+    for note in unmatched {
+        verdicts.push(Verdict::fail("unmatched_request", note));
+    }
+
+    Report {
+        name: plan.name,
+        seed: plan.seed,
+        trace: Trace {
+            header,
+            names: interner.into_names(),
+            attempts,
+            connections,
+            effects,
+            calls,
+            late_requests,
+            end_ms,
+        },
+        end,
+        verdicts,
+    }
+}
+
+/// Responses by request index (a ledger lists them in completion order).
+struct ResponseIndex<'a> {
+    by_request: Vec<Option<&'a retrylab_endpoints::ResponseRecord>>,
+}
+
+impl<'a> ResponseIndex<'a> {
+    fn new(ledger: &'a LedgerSnapshot) -> ResponseIndex<'a> {
+        let mut by_request = vec![None; ledger.requests.len()];
+        for response in &ledger.responses {
+            if let Some(slot) = by_request.get_mut(response.request.index()) {
+                *slot = Some(response);
+            }
+        }
+        ResponseIndex { by_request }
+    }
+
+    fn get(&self, index: usize) -> Option<&'a retrylab_endpoints::ResponseRecord> {
+        self.by_request.get(index).copied().flatten()
+    }
+}
+
+fn header_u32(headers: &http::HeaderMap, name: &str) -> Option<u32> {
+    headers.get(name)?.to_str().ok()?.parse().ok()
+}
+
+/// The call whose window contains `at_ms`, for sequential calls without a call tag.
+fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
+    calls
+        .iter()
+        .rev()
+        .find(|c| c.start_ms <= at_ms)
+        .map(|c| c.call_id)
+}
+
+/// An attempt rebuilt from the endpoint's record and the network's segments, for a client that
+/// only used `env.connector()`: start = the request's first byte left the client, head = the
+/// response's first byte reached it, end = its last byte did.
+fn reconstruct(
+    log: &NetLog,
+    interner: &mut Interner,
+    request: &retrylab_endpoints::RequestRecord,
+    response: Option<&retrylab_endpoints::ResponseRecord>,
+    calls: &[Call],
+    id: u32,
+) -> Attempt {
+    let conn = ConnId(request.conn_id);
+    let start_ms = segment_at(log, conn, Dir::ClientToServer, request.inbound.start)
+        .map_or(request.at_ms, |s| s.0);
+    let (head_ms, end_ms, outcome) = match response.map(|r| (r, r.outcome)) {
+        Some((r, ResponseOutcome::Sent { status })) => {
+            let head = segment_at(log, conn, Dir::ServerToClient, r.outbound.start).map(|s| s.1);
+            let last = r.outbound.end.saturating_sub(1).max(r.outbound.start);
+            let end = segment_at(log, conn, Dir::ServerToClient, last).map(|s| s.1);
+            (head, end.or(head), AttemptOutcome::Status(status.as_u16()))
+        }
+        Some((r, ResponseOutcome::Truncated { status, .. })) => {
+            let head = segment_at(log, conn, Dir::ServerToClient, r.outbound.start).map(|s| s.1);
+            (head, head, AttemptOutcome::Status(status.as_u16()))
+        }
+        Some((r, ResponseOutcome::Failed(fail))) => {
+            let outcome = match fail {
+                retrylab_endpoints::Fail::Reset | retrylab_endpoints::Fail::ResetAfter { .. } => {
+                    AttemptOutcome::Reset
+                }
+                retrylab_endpoints::Fail::Hang => AttemptOutcome::Abandoned,
+                _ => AttemptOutcome::Closed,
+            };
+            (None, Some(r.at_ms), outcome)
+        }
+        Some((r, ResponseOutcome::Abandoned)) => (None, Some(r.at_ms), AttemptOutcome::Abandoned),
+        None => (None, None, AttemptOutcome::Unfinished),
+    };
+    let path = request
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let call_id = call_by_window(calls, start_ms).unwrap_or(0);
+    Attempt {
+        id,
+        client_id: 0,
+        call_id,
+        n: 0,
+        conn_id: Some(request.conn_id),
+        conn: if request.seq == 1 {
+            ConnUse::New
+        } else {
+            ConnUse::Reused
+        },
+        method: interner.intern(request.method.as_str()),
+        path: interner.intern(&path),
+        start_ms,
+        head_ms,
+        end_ms,
+        outcome,
+        end: if end_ms.is_some() {
+            EndKind::Body
+        } else {
+            EndKind::Unfinished
+        },
+        retry_after: None,
+        resent: false,
+        reconstructed: true,
+    }
+}
+
+/// (sent_at, deliver_at) of the data segment of `conn` in `dir` that carries byte `offset`.
+fn segment_at(log: &NetLog, conn: ConnId, dir: Dir, offset: u64) -> Option<(u64, u64)> {
+    log.segments()
+        .find(|s| {
+            s.conn == conn
+                && s.dir == dir
+                && s.kind == SegmentKind::Data
+                && s.offset <= offset
+                && offset < s.offset + u64::from(s.len)
+        })
+        .map(|s| (s.sent_at, s.deliver_at))
+}
+
+/// Gives reconstructed attempts their position within their call, keeping surface attempts'.
+fn renumber(attempts: &mut [Attempt]) {
+    let mut next: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    for attempt in attempts.iter() {
+        if !attempt.reconstructed {
+            let n = next.entry((attempt.client_id, attempt.call_id)).or_insert(0);
+            *n = (*n).max(attempt.n);
+        }
+    }
+    for attempt in attempts.iter_mut().filter(|a| a.reconstructed) {
+        let n = next.entry((attempt.client_id, attempt.call_id)).or_insert(0);
+        *n += 1;
+        attempt.n = *n;
+    }
+}
+
+/// Connection events from the network log, ordered by (instant, conn_id, seq).
+fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
+    let mut host_of: BTreeMap<u64, Name> = BTreeMap::new();
+    let mut events = Vec::new();
+    for event in log.events() {
+        let (at_ms, conn, kind) = match *event {
+            NetEvent::ConnectStart { at, conn, host } => {
+                let name = interner.intern(log.host_name(host).unwrap_or("?"));
+                host_of.insert(conn.0, name);
+                (at, conn, ConnEventKind::Connect)
+            }
+            NetEvent::Connected { at, conn } => (at, conn, ConnEventKind::Connected),
+            NetEvent::Refused { at, conn } => (at, conn, ConnEventKind::Refused),
+            NetEvent::ConnectAbandoned { at, conn } => (at, conn, ConnEventKind::ConnectAbandoned),
+            NetEvent::Segment(segment) => {
+                let side = match segment.dir {
+                    Dir::ClientToServer => Side::Client,
+                    Dir::ServerToClient => Side::Server,
+                };
+                match segment.kind {
+                    SegmentKind::Fin => (segment.sent_at, segment.conn, ConnEventKind::Fin(side)),
+                    SegmentKind::Rst => (segment.sent_at, segment.conn, ConnEventKind::Rst(side)),
+                    SegmentKind::Data => continue,
+                }
+            }
+            _ => continue,
+        };
+        let endpoint = host_of.get(&conn.0).copied().unwrap_or(Name(0));
+        events.push((
+            events.len(),
+            ConnEvent {
+                at_ms,
+                conn_id: conn.0,
+                endpoint,
+                kind,
+            },
+        ));
+    }
+    events.sort_by_key(|(seq, e)| (e.at_ms, e.conn_id, *seq));
+    events.into_iter().map(|(_, e)| e).collect()
+}

@@ -8,6 +8,7 @@ mod connector;
 mod env;
 pub mod http_client;
 mod plan;
+pub mod policy;
 mod recorder;
 mod report;
 pub mod rng;

@@ -1,0 +1,269 @@
+//! Retry policies (DESIGN section 2): what a reference client does after an attempt
+//! ([`Policy::decide`]) and what any correct client may do ([`Policy::envelope`]).
+//!
+//! A policy sees one attempt at a time ([`AttemptView`]), with the earlier attempts of its
+//! call and its client's scope ([`CallHistory`]). All instants are whole virtual milliseconds;
+//! delays are computed in integer nanoseconds and rounded once, to the nearest millisecond,
+//! at the sleep (DESIGN section 5). Randomness comes only from the [`Stream`] passed in.
+//!
+//! Policy instances are per client: a policy with client-wide state (a retry quota) keeps it
+//! in `self`, changes it in [`Policy::decide`] for the reference client, and replays it with
+//! [`Policy::record`] when checking what another client did. The conformance check
+//! ([`conformance::conforms`]) walks a call's attempts and compares each next step with the
+//! envelope.
+
+mod attempt;
+mod classify;
+pub mod conformance;
+mod exponential;
+mod fibonacci;
+mod fixed;
+mod generic;
+mod http_date;
+mod jitter;
+mod linear;
+mod no_retry;
+mod retry_after;
+mod units;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::rng::Stream;
+
+pub use attempt::{
+    AttemptView, CallHistory, ClientHistory, Observed, DEFAULT_EPOCH_UNIX_MS, NO_CLIENT_HISTORY,
+};
+pub use classify::{RetryOn, RetryOnItem, RetryOnParseError};
+pub use conformance::{conforms, Conformance, Violation, ViolationKind};
+pub use exponential::{Exponential, ExponentialConfig};
+pub use fibonacci::{Fibonacci, FibonacciConfig};
+pub use fixed::{Fixed, FixedConfig};
+pub use generic::ConfigError;
+pub use http_date::format_imf_fixdate;
+pub use jitter::Jitter;
+pub use linear::{Linear, LinearConfig};
+pub use no_retry::{NoRetry, NoRetryConfig};
+pub use retry_after::{retry_after_floor, NotBefore, RetryAfter, RetryAfterValue};
+pub use units::fmt_ms;
+
+/// The instant a retry delay is measured from.
+///
+/// Note that importing it by name shadows the prelude's `From` trait in that module (write
+/// `core::convert::From` there, or import it as `policy::From as Anchor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum From {
+    /// `end(n)`: the generic policies (DESIGN's `gap`).
+    End,
+    /// `head(n)`: when a policy's delay counts from the response head.
+    Head,
+    /// `start(n)`: start-to-start policies (gRPC connection backoff).
+    Start,
+}
+
+impl From {
+    /// The word used in messages: `end`, `head` or `start`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            From::End => "end",
+            From::Head => "head",
+            From::Start => "start",
+        }
+    }
+}
+
+/// Why a call stops; the scenario's `stop_reason` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The attempt succeeded (2xx).
+    Success,
+    /// A retryable failure on the last attempt the policy allows.
+    MaxAttemptsExceeded,
+    /// The outcome is not one the policy retries.
+    NotRetryable,
+    /// A retry could not be paid for from the client's retry quota.
+    RetryQuotaExceeded,
+    /// The server's pushback forbade a retry (gRPC's negative `grpc-retry-pushback-ms`).
+    Pushback,
+    /// The call's deadline would pass before the next attempt.
+    Deadline,
+}
+
+impl StopReason {
+    /// The snake_case name, as scenarios and traces write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Success => "success",
+            StopReason::MaxAttemptsExceeded => "max_attempts_exceeded",
+            StopReason::NotRetryable => "not_retryable",
+            StopReason::RetryQuotaExceeded => "retry_quota_exceeded",
+            StopReason::Pushback => "pushback",
+            StopReason::Deadline => "deadline",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the reference client does after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Start the next attempt `delay` (whole milliseconds) after `measured_from`.
+    Retry {
+        /// The sleep, a whole number of milliseconds.
+        delay: Duration,
+        /// The instant of the attempt just made that the delay counts from.
+        measured_from: From,
+    },
+    /// End the call.
+    Stop(StopReason),
+}
+
+/// What any correct client may do after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Envelope {
+    /// No further attempt is allowed (or, for [`StopReason::Success`], needed).
+    MustStop(StopReason),
+    /// A next attempt may start `min_ms..=max_ms` after `from` of this attempt.
+    Retry {
+        /// Inclusive lower bound, whole ms, after rounding; includes `not_before` when set.
+        min_ms: u64,
+        /// Inclusive upper bound, whole ms, after rounding.
+        max_ms: u64,
+        /// The instant both bounds count from.
+        from: From,
+        /// True when stopping here is also correct; false means a client that stops
+        /// violates the policy (it gave up with attempts left).
+        optional: bool,
+        /// A server-imposed floor (an honoured `Retry-After`), for messages that name it.
+        not_before: Option<NotBefore>,
+        /// True when the reference draws uniformly over the whole window, so that a client
+        /// landing on one bound again and again is suspect (see [`conformance`]).
+        uniform: bool,
+    },
+}
+
+impl Envelope {
+    /// Whether the reference decision `decision` for attempt `ctx` lies inside this envelope.
+    pub fn admits(&self, ctx: &AttemptView, decision: &Decision) -> bool {
+        match (self, decision) {
+            (Envelope::MustStop(a), Decision::Stop(b)) => a == b,
+            (Envelope::Retry { optional, .. }, Decision::Stop(_)) => *optional,
+            (
+                Envelope::Retry {
+                    min_ms,
+                    max_ms,
+                    from,
+                    not_before,
+                    ..
+                },
+                Decision::Retry {
+                    delay,
+                    measured_from,
+                },
+            ) => {
+                let Ok(delay_ms) = u64::try_from(delay.as_millis()) else {
+                    return false;
+                };
+                let start = ctx.anchor_ms(*measured_from).saturating_add(delay_ms);
+                let anchor = ctx.anchor_ms(*from);
+                let floor_ok = not_before.as_ref().is_none_or(|nb| start >= nb.at_ms);
+                start >= anchor
+                    && (min_ms..=max_ms).contains(&&(start - anchor))
+                    && floor_ok
+                    && delay.subsec_nanos() % 1_000_000 == 0
+            }
+            (Envelope::MustStop(_), Decision::Retry { .. }) => false,
+        }
+    }
+}
+
+/// What a client did after an attempt, for [`Policy::record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The next attempt of the call started at this virtual instant.
+    Retried {
+        /// `start(n+1)`, virtual ms.
+        start_ms: u64,
+    },
+    /// The call ended after this attempt.
+    Stopped,
+}
+
+/// A retry policy.
+///
+/// Object safe and `Send`: the reference client holds a `Box<dyn Policy>` per client instance.
+///
+/// Contract:
+/// - `decide` stays inside `envelope` for every attempt, history and random stream;
+/// - `decide` changes `self` exactly as `record` would for the step it decides, so a policy
+///   driven by `decide` and one replayed by `record` are in the same state;
+/// - `envelope` depends on `self`, the attempt and the *observed* history only, so it judges
+///   the client under test by what that client did (decorrelated jitter reads the previous
+///   delay from the history, not from its own memory).
+///
+/// ```
+/// use retrylab::policy::{
+///     AttemptView, CallHistory, Decision, Envelope, ExponentialConfig, Jitter, Observed,
+///     Policy,
+/// };
+/// use retrylab::rng::Stream;
+/// use std::time::Duration;
+///
+/// let mut policy = ExponentialConfig { jitter: Jitter::None, ..Default::default() }.into_policy();
+/// let first = AttemptView::new(1, Observed::Status(503), 0, Some(10), 10);
+/// let history = CallHistory::empty();
+/// let mut rng = Stream::new(7, "client/0/jitter");
+///
+/// let decision = policy.decide(&first, &history, &mut rng);
+/// assert!(matches!(decision, Decision::Retry { delay, .. } if delay == Duration::from_millis(100)));
+/// assert!(policy.envelope(&first, &history).admits(&first, &decision));
+/// assert!(matches!(policy.envelope(&first, &history), Envelope::Retry { min_ms: 100, max_ms: 100, .. }));
+/// ```
+pub trait Policy: Send + fmt::Debug {
+    /// The policy's scenario name (`exponential`, `aws_standard`, ...).
+    fn name(&self) -> &'static str;
+
+    /// What the reference client does after `ctx`, given the earlier attempts of the call.
+    fn decide(&mut self, ctx: &AttemptView, history: &CallHistory, rng: &mut Stream) -> Decision;
+
+    /// What any correct client may do after `ctx`.
+    fn envelope(&self, ctx: &AttemptView, history: &CallHistory) -> Envelope;
+
+    /// Replays the client-wide state change of what a client did after `ctx` (charge a retry
+    /// to a quota, refund on success). Stateless policies keep the default, which does
+    /// nothing.
+    fn record(&mut self, ctx: &AttemptView, history: &CallHistory, next: Next) {
+        let _ = (ctx, history, next);
+    }
+
+    /// The state worth showing in a trace line after a decision (a quota: `quota 495/500`).
+    fn describe_state(&self) -> Option<String> {
+        None
+    }
+
+    /// The most attempts a call may make, the first included, when the policy has such a
+    /// bound (a native count for SNS, gRPC and ServiceNow policies).
+    fn max_attempts(&self) -> Option<u32>;
+
+    /// A boxed copy, state included, so that a check can replay a client without disturbing
+    /// the original.
+    fn clone_box(&self) -> Box<dyn Policy>;
+}
+
+impl Clone for Box<dyn Policy> {
+    fn clone(&self) -> Box<dyn Policy> {
+        self.clone_box()
+    }
+}

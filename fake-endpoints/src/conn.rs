@@ -77,6 +77,8 @@ pub(crate) struct FlushHook {
 }
 
 struct ConnState {
+    /// Outbound byte offset at which the connection is cut (`Fail::CloseAfter`/`ResetAfter`).
+    cut_at: Option<(u64, KillMode)>,
     seq: u32,
     inbound_mark: u64,
     in_flight: u32,
@@ -96,6 +98,8 @@ pub(crate) struct ConnShared {
     written: AtomicU64,
     /// Lets every flush skip the lock when no hook is armed.
     hooks_pending: AtomicBool,
+    /// Lets every write skip the lock when no cut is armed.
+    cut_armed: AtomicBool,
     state: Mutex<ConnState>,
 }
 
@@ -108,7 +112,9 @@ impl ConnShared {
             read: AtomicU64::new(0),
             written: AtomicU64::new(0),
             hooks_pending: AtomicBool::new(false),
+            cut_armed: AtomicBool::new(false),
             state: Mutex::new(ConnState {
+                cut_at: None,
                 seq: 0,
                 inbound_mark: 0,
                 in_flight: 0,
@@ -179,6 +185,39 @@ impl ConnShared {
             if let Some(waker) = &state.waker {
                 waker.wake_by_ref();
             }
+        }
+    }
+
+    /// Cut the connection once `bytes` more bytes (from now) have been written to it: the
+    /// bytes past the cut are dropped and the connection ends with `mode`.
+    pub(crate) fn cut_after(&self, bytes: u64, mode: KillMode) {
+        let at = self.written().saturating_add(bytes);
+        let mut state = self.lock();
+        state.cut_at.get_or_insert((at, mode));
+        self.cut_armed.store(true, Ordering::Release);
+    }
+
+    /// How many of `len` bytes about to be written may go out before an armed cut; arms the
+    /// kill when the cut is reached.
+    fn allowance(&self, len: usize) -> usize {
+        if !self.cut_armed.load(Ordering::Acquire) {
+            return len;
+        }
+        let written = self.written();
+        let mut state = self.lock();
+        let Some((at, mode)) = state.cut_at else {
+            return len;
+        };
+        let room = usize::try_from(at.saturating_sub(written)).unwrap_or(usize::MAX);
+        if room <= len {
+            // The cut stays armed: everything after it is swallowed until the kill lands.
+            state.kill.get_or_insert(mode);
+            if let Some(waker) = &state.waker {
+                waker.wake_by_ref();
+            }
+            room
+        } else {
+            len
         }
     }
 
@@ -271,6 +310,17 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for CountingIo<IO> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        let allowed = this.shared.allowance(buf.len());
+        if allowed < buf.len() {
+            // The cut: what fits goes out, the rest is swallowed (the connection ends next,
+            // so hyper must not see a short write it would retry).
+            if allowed > 0 {
+                let result = ready!(Pin::new(&mut this.io).poll_write(cx, &buf[..allowed]));
+                this.count_write(&result);
+                result?;
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
         let result = ready!(Pin::new(&mut this.io).poll_write(cx, buf));
         this.count_write(&result);
         Poll::Ready(result)
@@ -282,6 +332,14 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for CountingIo<IO> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.shared.cut_armed.load(Ordering::Acquire) {
+            // Cut accounting works one buffer at a time.
+            let first = bufs
+                .iter()
+                .find(|b| !b.is_empty())
+                .map_or(&[][..], |b| &**b);
+            return Pin::new(this).poll_write(cx, first);
+        }
         let result = ready!(Pin::new(&mut this.io).poll_write_vectored(cx, bufs));
         this.count_write(&result);
         Poll::Ready(result)

@@ -236,23 +236,23 @@ fn respond(
         outbound: written..written,
     });
     let full_len = sent.body.len() as u64;
-    let chunk = match fail.and_then(Fail::after_bytes) {
-        Some(bytes) => sent.body.slice(
-            ..usize::try_from(bytes)
-                .unwrap_or(usize::MAX)
-                .min(sent.body.len()),
-        ),
-        None => sent.body.clone(),
+    let chunk = sent.body.clone();
+    let mode = |f: Fail| {
+        if f.is_reset() {
+            KillMode::Reset
+        } else {
+            KillMode::Fin
+        }
     };
+    if let Some(f) = fail {
+        if let Some(bytes) = f.after_bytes() {
+            // `after_bytes` counts the response as written on the wire, head included.
+            conn.cut_after(bytes, mode(f));
+        }
+    }
     let hook = FlushHook {
         response: index,
-        kill: fail.map(|f| {
-            if f.is_reset() {
-                KillMode::Reset
-            } else {
-                KillMode::Fin
-            }
-        }),
+        kill: fail.map(mode),
     };
     let mut response = Response::new(ResponseBody::new(chunk, full_len, Arc::clone(conn), hook));
     *response.status_mut() = sent.status;

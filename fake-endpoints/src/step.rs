@@ -110,7 +110,8 @@ impl Fail {
         Self::ResetAfter { bytes }
     }
 
-    /// How many body bytes go out before the failure, for the `*After` modes.
+    /// How many bytes of the response (head included, as written on the wire) go out before
+    /// the failure, for the `*After` modes.
     pub fn after_bytes(self) -> Option<u64> {
         match self {
             Self::CloseAfter { bytes } | Self::ResetAfter { bytes } => Some(bytes),

@@ -588,11 +588,12 @@ async fn hang_reads_the_request_and_never_answers() {
 
 #[tokio::test(start_paused = true)]
 async fn close_after_bytes_sends_head_and_prefix_then_fin() {
+    // `after_bytes` counts the response on the wire: the 39-byte head, then 4 body bytes.
     let ep = endpoint(
         EndpointConfig::http("api").script([Step::status(200)
             .body("0123456789")
             .latency(ms(20))
-            .fail_with(Fail::close_after(4))]),
+            .fail_with(Fail::close_after(43))]),
     );
     let (bytes, close) = raw(
         &ep,
@@ -610,7 +611,7 @@ async fn close_after_bytes_sends_head_and_prefix_then_fin() {
     let response = &ledger.responses[0];
     let truncated = ResponseOutcome::Truncated {
         status: StatusCode::OK,
-        fail: Fail::close_after(4),
+        fail: Fail::close_after(43),
     };
     assert_eq!(response.outcome, truncated);
     assert_eq!(response.end_ms, Some(20));
@@ -620,11 +621,11 @@ async fn close_after_bytes_sends_head_and_prefix_then_fin() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn reset_after_zero_bytes_sends_the_head_only() {
+async fn reset_after_the_head_sends_the_head_only() {
     let ep = endpoint(
         EndpointConfig::http("api").script([Step::status(200)
             .body("abc")
-            .fail_with(Fail::reset_after(0))]),
+            .fail_with(Fail::reset_after(38))]),
     );
     let resets = Arc::new(CountResets::default());
     let (bytes, close) = raw(
@@ -646,13 +647,27 @@ async fn truncated_body_is_an_error_for_hyper() {
     let ep = endpoint(
         EndpointConfig::http("api").script([Step::status(200)
             .body("0123456789")
-            .fail_with(Fail::close_after(4))]),
+            .fail_with(Fail::close_after(43))]),
     );
     let mut client = open(&ep, 1).await;
     client.send.ready().await.unwrap();
     let response = client.send.send_request(get("/")).await.unwrap();
     assert_eq!(response.status(), 200);
     assert!(response.into_body().collect().await.is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn cut_inside_the_head_is_a_broken_response() {
+    let ep = endpoint(EndpointConfig::http("api").script([Step::fail(Fail::reset_after(4))]));
+    let resets = Arc::new(CountResets::default());
+    let (bytes, close) = raw(
+        &ep,
+        ConnInfo::new(1, resets.clone()),
+        b"GET / HTTP/1.1\r\nhost: api\r\n\r\n",
+    )
+    .await;
+    assert_eq!(String::from_utf8(bytes).unwrap(), "HTTP");
+    assert_eq!((close.by, close.how), (Side::Server, CloseKind::Reset));
 }
 
 #[tokio::test(start_paused = true)]

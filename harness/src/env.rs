@@ -197,6 +197,11 @@ impl Env {
         self.instance.recorder.clock()
     }
 
+    /// The run's seed (the scenario's `seed`, or `RETRYLAB_SEED`).
+    pub fn seed_value(&self) -> u64 {
+        self.instance.seed
+    }
+
     /// A seed for the user's own randomness, from the scenario seed and `label`: the same
     /// label gives the same value in every run of the same scenario and seed.
     pub fn seed(&self, label: &str) -> u64 {

@@ -100,16 +100,30 @@ impl HttpClient {
     /// fails, or is dropped.
     pub fn request(
         &self,
-        mut request: Request<Full<Bytes>>,
+        request: Request<Full<Bytes>>,
     ) -> impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static {
+        self.send(request).1
+    }
+
+    /// Like [`request`](Self::request), also giving the attempt's id in the trace.
+    pub(crate) fn send(
+        &self,
+        mut request: Request<Full<Bytes>>,
+    ) -> (
+        u32,
+        impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static,
+    ) {
         let path = request
             .uri()
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let id = self
-            .recorder
-            .begin(self.client_id, self.call_id, request.method().as_str(), &path);
+        let id = self.recorder.begin(
+            self.client_id,
+            self.call_id,
+            request.method().as_str(),
+            &path,
+        );
         let headers = request.headers_mut();
         headers.insert(CLIENT_HEADER, HeaderValue::from(self.client_id));
         headers.insert(CALL_HEADER, HeaderValue::from(self.call_id));
@@ -124,7 +138,7 @@ impl HttpClient {
             recorder: self.recorder.clone(),
             id,
         };
-        async move {
+        let response = async move {
             let mut guard = guard;
             match future.await {
                 Ok(response) => {
@@ -140,13 +154,19 @@ impl HttpClient {
                         retry_after.as_deref(),
                     );
                     guard.done = true;
-                    let recorder = guard.recorder.clone();
-                    Ok(response.map(|body| AttemptBody {
-                        inner: body,
-                        recorder,
+                    let (parts, incoming) = response.into_parts();
+                    let mut body = AttemptBody {
+                        inner: incoming,
+                        recorder: guard.recorder.clone(),
                         id,
                         ended: false,
-                    }))
+                    };
+                    // An empty body has ended with its head (DESIGN section 4: end is the
+                    // last body byte delivered).
+                    if body.inner.is_end_stream() {
+                        body.finish(EndKind::Body, None);
+                    }
+                    Ok(Response::from_parts(parts, body))
                 }
                 Err(error) => {
                     if let Some(conn) = error.connect_info().and_then(conn_of) {
@@ -159,7 +179,25 @@ impl HttpClient {
                     Err(error)
                 }
             }
-        }
+        };
+        (id, response)
+    }
+}
+
+impl HttpClient {
+    /// A copy of attempt `id` as recorded so far.
+    pub(crate) fn recorded(&self, id: u32) -> Option<crate::trace::Attempt> {
+        self.recorder.attempt(id)
+    }
+
+    /// Records the reference client's decision after attempt `id`.
+    pub(crate) fn record_decision(
+        &self,
+        id: u32,
+        kind: crate::trace::DecisionKind,
+        state: Option<&str>,
+    ) {
+        self.recorder.decision(id, kind, state);
     }
 }
 
@@ -258,7 +296,9 @@ pub struct AttemptBody {
 
 impl std::fmt::Debug for AttemptBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AttemptBody").field("attempt", &self.id).finish()
+        f.debug_struct("AttemptBody")
+            .field("attempt", &self.id)
+            .finish()
     }
 }
 

@@ -4,6 +4,8 @@
 //! endpoints, and checks attempt counts, delay bounds and idempotency.
 
 pub mod backend;
+mod check;
+pub mod client;
 mod connector;
 mod env;
 pub mod http_client;
@@ -13,7 +15,9 @@ mod recorder;
 mod report;
 pub mod rng;
 mod run;
+pub mod runner;
 pub mod scenario;
+mod snapshot;
 pub mod trace;
 mod world;
 

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use retrylab_endpoints::VirtualClock;
 use tokio::sync::Notify;
 
-use crate::trace::{Attempt, AttemptOutcome, ConnUse, EndKind, Interner, Name};
+use crate::trace::{
+    Attempt, AttemptOutcome, ConnUse, DecisionKind, DecisionRecord, EndKind, Interner, Name,
+};
 
 /// Shared, cloneable handle on a run's records.
 #[derive(Clone)]
@@ -31,6 +33,7 @@ impl std::fmt::Debug for Recorder {
 struct State {
     interner: Interner,
     attempts: Vec<Attempt>,
+    decisions: Vec<DecisionRecord>,
     /// Next attempt number within each (client, call).
     next_n: BTreeMap<(u32, u32), u32>,
     /// The attempt whose request future is being polled: a connect started now is its.
@@ -84,11 +87,6 @@ impl Recorder {
             }
             self.stop.notified().await;
         }
-    }
-
-    /// Whether a limit stopped the run.
-    pub fn stop_cause(&self) -> Option<StopCause> {
-        self.state().limit_hit.then_some(StopCause::AttemptLimit)
     }
 
     /// Interns a name.
@@ -207,6 +205,30 @@ impl Recorder {
                 _ => {}
             }
         }
+    }
+
+    /// Records the reference client's decision after `attempt_id`.
+    pub fn decision(&self, attempt_id: u32, kind: DecisionKind, state: Option<&str>) {
+        let at_ms = self.clock.now_ms();
+        let mut state_guard = self.state();
+        let state = state.map(|text| state_guard.interner.intern(text));
+        state_guard.decisions.push(DecisionRecord {
+            attempt_id,
+            at_ms,
+            kind,
+            state,
+        });
+    }
+
+    /// A copy of attempt `id` as recorded so far.
+    pub fn attempt(&self, id: u32) -> Option<Attempt> {
+        let mut state = self.state();
+        attempt_mut(&mut state, id).copied()
+    }
+
+    /// Takes the decisions recorded so far.
+    pub fn take_decisions(&self) -> Vec<DecisionRecord> {
+        std::mem::take(&mut self.state().decisions)
     }
 
     /// Takes the recorded attempts and names, filling in connections known only from

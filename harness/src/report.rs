@@ -91,6 +91,10 @@ pub struct Report {
     pub(crate) trace: Trace,
     pub(crate) end: RunEnd,
     pub(crate) verdicts: Vec<Verdict>,
+    /// The snapshot to assert, when the scenario asks for one: its name.
+    pub(crate) snapshot: Option<String>,
+    /// What each endpoint recorded, by endpoint name (for the request checks).
+    pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
 }
 
 impl Report {
@@ -144,9 +148,22 @@ impl Report {
         out
     }
 
-    /// Panics with the failed verdicts and the timeline unless every verdict passed.
+    /// The report as snapshot text: calls, the compacted attempt timeline, connections,
+    /// effects and verdicts.
+    pub fn snapshot_text(&self) -> String {
+        crate::snapshot::render(self)
+    }
+
+    /// Panics with the failed verdicts and the timeline unless every verdict passed; then,
+    /// when the scenario sets `snapshot: true`, asserts its insta snapshot (in
+    /// `$CARGO_MANIFEST_DIR/tests/snapshots`; review changes with `cargo insta review`).
     #[track_caller]
     pub fn assert(&self) {
+        if let Some(name) = &self.snapshot {
+            if self.end != RunEnd::WallLimit {
+                crate::snapshot::assert(name, &self.snapshot_text());
+            }
+        }
         if !self.passed() {
             panic!(
                 "{}\nreproduce with: RETRYLAB_SEED={} cargo test -- '{}'",

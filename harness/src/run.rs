@@ -83,7 +83,9 @@ where
             let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 run_on_this_thread(plan, client)
             }));
-            let panics = PANICS.with(|cell| cell.borrow_mut().take()).unwrap_or_default();
+            let panics = PANICS
+                .with(|cell| cell.borrow_mut().take())
+                .unwrap_or_default();
             // The receiver may be gone (wall limit): then nobody needs the report.
             let _ = sender.send((report.ok(), panics));
         });
@@ -142,6 +144,8 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         trace: Default::default(),
         end,
         verdicts: vec![Verdict::fail(check, message)],
+        snapshot: None,
+        ledgers: Vec::new(),
     }
 }
 
@@ -182,7 +186,7 @@ where
     let network = Network::new(start, plan.default_latency);
     let mut endpoints = Vec::with_capacity(plan.endpoints.len());
     for planned in &plan.endpoints {
-        let endpoint = Endpoint::new(planned.config.clone(), clock.clone());
+        let endpoint = Endpoint::new(planned.config.clone(), clock);
         network.add_host(&planned.name, Arc::new(EndpointHost::new(endpoint.clone())));
         // The host was added just above, so the name is known.
         let _ = network.set_latency(&planned.name, planned.latency, planned.latency);
@@ -190,7 +194,7 @@ where
     }
     world::schedule_faults(&network, &plan.faults);
 
-    let recorder = Recorder::new(clock.clone(), plan.max_attempts);
+    let recorder = Recorder::new(clock, plan.max_attempts);
     let connector = EnvConnector::new(SimConnector::new(network.clone()), recorder.clone());
     let instance = Arc::new(ClientInstance::new(
         0,
@@ -233,9 +237,121 @@ where
     }
     let end_ms = clock.now_ms();
     drop(instance);
-    world::collect(
-        plan, end, end_ms, calls, recorder, &network, &endpoints,
-    )
+    world::collect(plan, end, end_ms, calls, recorder, &network, &endpoints)
+}
+
+impl crate::scenario::Scenario {
+    /// Runs the scenario on the sim backend, calling `client` once per logical call, and
+    /// judges the run against `expect:`.
+    ///
+    /// The seed is the scenario's `seed`, unless `RETRYLAB_SEED` overrides it. A scenario
+    /// that cannot run (a feature it uses is not built yet) gives a report whose verdict
+    /// `not_runnable` lists every located reason.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let scenario = Scenario::from_yaml_str(
+    ///     "version: 1\nname: ok\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+    ///      operation: { endpoint: api }\nexpect: { attempts: 1 }\n",
+    ///     "ok.yaml",
+    /// ).unwrap();
+    /// let report = scenario.run(|env| async move {
+    ///     let response = env.http_client().request(env.operation().request()).await;
+    ///     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+    /// });
+    /// report.assert();
+    /// ```
+    pub fn run<F, Fut, T, E>(&self, client: F) -> Report
+    where
+        F: FnMut(Env) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        self.run_with_seed(self.effective_seed(), client)
+    }
+
+    /// Like [`run`](Self::run), with an explicit seed.
+    pub fn run_with_seed<F, Fut, T, E>(&self, seed: u64, client: F) -> Report
+    where
+        F: FnMut(Env) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        match Plan::from_scenario(self, seed) {
+            Ok(plan) => {
+                let epoch = plan.epoch_unix_ms;
+                let mut report = run(plan, client);
+                if report.end != RunEnd::WallLimit {
+                    crate::check::judge(self, &mut report, epoch);
+                }
+                if self.snapshot && seed_is_snapshot_seed(self, seed) {
+                    let seed_override = (seed != self.seed).then_some(seed);
+                    report.snapshot = Some(crate::snapshot::name_for(
+                        &self.source.file,
+                        &self.name,
+                        seed_override,
+                    ));
+                }
+                report
+            }
+            Err(errors) => failed_report(
+                self.name.clone(),
+                seed,
+                RunEnd::NotRunnable,
+                errors.to_string(),
+            ),
+        }
+    }
+
+    /// Runs the scenario with its built-in client (`client:`), once per call.
+    ///
+    /// `custom:` clients are registered in Rust; running one here gives a `not_runnable`
+    /// verdict that says so.
+    pub fn run_builtin(&self) -> Report {
+        self.run_builtin_with_seed(self.effective_seed())
+    }
+
+    /// Like [`run_builtin`](Self::run_builtin), with an explicit seed.
+    pub fn run_builtin_with_seed(&self, seed: u64) -> Report {
+        let policy = match crate::policy::from_spec(&self.client) {
+            Ok(policy) => policy,
+            Err(why) => {
+                let error = self.error_at("client", why);
+                return failed_report(
+                    self.name.clone(),
+                    seed,
+                    RunEnd::NotRunnable,
+                    error.to_string(),
+                );
+            }
+        };
+        let mut client = crate::client::ReferenceClient::new(policy);
+        if let Some(timeout) = crate::policy::attempt_timeout(&self.client) {
+            client = client.attempt_timeout(timeout);
+        }
+        let client = client.shared();
+        self.run_with_seed(seed, move |env| {
+            let client = client.clone();
+            async move { crate::client::ReferenceClient::call_shared(&client, &env).await }
+        })
+    }
+
+    /// The seed a run uses: `RETRYLAB_SEED` when set (and a number), else `seed:`.
+    pub fn effective_seed(&self) -> u64 {
+        std::env::var("RETRYLAB_SEED")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(self.seed)
+    }
+}
+
+/// Snapshots are taken for the scenario's own seed, or for a `RETRYLAB_SEED` override (named
+/// `name@seed-N`); the other seeds of a `seeds:` sweep are checked without a snapshot.
+fn seed_is_snapshot_seed(scenario: &crate::scenario::Scenario, seed: u64) -> bool {
+    seed == scenario.seed || std::env::var("RETRYLAB_SEED").is_ok()
 }
 
 #[cfg(test)]
@@ -298,10 +414,8 @@ mod tests {
 
     #[test]
     fn pooled_gaps_are_exact() {
-        let config = EndpointConfig::http("api").script([
-            Step::status(503).times(2),
-            Step::status(200),
-        ]);
+        let config =
+            EndpointConfig::http("api").script([Step::status(503).times(2), Step::status(200)]);
         let report = run(plan(config, 250), retry_loop);
         assert_eq!(
             report.trace().timeline(),

@@ -204,6 +204,33 @@ pub enum CallResult {
     Stopped,
 }
 
+/// What the reference client decided after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionKind {
+    /// Retry after `delay_ms`, measured from the attempt's `from` instant.
+    Retry {
+        /// The delay, in whole ms.
+        delay_ms: u64,
+        /// `end`, `head` or `start` of the attempt.
+        from: crate::policy::From,
+    },
+    /// Stop, for this reason.
+    Stop(crate::policy::StopReason),
+}
+
+/// A decision of the reference client, with the policy state after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecisionRecord {
+    /// The attempt it follows.
+    pub attempt_id: u32,
+    /// When it was taken.
+    pub at_ms: u64,
+    /// What was decided.
+    pub kind: DecisionKind,
+    /// The policy's state after the decision (e.g. a retry quota), when it has one.
+    pub state: Option<Name>,
+}
+
 /// A request that reached an endpoint after its call had returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LateRequest {
@@ -234,6 +261,8 @@ pub struct Trace {
     pub calls: Vec<Call>,
     /// Requests that arrived after their call returned.
     pub late_requests: Vec<LateRequest>,
+    /// Decisions of the reference client, in order.
+    pub decisions: Vec<DecisionRecord>,
     /// The virtual instant the run ended.
     pub end_ms: u64,
 }
@@ -303,6 +332,22 @@ impl Trace {
         }
         if a.resent {
             line.push_str("  resent");
+        }
+        if let Some(decision) = self.decisions.iter().find(|d| d.attempt_id == a.id) {
+            match decision.kind {
+                DecisionKind::Retry { delay_ms, from } => {
+                    let _ = write!(line, "  => retry in {}", seconds(delay_ms));
+                    if from != crate::policy::From::End {
+                        let _ = write!(line, " from {}", from.as_str());
+                    }
+                }
+                DecisionKind::Stop(reason) => {
+                    let _ = write!(line, "  => stop: {reason}");
+                }
+            }
+            if let Some(state) = decision.state {
+                let _ = write!(line, " [{}]", self.name(state));
+            }
         }
         line
     }

@@ -66,7 +66,11 @@ pub(crate) fn schedule_faults(network: &Network, faults: &[PlannedFault]) {
         let start = network.start();
         tokio::spawn(async move {
             match fault {
-                PlannedFault::Partition { at, endpoint, lasts } => {
+                PlannedFault::Partition {
+                    at,
+                    endpoint,
+                    lasts,
+                } => {
                     tokio::time::sleep_until(start + at).await;
                     // The endpoint name was validated when the plan was made.
                     let _ = network.partition(&endpoint);
@@ -98,6 +102,7 @@ pub(crate) fn collect(
         .map(|(_, endpoint)| endpoint.ledger().snapshot())
         .collect();
     let log = network.log();
+    let decisions = recorder.take_decisions();
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
     let mut effects = Vec::new();
@@ -190,7 +195,10 @@ pub(crate) fn collect(
     let mut header = vec![
         ("backend".to_owned(), "sim".to_owned()),
         ("seed".to_owned(), plan.seed.to_string()),
-        ("client".to_owned(), crate::env::HTTP_CLIENT_CONFIG.to_owned()),
+        (
+            "client".to_owned(),
+            crate::env::HTTP_CLIENT_CONFIG.to_owned(),
+        ),
         (
             "server".to_owned(),
             "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
@@ -233,10 +241,17 @@ pub(crate) fn collect(
             effects,
             calls,
             late_requests,
+            decisions,
             end_ms,
         },
         end,
         verdicts,
+        snapshot: None,
+        ledgers: endpoints
+            .iter()
+            .map(|(name, _)| name.clone())
+            .zip(ledgers)
+            .collect(),
     }
 }
 
@@ -364,12 +379,16 @@ fn renumber(attempts: &mut [Attempt]) {
     let mut next: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for attempt in attempts.iter() {
         if !attempt.reconstructed {
-            let n = next.entry((attempt.client_id, attempt.call_id)).or_insert(0);
+            let n = next
+                .entry((attempt.client_id, attempt.call_id))
+                .or_insert(0);
             *n = (*n).max(attempt.n);
         }
     }
     for attempt in attempts.iter_mut().filter(|a| a.reconstructed) {
-        let n = next.entry((attempt.client_id, attempt.call_id)).or_insert(0);
+        let n = next
+            .entry((attempt.client_id, attempt.call_id))
+            .or_insert(0);
         *n += 1;
         attempt.n = *n;
     }

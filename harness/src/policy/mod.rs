@@ -24,6 +24,7 @@ mod jitter;
 mod linear;
 mod no_retry;
 mod retry_after;
+mod spec;
 mod units;
 
 #[cfg(test)]
@@ -50,6 +51,7 @@ pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
 pub use retry_after::{retry_after_floor, NotBefore, RetryAfter, RetryAfterValue};
+pub use spec::{attempt_timeout, from_spec, policy_name, DEFAULT_MAX_ATTEMPTS};
 pub use units::fmt_ms;
 
 /// The instant a retry delay is measured from.

@@ -1,1 +1,85 @@
 //! Scenario files: types, parsing, validation.
+//!
+//! A scenario is a YAML file (DESIGN section 7) or a value built in code. Every way in
+//! ([`Scenario::load`], [`Scenario::from_yaml_str`], [`Scenario::builder`]) runs the same
+//! validation, and every error is located: `file:line:col path: message`.
+//!
+//! ```
+//! use retrylab::scenario::Scenario;
+//!
+//! let yaml = r#"
+//! version: 1
+//! name: 429 with Retry-After
+//! endpoints:
+//!   api:
+//!     script:
+//!       - { status: 429, retry_after: 2 }
+//!       - { status: 200 }
+//! operation: { endpoint: api, method: POST, path: /orders }
+//! client:
+//!   exponential: { initial: 100ms, max_attempts: 3 }
+//! expect:
+//!   outcome: success
+//!   gaps: [ { at_least: 2s } ]
+//! "#;
+//! let scenario = Scenario::from_yaml_str(yaml, "429.yaml").unwrap();
+//! assert_eq!(scenario.expect.check_names(), ["outcome", "gaps"]);
+//! ```
+//!
+//! The keys, and which of them this version runs, are listed in `KEYS.md` beside this file.
+
+mod builder;
+mod client;
+mod duration;
+mod endpoint;
+mod error;
+mod expect;
+mod headers;
+mod latency;
+mod limits;
+mod locations;
+mod model;
+mod network;
+mod operation;
+pub(crate) mod parse;
+#[cfg(feature = "schema")]
+mod schema;
+mod search;
+mod step;
+mod support;
+mod turmoil;
+mod validate;
+mod values;
+
+pub use builder::{ScenarioBuilder, CODE_FILE};
+pub use client::{
+    AwsJitter, AwsParams, AwsSdk, ClientSpec, ExponentialParams, FixedParams, GrpcCode,
+    GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
+    GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, HeaderUnit, Jitter,
+    LinearParams, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition, RocketmqParams,
+    ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy,
+    SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
+};
+pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
+pub use endpoint::{
+    ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
+    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope,
+};
+pub use error::{Location, ScenarioError, ScenarioErrors};
+pub use expect::{
+    AmplificationSpec, AtMostSpec, EffectsSpec, Expectations, HeaderCheckSpec, InvalidRetryAfter,
+    MaxRateSpec, Outcome, RetryAfterCheckSpec, RetryAfterHonour, RetryWavesSpec, StopReason,
+};
+pub use headers::HeadersSpec;
+pub use latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
+pub use limits::{LimitsSpec, ScenarioStatus, SeedRange};
+pub use locations::SourceInfo;
+pub use model::Scenario;
+pub use network::{FaultSpec, NetworkSpec, ScriptState};
+pub use operation::{IdempotencyKeySpec, OperationSpec};
+#[cfg(feature = "schema")]
+pub use schema::json_schema;
+pub use search::{SearchSpec, VarySpec};
+pub use step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+pub use turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
+pub use values::{BoundSpec, CountSpec, DurationRange, Probability};

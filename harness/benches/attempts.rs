@@ -1,0 +1,186 @@
+//! Attempts per second through the public API, against the floor of hyper-util over a bare
+//! in-memory stream measured in the same process (issue A1).
+//!
+//! `cargo bench -p retrylab --bench attempts` prints one line per case. The wall clock is read
+//! here, in the benchmark, never on the simulated path.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::service::service_fn;
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use retrylab::scenario::Scenario;
+
+const ATTEMPTS: u64 = 100_000;
+
+fn scenario(keep_alive: bool) -> Scenario {
+    let keep_alive = if keep_alive {
+        ""
+    } else {
+        "    keep_alive: { max_requests: 1 }\n"
+    };
+    let yaml = format!(
+        "version: 1\nname: bench\nendpoints:\n  api:\n{keep_alive}    script: [ {{ status: 503 }} ]\n\
+         network: {{ latency: 1ms }}\noperation: {{ endpoint: api, method: POST, path: /orders }}\n\
+         limits: {{ max_virtual_time: 30d, max_client_attempts: 200000, wall: 120s }}\n"
+    );
+    match Scenario::from_yaml_str(&yaml, "bench.yaml") {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn harness(keep_alive: bool) -> (Duration, usize, u64) {
+    let scenario = scenario(keep_alive);
+    let started = Instant::now();
+    let report = scenario.run(|env| async move {
+        let client = env.http_client();
+        for _ in 0..ATTEMPTS {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::time::sleep(Duration::from_secs(20)).await;
+        }
+        Ok::<_, String>(())
+    });
+    let elapsed = started.elapsed();
+    (
+        elapsed,
+        report.trace().attempts.len(),
+        report.trace().end_ms,
+    )
+}
+
+/// hyper-util's client and hyper's server over `tokio::io::duplex`, nothing of ours.
+#[derive(Clone)]
+struct DuplexConnector;
+
+struct Stream(TokioIo<tokio::io::DuplexStream>);
+
+impl Connection for Stream {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+impl hyper::rt::Read for Stream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Stream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+impl tower_service::Service<http::Uri> for DuplexConnector {
+    type Response = Stream;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<Stream>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Uri) -> Self::Future {
+        Box::pin(async {
+            let (client, server) = tokio::io::duplex(64 * 1024);
+            tokio::spawn(async move {
+                let service = service_fn(|_req| async {
+                    Ok::<_, std::convert::Infallible>(
+                        http::Response::builder()
+                            .status(503)
+                            .body(Full::new(Bytes::new()))
+                            .unwrap_or_default(),
+                    )
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(server), service)
+                    .await;
+            });
+            Ok(Stream(TokioIo::new(client)))
+        })
+    }
+}
+
+fn floor(keep_alive: bool) -> Duration {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    runtime.block_on(async {
+        let client: Client<DuplexConnector, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_max_idle_per_host(if keep_alive { usize::MAX } else { 0 })
+            .build(DuplexConnector);
+        for _ in 0..ATTEMPTS {
+            let request = http::Request::post("http://api/orders")
+                .body(Full::new(Bytes::new()))
+                .unwrap_or_default();
+            if let Ok(response) = client.request(request).await {
+                let _ = response.into_body().collect().await;
+            }
+            tokio::time::sleep(Duration::from_secs(20)).await;
+        }
+    });
+    started.elapsed()
+}
+
+fn per_attempt(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6 / ATTEMPTS as f64
+}
+
+fn main() {
+    // `cargo test --benches` runs this binary too; only `cargo bench` passes --bench.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    for keep_alive in [false, true] {
+        let label = if keep_alive {
+            "keep-alive"
+        } else {
+            "new connection per attempt"
+        };
+        let floor = floor(keep_alive);
+        let (wall, attempts, end_ms) = harness(keep_alive);
+        println!(
+            "{label}: retrylab {attempts} attempts in {:.3}s wall ({:.1} us/attempt, {:.1} virtual days); \
+             floor hyper-util over duplex {:.3}s ({:.1} us/attempt)",
+            wall.as_secs_f64(),
+            per_attempt(wall),
+            end_ms as f64 / 86_400_000.0,
+            floor.as_secs_f64(),
+            per_attempt(floor),
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! `effects: exactly_once | at_most_once | at_least_once`: side effects the endpoints
+//! committed, per logical call.
+//!
+//! Effects are attributed by the harness's call tag (requests from its surfaces carry one),
+//! else by the sequential call window they fell in.
+
+use super::{verdict, Ctx};
+use crate::report::Verdict;
+use crate::scenario::EffectsSpec;
+use crate::trace::{seconds, CallResult};
+
+pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
+    let mut problems = Vec::new();
+    for call in &ctx.trace.calls {
+        let effects: Vec<_> = ctx
+            .trace
+            .effects
+            .iter()
+            .filter(|e| e.call_id == Some(call.call_id))
+            .collect();
+        let succeeded = matches!(call.result, CallResult::Success(_));
+        let name = ctx.call_name(call.client_id, call.call_id);
+        let at: Vec<String> = effects.iter().map(|e| seconds(e.at_ms)).collect();
+        let too_many = effects.len() > 1;
+        let too_few = succeeded && effects.is_empty();
+        let wrong = match spec {
+            EffectsSpec::ExactlyOnce => too_many || too_few,
+            EffectsSpec::AtMostOnce => too_many,
+            EffectsSpec::AtLeastOnce => too_few,
+        };
+        if wrong {
+            if effects.is_empty() {
+                problems.push(format!("{name} succeeded but no effect was committed"));
+            } else {
+                problems.push(format!(
+                    "{name} committed {} effects (at {})",
+                    effects.len(),
+                    at.join(", ")
+                ));
+            }
+        }
+    }
+    let unattributed = ctx
+        .trace
+        .effects
+        .iter()
+        .filter(|e| e.call_id.is_none())
+        .count();
+    if unattributed > 0 {
+        problems.push(format!(
+            "{unattributed} effects could not be attributed to a call"
+        ));
+    }
+    let name = match spec {
+        EffectsSpec::ExactlyOnce => "exactly once",
+        EffectsSpec::AtMostOnce => "at most once",
+        EffectsSpec::AtLeastOnce => "at least once",
+    };
+    verdict("effects", problems, || {
+        format!(
+            "{} effects over {} calls: {name}",
+            ctx.trace.effects.len(),
+            ctx.trace.calls.len()
+        )
+    })
+}

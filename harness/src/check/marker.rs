@@ -1,0 +1,62 @@
+//! `must_fail: [...]` and `status: known_failure`: scenarios that demonstrate a defect.
+
+use crate::report::{Report, Verdict};
+use crate::scenario::{Scenario, ScenarioStatus};
+
+/// Rewrites the verdicts of a marked scenario:
+/// - `must_fail: [checks]` passes only when exactly these checks fail and all others pass;
+/// - `status: known_failure` passes while the scenario fails, and fails with "now passes:
+///   remove the marker" once it does not.
+pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
+    if !scenario.must_fail.is_empty() {
+        let expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
+        let mut missing: Vec<&str> = Vec::new();
+        for check in &expected {
+            let failed = report
+                .verdicts
+                .iter()
+                .any(|v| v.check == *check && !v.passed);
+            if !failed {
+                missing.push(check);
+            }
+        }
+        let mut verdicts = Vec::with_capacity(report.verdicts.len() + 1);
+        for verdict in report.verdicts.drain(..) {
+            if expected.contains(&verdict.check.as_str()) && !verdict.passed {
+                // The defect was caught: that is this scenario's success.
+                verdicts.push(Verdict::pass(
+                    verdict.check,
+                    format!("failed as must_fail expects: {}", verdict.message),
+                ));
+            } else {
+                verdicts.push(verdict);
+            }
+        }
+        if !missing.is_empty() {
+            verdicts.push(Verdict::fail(
+                "must_fail",
+                format!(
+                    "must_fail lists {} but {} passed: the defect this scenario demonstrates \
+                     was not caught",
+                    expected.join(", "),
+                    missing.join(", ")
+                ),
+            ));
+        }
+        report.verdicts = verdicts;
+    }
+    if scenario.status == Some(ScenarioStatus::KnownFailure) {
+        if report.passed() {
+            report.verdicts.push(Verdict::fail(
+                "known_failure",
+                "now passes: remove the marker `status: known_failure`",
+            ));
+        } else {
+            let failed: Vec<String> = report.failures().map(|v| v.check.clone()).collect();
+            report.verdicts = vec![Verdict::pass(
+                "known_failure",
+                format!("fails as known ({})", failed.join(", ")),
+            )];
+        }
+    }
+}

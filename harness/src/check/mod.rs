@@ -1,0 +1,165 @@
+//! Checks: one module per expectation kind, each producing [`Verdict`]s that explain
+//! themselves and point at the attempt (DESIGN section 7, "Expectations").
+//!
+//! Expectations apply to every logical call unless their name starts with `total_`.
+
+mod attempts;
+mod conforms;
+mod effects;
+mod gaps;
+mod late;
+mod marker;
+mod not_retried;
+mod outcome;
+mod requests;
+mod retry_after;
+mod total_time;
+
+use retrylab_endpoints::LedgerSnapshot;
+
+use crate::report::{Report, Verdict};
+use crate::scenario::{BoundSpec, CountSpec, Scenario};
+use crate::trace::{seconds, Attempt, Trace};
+
+/// What every check reads.
+pub(crate) struct Ctx<'a> {
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) trace: &'a Trace,
+    pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
+    pub(crate) epoch_unix_ms: u64,
+}
+
+impl Ctx<'_> {
+    /// The calls of the run, as (client, call) pairs in order.
+    pub(crate) fn calls(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.trace.calls.iter().map(|c| (c.client_id, c.call_id))
+    }
+
+    /// The attempts of one call, in order.
+    pub(crate) fn attempts_of(&self, client: u32, call: u32) -> Vec<&Attempt> {
+        let mut attempts: Vec<&Attempt> = self
+            .trace
+            .attempts
+            .iter()
+            .filter(|a| a.client_id == client && a.call_id == call)
+            .collect();
+        attempts.sort_by_key(|a| a.n);
+        attempts
+    }
+
+    /// `call 2` (or `client 1 call 2` in a fleet): how verdicts name a call.
+    pub(crate) fn call_name(&self, client: u32, call: u32) -> String {
+        if client == 0 {
+            format!("call {call}")
+        } else {
+            format!("client {client} call {call}")
+        }
+    }
+}
+
+/// Judges `report` against the scenario's `expect:`, then applies `must_fail` and
+/// `status: known_failure`.
+pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64) {
+    let verdicts = {
+        let ctx = Ctx {
+            scenario,
+            trace: &report.trace,
+            ledgers: &report.ledgers,
+            epoch_unix_ms,
+        };
+        evaluate(&ctx)
+    };
+    report.verdicts.extend(verdicts);
+    marker::apply(scenario, report);
+}
+
+fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
+    let expect = &ctx.scenario.expect;
+    let mut out = Vec::new();
+    if let Some(outcome) = expect.outcome {
+        out.push(outcome::outcome(ctx, outcome));
+    }
+    if let Some(outcomes) = &expect.outcomes {
+        out.push(outcome::outcomes(ctx, outcomes));
+    }
+    if let Some(reason) = expect.stop_reason {
+        out.push(outcome::stop_reason(ctx, reason));
+    }
+    if let Some(count) = expect.attempts {
+        out.push(attempts::per_call(ctx, count));
+    }
+    if let Some(count) = expect.total_attempts {
+        out.push(attempts::total(ctx, count));
+    }
+    if let Some(count) = expect.requests_received {
+        out.push(attempts::requests_received(ctx, count));
+    }
+    if !expect.gaps.is_empty() {
+        out.push(gaps::gaps(ctx, &expect.gaps));
+    }
+    if let Some(bound) = expect.gaps_each {
+        out.push(gaps::gaps_each(ctx, bound));
+    }
+    if let Some(spec) = expect.retry_after {
+        out.push(retry_after::check(ctx, spec));
+    }
+    if !expect.not_retried_on.is_empty() {
+        out.push(not_retried::check(ctx, &expect.not_retried_on));
+    }
+    if let Some(spec) = expect.effects {
+        out.push(effects::check(ctx, spec));
+    }
+    if let Some(policy) = &expect.conforms_to {
+        out.push(conforms::check(ctx, policy));
+    }
+    if let Some(bound) = expect.total_time {
+        out.push(total_time::check(ctx, bound));
+    }
+    if let Some(n) = expect.late_requests {
+        out.push(late::check(ctx, n));
+    }
+    if let Some(on) = expect.same_idempotency_key {
+        out.push(requests::same_idempotency_key(ctx, on));
+    }
+    if let Some(on) = expect.same_body {
+        out.push(requests::same_body(ctx, on));
+    }
+    if let Some(spec) = &expect.header {
+        out.push(requests::header(ctx, spec));
+    }
+    out
+}
+
+/// `4`, `between 2 and 5`, `at least 3`: a count as a verdict says it.
+pub(crate) fn count_text(count: CountSpec) -> String {
+    match count {
+        CountSpec::Exactly(n) => n.to_string(),
+        CountSpec::Between {
+            min,
+            max: Some(max),
+        } => format!("between {min} and {max}"),
+        CountSpec::Between { min, max: None } => format!("at least {min}"),
+    }
+}
+
+/// `within [0.000s, 0.400s]`, `>= 2.000s`, `<= 1.000s`.
+pub(crate) fn bound_text(bound: BoundSpec) -> String {
+    match bound {
+        BoundSpec::Within(r) => format!(
+            "within [{}, {}]",
+            seconds(r.min.as_ms()),
+            seconds(r.max.as_ms())
+        ),
+        BoundSpec::AtLeast(a) => format!(">= {}", seconds(a.as_ms())),
+        BoundSpec::AtMost(b) => format!("<= {}", seconds(b.as_ms())),
+    }
+}
+
+/// A verdict from a list of problems: passes when there are none.
+pub(crate) fn verdict(check: &str, problems: Vec<String>, ok: impl FnOnce() -> String) -> Verdict {
+    if problems.is_empty() {
+        Verdict::pass(check, ok())
+    } else {
+        Verdict::fail(check, problems.join("; "))
+    }
+}

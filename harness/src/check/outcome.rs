@@ -1,0 +1,116 @@
+//! `outcome`, `outcomes` and `stop_reason`: how calls ended.
+
+use super::{verdict, Ctx};
+use crate::report::Verdict;
+use crate::scenario::{Outcome, StopReason};
+use crate::trace::{CallResult, DecisionKind};
+
+fn outcome_of(result: &CallResult) -> Outcome {
+    match result {
+        CallResult::Success(_) => Outcome::Success,
+        CallResult::Failure(_) => Outcome::Failure,
+        CallResult::Stopped => Outcome::Stopped,
+    }
+}
+
+fn name(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Success => "success",
+        Outcome::Failure => "failure",
+        Outcome::Stopped => "stopped",
+    }
+}
+
+fn describe(result: &CallResult) -> String {
+    match result {
+        CallResult::Success(v) => format!("success: Ok({v})"),
+        CallResult::Failure(e) => format!("failure: Err({e})"),
+        CallResult::Stopped => "stopped (the run ended before it returned)".to_owned(),
+    }
+}
+
+/// `outcome:` applies to every call.
+pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
+    let problems = ctx
+        .trace
+        .calls
+        .iter()
+        .filter(|c| outcome_of(&c.result) != expected)
+        .map(|c| {
+            format!(
+                "{} ended in {}, expected {}",
+                ctx.call_name(c.client_id, c.call_id),
+                describe(&c.result),
+                name(expected)
+            )
+        })
+        .collect();
+    verdict("outcome", problems, || {
+        format!("every call ended in {}", name(expected))
+    })
+}
+
+/// `outcomes: [...]`: one per call, in call order.
+pub(super) fn outcomes(ctx: &Ctx<'_>, expected: &[Outcome]) -> Verdict {
+    let mut problems = Vec::new();
+    if expected.len() != ctx.trace.calls.len() {
+        problems.push(format!(
+            "{} outcomes listed for {} calls",
+            expected.len(),
+            ctx.trace.calls.len()
+        ));
+    }
+    for (call, want) in ctx.trace.calls.iter().zip(expected) {
+        if outcome_of(&call.result) != *want {
+            problems.push(format!(
+                "{} ended in {}, expected {}",
+                ctx.call_name(call.client_id, call.call_id),
+                describe(&call.result),
+                name(*want)
+            ));
+        }
+    }
+    verdict("outcomes", problems, || {
+        "every call ended as listed".to_owned()
+    })
+}
+
+/// `stop_reason:` is what the reference client decided after each call's last attempt.
+pub(super) fn stop_reason(ctx: &Ctx<'_>, expected: StopReason) -> Verdict {
+    let want = policy_reason(expected);
+    let mut problems = Vec::new();
+    for (client, call) in ctx.calls() {
+        let last = ctx.attempts_of(client, call).last().map(|a| a.id);
+        let decision = last.and_then(|id| ctx.trace.decisions.iter().find(|d| d.attempt_id == id));
+        match decision.map(|d| d.kind) {
+            Some(DecisionKind::Stop(reason)) if reason == want => {}
+            Some(DecisionKind::Stop(reason)) => problems.push(format!(
+                "{} stopped with {reason}, expected {want}",
+                ctx.call_name(client, call)
+            )),
+            Some(DecisionKind::Retry { .. }) => problems.push(format!(
+                "{} decided to retry after its last attempt (the run ended first)",
+                ctx.call_name(client, call)
+            )),
+            None => problems.push(format!(
+                "{} has no recorded decision: stop_reason applies to the built-in clients \
+                 (`client:` policies), which record why they stopped",
+                ctx.call_name(client, call)
+            )),
+        }
+    }
+    verdict("stop_reason", problems, || {
+        format!("every call stopped with {want}")
+    })
+}
+
+fn policy_reason(reason: StopReason) -> crate::policy::StopReason {
+    use crate::policy::StopReason as P;
+    match reason {
+        StopReason::MaxAttemptsExceeded => P::MaxAttemptsExceeded,
+        StopReason::RetryQuotaExceeded => P::RetryQuotaExceeded,
+        StopReason::NotRetryable => P::NotRetryable,
+        StopReason::Pushback => P::Pushback,
+        StopReason::Deadline => P::Deadline,
+    }
+}

@@ -1,0 +1,135 @@
+//! Per-attempt request checks, on what the endpoints received: `same_idempotency_key`,
+//! `same_body`, `header: { name, values }`.
+
+use std::collections::BTreeMap;
+
+use retrylab_endpoints::RequestRecord;
+
+use super::{verdict, Ctx};
+use crate::http_client::{ATTEMPT_HEADER, CALL_HEADER};
+use crate::report::Verdict;
+use crate::scenario::HeaderCheckSpec;
+
+/// The received requests of each call, in arrival order.
+fn by_call<'a>(ctx: &'a Ctx<'_>) -> BTreeMap<u32, Vec<&'a RequestRecord>> {
+    let mut calls: BTreeMap<u32, Vec<&RequestRecord>> = BTreeMap::new();
+    for (_, ledger) in ctx.ledgers {
+        for request in &ledger.requests {
+            let call = request
+                .headers
+                .get(CALL_HEADER)
+                .and_then(|v| v.to_str().ok()?.parse().ok())
+                .unwrap_or(0);
+            calls.entry(call).or_default().push(request);
+        }
+    }
+    for requests in calls.values_mut() {
+        requests.sort_by_key(|r| (r.at_ms, r.conn_id, attempt_of(r)));
+    }
+    calls
+}
+
+fn attempt_of(request: &RequestRecord) -> u32 {
+    request
+        .headers
+        .get(ATTEMPT_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `same_idempotency_key: true`: every request of a call carried the same key (and one).
+pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
+    let header = ctx
+        .scenario
+        .operation
+        .idempotency_key
+        .as_ref()
+        .map(|k| k.header.clone())
+        .or_else(|| {
+            ctx.scenario
+                .endpoints
+                .values()
+                .find_map(|e| e.dedupe.as_ref().map(|d| d.header.clone()))
+        })
+        .unwrap_or_else(|| "Idempotency-Key".to_owned());
+    let mut problems = Vec::new();
+    for (call, requests) in by_call(ctx) {
+        let keys: Vec<Option<&[u8]>> = requests
+            .iter()
+            .map(|r| r.headers.get(header.as_str()).map(|v| v.as_bytes()))
+            .collect();
+        let same = keys
+            .first()
+            .is_some_and(|first| first.is_some() && keys.iter().all(|k| k == first));
+        if same != expected {
+            let shown: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    k.map_or("(none)".to_owned(), |k| {
+                        String::from_utf8_lossy(k).into_owned()
+                    })
+                })
+                .collect();
+            problems.push(format!(
+                "{}: {header} per request was [{}]",
+                ctx.call_name(0, call),
+                shown.join(", ")
+            ));
+        }
+    }
+    verdict("same_idempotency_key", problems, || {
+        format!("every call's requests carried one {header}")
+    })
+}
+
+/// `same_body: true`: every request of a call carried the same body.
+pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
+    let mut problems = Vec::new();
+    for (call, requests) in by_call(ctx) {
+        let same = requests.windows(2).all(|w| w[0].body == w[1].body);
+        if same != expected {
+            let differs = requests
+                .windows(2)
+                .position(|w| w[0].body != w[1].body)
+                .map_or(String::new(), |i| format!(" (request {} differs)", i + 2));
+            problems.push(format!(
+                "{}: the bodies were {}{differs}",
+                ctx.call_name(0, call),
+                if same {
+                    "all the same"
+                } else {
+                    "not all the same"
+                }
+            ));
+        }
+    }
+    verdict("same_body", problems, || "bodies as expected".to_owned())
+}
+
+/// `header: { name, values: [...] }`: request i of each call carried `values[i]` (a value
+/// of `""` means the header is absent); extra requests are unchecked.
+pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
+    let mut problems = Vec::new();
+    for (call, requests) in by_call(ctx) {
+        for (i, (request, want)) in requests.iter().zip(&spec.values).enumerate() {
+            let got = request
+                .headers
+                .get(spec.name.as_str())
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default();
+            if &got != want {
+                problems.push(format!(
+                    "{}: request {} carried {}: {:?}, expected {:?}",
+                    ctx.call_name(0, call),
+                    i + 1,
+                    spec.name,
+                    got,
+                    want
+                ));
+            }
+        }
+    }
+    verdict("header", problems, || {
+        format!("{} carried the expected values", spec.name)
+    })
+}

@@ -1,0 +1,78 @@
+//! `retry_after: { honour, cap, invalid }`: did the client wait as the server asked?
+//!
+//! A delay-seconds value is measured from `head(n)`; an HTTP-date is compared with the
+//! virtual wall clock at `start(n+1)` (DESIGN section 4).
+
+use super::{verdict, Ctx};
+use crate::policy::RetryAfterValue;
+use crate::report::Verdict;
+use crate::scenario::{InvalidRetryAfter, RetryAfterCheckSpec, RetryAfterHonour};
+use crate::trace::seconds;
+
+pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
+    let cap_ms = spec.cap.millis().map(|m| m.as_ms());
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for (client, call) in ctx.calls() {
+        let attempts = ctx.attempts_of(client, call);
+        for (i, attempt) in attempts.iter().enumerate() {
+            let (Some(raw), Some(head)) = (attempt.retry_after, attempt.head_ms) else {
+                continue;
+            };
+            seen += 1;
+            let raw = ctx.trace.name(raw);
+            let next = attempts.get(i + 1);
+            let status = attempt.outcome.status().unwrap_or(0);
+            let what = format!("a {status} with Retry-After: {raw}");
+            // The wait the server asked for, in ms after the head.
+            let asked = match RetryAfterValue::parse(raw) {
+                RetryAfterValue::Seconds(s) => Some(s.saturating_mul(1000)),
+                RetryAfterValue::Date(unix_s) => {
+                    let head_system = ctx.epoch_unix_ms as i64 + head as i64;
+                    Some((unix_s * 1000 - head_system).max(0) as u64)
+                }
+                RetryAfterValue::Invalid(_) => None,
+            };
+            let Some(asked) = asked else {
+                if spec.invalid == InvalidRetryAfter::GiveUp {
+                    if let Some(next) = next {
+                        problems.push(format!(
+                            "{}: attempt {} was made after {what} (invalid: the client \
+                             should have given up)",
+                            ctx.call_name(client, call),
+                            next.n
+                        ));
+                    }
+                }
+                continue;
+            };
+            let Some(next) = next else { continue };
+            let needed = cap_ms.map_or(asked, |cap| asked.min(cap));
+            let waited = next.start_ms.saturating_sub(head);
+            let ok = match spec.honour {
+                RetryAfterHonour::Max => waited >= needed,
+                RetryAfterHonour::Exact => waited == needed,
+            };
+            if !ok {
+                let relation = match spec.honour {
+                    RetryAfterHonour::Max => ">=",
+                    RetryAfterHonour::Exact => "exactly",
+                };
+                problems.push(format!(
+                    "{}: attempt {} started {} after the head of {what} (needed {relation} {})",
+                    ctx.call_name(client, call),
+                    next.n,
+                    seconds(waited),
+                    seconds(needed)
+                ));
+            }
+        }
+    }
+    verdict("retry_after", problems, || {
+        if seen == 0 {
+            "no response carried Retry-After".to_owned()
+        } else {
+            format!("all {seen} Retry-After values were honoured")
+        }
+    })
+}

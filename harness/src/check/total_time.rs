@@ -1,0 +1,29 @@
+//! `total_time`: how long each call took, from the closure's call to its return.
+
+use super::{bound_text, verdict, Ctx};
+use crate::report::Verdict;
+use crate::scenario::{BoundSpec, Millis};
+use crate::trace::seconds;
+
+pub(super) fn check(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
+    let mut problems = Vec::new();
+    for call in &ctx.trace.calls {
+        let name = ctx.call_name(call.client_id, call.call_id);
+        match call.end_ms {
+            Some(end) => {
+                let took = end.saturating_sub(call.start_ms);
+                if !bound.contains(Millis::from_ms(took)) {
+                    problems.push(format!(
+                        "{name} took {}, expected {}",
+                        seconds(took),
+                        bound_text(bound)
+                    ));
+                }
+            }
+            None => problems.push(format!("{name} never returned")),
+        }
+    }
+    verdict("total_time", problems, || {
+        format!("every call took {}", bound_text(bound))
+    })
+}

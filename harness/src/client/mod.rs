@@ -1,0 +1,6 @@
+//! Built-in clients: the reference client, which runs any [`Policy`](crate::policy::Policy)
+//! over `env.http_client()`.
+
+mod reference;
+
+pub use reference::{CallError, ReferenceClient};

@@ -1,0 +1,210 @@
+//! The reference client: a generic HTTP retry loop driven by a [`Policy`].
+//!
+//! It is what a scenario's `client:` runs, and the yardstick the policy's envelope is tested
+//! against: each decision is recorded in the trace with the policy's state after it, so a
+//! snapshot shows why it retried or stopped.
+
+use std::fmt;
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+
+use crate::policy::{
+    AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
+    StopReason,
+};
+use crate::rng::Stream;
+use crate::trace::{AttemptOutcome, DecisionKind};
+use crate::Env;
+
+/// Why a call of the reference client failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    /// The policy's stop reason.
+    pub reason: StopReason,
+    /// What the last attempt came to (`503`, `timeout`, ...).
+    pub last: String,
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (last attempt: {})", self.reason, self.last)
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Runs a policy over `env.http_client()`, one attempt after another, sleeping in virtual
+/// time as the policy decides.
+///
+/// The policy's state (a retry quota, say) lives as long as the client, so keep one
+/// `ReferenceClient` per client instance across calls.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use std::time::Duration;
+/// use retrylab::client::ReferenceClient;
+/// use retrylab::policy::ExponentialConfig;
+/// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};
+///
+/// let scenario = Scenario::builder("two 503s")
+///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(503).times(2), StepSpec::status(200)]))
+///     .operation(OperationSpec::get("api", "/"))
+///     .build()
+///     .unwrap();
+/// let client = ReferenceClient::new(ExponentialConfig::default().into_policy())
+///     .attempt_timeout(Duration::from_secs(2))
+///     .shared();
+/// let report = scenario.run(move |env| {
+///     let client = client.clone();
+///     async move { ReferenceClient::call_shared(&client, &env).await }
+/// });
+/// assert_eq!(report.trace().attempts.len(), 3);
+/// ```
+#[derive(Debug)]
+pub struct ReferenceClient {
+    policy: Box<dyn Policy>,
+    attempt_timeout: Option<Duration>,
+    calls: u32,
+    attempts_before: u64,
+}
+
+/// A reference client shared by the calls of one client instance.
+pub type SharedClient = std::sync::Arc<tokio::sync::Mutex<ReferenceClient>>;
+
+impl ReferenceClient {
+    /// A client following `policy`.
+    pub fn new(policy: Box<dyn Policy>) -> ReferenceClient {
+        ReferenceClient {
+            policy,
+            attempt_timeout: None,
+            calls: 0,
+            attempts_before: 0,
+        }
+    }
+
+    /// Gives up on an attempt (head and body) after `timeout`.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> ReferenceClient {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Wraps the client for sharing across the calls of a run's closure.
+    pub fn shared(self) -> SharedClient {
+        std::sync::Arc::new(tokio::sync::Mutex::new(self))
+    }
+
+    /// Runs one call of a shared client.
+    pub async fn call_shared(client: &SharedClient, env: &Env) -> Result<u16, CallError> {
+        client.lock().await.call(env).await
+    }
+
+    /// Performs the scenario's operation once, retrying as the policy decides. Returns the
+    /// final status on success.
+    pub async fn call(&mut self, env: &Env) -> Result<u16, CallError> {
+        let http = env.http_client();
+        let operation = env.operation();
+        let clock = *env.clock();
+        let mut label = String::from("client/");
+        label.push_str(&env.client_index().to_string());
+        label.push_str("/jitter");
+        let mut rng = Stream::new(env.seed_value(), &label);
+        let client_history = ClientHistory {
+            client_index: env.client_index(),
+            call_index: self.calls,
+            attempts_before: self.attempts_before,
+        };
+        self.calls += 1;
+        let mut previous: Vec<AttemptView> = Vec::new();
+        loop {
+            let (id, sending) = http.send(operation.request());
+            let attempt = async {
+                let response = sending.await?;
+                let status = response.status().as_u16();
+                let (parts, body) = response.into_parts();
+                // Reading the body ends the attempt; a body that breaks is a transport error.
+                body.collect().await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>((status, parts.headers))
+            };
+            let result = match self.attempt_timeout {
+                Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
+                None => Some(attempt.await),
+            };
+            self.attempts_before += 1;
+            let recorded = http.recorded(id);
+            let (start_ms, head_ms, end_ms, traced) = match recorded {
+                Some(a) => (
+                    a.start_ms,
+                    a.head_ms,
+                    a.end_ms.unwrap_or_else(|| clock.now_ms()),
+                    a.outcome,
+                ),
+                None => (
+                    clock.now_ms(),
+                    None,
+                    clock.now_ms(),
+                    AttemptOutcome::Unfinished,
+                ),
+            };
+            let n = previous.len() as u32 + 1;
+            let (outcome, headers) = match result {
+                None => (Observed::Timeout, None),
+                Some(Ok((status, headers))) => (Observed::Status(status), Some(headers)),
+                Some(Err(_)) => (
+                    Observed::from_trace(traced)
+                        .unwrap_or(Observed::Transport(std::io::ErrorKind::Other)),
+                    None,
+                ),
+            };
+            let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
+            let at = head_ms.unwrap_or(end_ms);
+            view = view.with_system_ms(clock.epoch_unix_ms as i64 + at as i64);
+            if let Some(headers) = &headers {
+                if let Some(value) = RetryAfterValue::from_headers(headers) {
+                    view = view.with_retry_after(value);
+                }
+                for (name, value) in headers {
+                    view =
+                        view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+                }
+            }
+            let history = CallHistory::new(&previous, &client_history);
+            let decision = self.policy.decide(&view, &history, &mut rng);
+            let state = self.policy.describe_state();
+            let kind = match &decision {
+                Decision::Retry {
+                    delay,
+                    measured_from,
+                } => DecisionKind::Retry {
+                    delay_ms: delay.as_millis() as u64,
+                    from: *measured_from,
+                },
+                Decision::Stop(reason) => DecisionKind::Stop(*reason),
+            };
+            http.record_decision(id, kind, state.as_deref());
+            match decision {
+                Decision::Stop(StopReason::Success) => {
+                    return match outcome {
+                        Observed::Status(status) => Ok(status),
+                        _ => Ok(0),
+                    }
+                }
+                Decision::Stop(reason) => {
+                    return Err(CallError {
+                        reason,
+                        last: outcome.noun(),
+                    })
+                }
+                Decision::Retry {
+                    delay,
+                    measured_from,
+                } => {
+                    let target = view.anchor_ms(measured_from) + delay.as_millis() as u64;
+                    previous.push(view);
+                    let next_start = target.max(clock.now_ms());
+                    tokio::time::sleep_until(clock.start + Duration::from_millis(next_start)).await;
+                }
+            }
+        }
+    }
+}

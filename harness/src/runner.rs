@@ -1,0 +1,284 @@
+//! The test runner: one named test per scenario file (and per seed of a `seeds:` sweep), for
+//! a `harness = false` test target, built on libtest-mimic so that `cargo test -- --list`,
+//! filters and `cargo nextest run --partition` work as for any test.
+//!
+//! ```no_run
+//! // tests/scenarios.rs, with `[[test]] name = "scenarios" harness = false` in Cargo.toml
+//! use retrylab::runner::Clients;
+//!
+//! retrylab::scenario_main!(dir = "scenarios", clients = Clients::new().register("orders", |env| async move {
+//!     let response = env.http_client().request(env.operation().request()).await;
+//!     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+//! }));
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::scenario::{ClientSpec, Scenario};
+use crate::{Env, Report};
+
+type BoxedCall = Pin<Box<dyn Future<Output = Result<String, String>>>>;
+type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
+
+/// Clients written in Rust that scenarios name with `client: { custom: <name> }`.
+///
+/// ```
+/// use retrylab::runner::Clients;
+///
+/// let clients = Clients::new().register("orders", |env| async move {
+///     let response = env.http_client().request(env.operation().request()).await;
+///     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+/// });
+/// assert_eq!(clients.names(), ["orders"]);
+/// ```
+#[derive(Clone, Default)]
+pub struct Clients {
+    by_name: BTreeMap<String, ClientFn>,
+}
+
+impl std::fmt::Debug for Clients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.by_name.keys()).finish()
+    }
+}
+
+impl Clients {
+    /// An empty registry.
+    pub fn new() -> Clients {
+        Clients::default()
+    }
+
+    /// Registers `client` under `name`: it is called once per logical call, like the
+    /// closure given to [`Scenario::run`].
+    pub fn register<F, Fut, T, E>(mut self, name: &str, client: F) -> Clients
+    where
+        F: Fn(Env) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        let client = Arc::new(client);
+        let boxed: ClientFn = Arc::new(move |env| {
+            let future = client(env);
+            Box::pin(async move {
+                match future.await {
+                    Ok(value) => Ok(format!("{value:?}")),
+                    Err(error) => Err(format!("{error:?}")),
+                }
+            })
+        });
+        self.by_name.insert(name.to_owned(), boxed);
+        self
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        self.by_name.keys().map(String::as_str).collect()
+    }
+
+    /// Runs `scenario` with `seed`: its `custom:` client from this registry, or its built-in
+    /// policy client.
+    pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, String> {
+        match &scenario.client {
+            ClientSpec::Custom(name) => {
+                let client = self.by_name.get(name).cloned().ok_or_else(|| {
+                    scenario
+                        .error_at(
+                            "client.custom",
+                            format!(
+                                "no client named `{name}` is registered (registered: {})",
+                                if self.by_name.is_empty() {
+                                    "none".to_owned()
+                                } else {
+                                    self.names().join(", ")
+                                }
+                            ),
+                        )
+                        .to_string()
+                })?;
+                Ok(scenario.run_with_seed(seed, move |env| client(env)))
+            }
+            _ => Ok(scenario.run_builtin_with_seed(seed)),
+        }
+    }
+}
+
+/// One scenario file found under a library directory.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// The path to read.
+    pub path: PathBuf,
+    /// The name used in errors and tests: the directory as given, then the path below it
+    /// (`scenarios/http/429-retry-after.yaml`).
+    pub display: String,
+    /// The test name: `http/429-retry-after`.
+    pub test_name: String,
+}
+
+/// Every `*.yaml` / `*.yml` file under `dir`, sorted by path (the order is the same on every
+/// machine).
+pub fn scenario_files(dir: &Path) -> std::io::Result<Vec<ScenarioFile>> {
+    let mut found = Vec::new();
+    collect(dir, dir, &mut found)?;
+    found.sort_by(|a, b| a.test_name.cmp(&b.test_name));
+    Ok(found)
+}
+
+fn collect(root: &Path, dir: &Path, found: &mut Vec<ScenarioFile>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(root, &path, found)?;
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            let relative_text = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            let root_name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| ".".to_owned());
+            let test_name = relative_text
+                .trim_end_matches(".yaml")
+                .trim_end_matches(".yml")
+                .to_owned();
+            found.push(ScenarioFile {
+                display: format!("{root_name}/{relative_text}"),
+                path,
+                test_name,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds the tests for every scenario under `dir` and runs them with libtest-mimic's
+/// command line (what [`scenario_main!`](crate::scenario_main) expands to).
+pub fn main(dir: &Path, clients: Clients) -> ! {
+    let args = Arguments::from_args();
+    let trials = trials(dir, clients);
+    libtest_mimic::run(&args, trials).exit()
+}
+
+/// The tests for every scenario under `dir`.
+pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
+    let files = match scenario_files(dir) {
+        Ok(files) => files,
+        Err(error) => {
+            let message = format!(
+                "cannot read the scenario directory {}: {error}",
+                dir.display()
+            );
+            return vec![Trial::test("scenario_directory", move || {
+                Err(message.into())
+            })];
+        }
+    };
+    let target = std::env::args()
+        .next()
+        .and_then(|exe| {
+            let stem = Path::new(&exe).file_stem()?.to_string_lossy().into_owned();
+            // Test binaries are named `<target>-<hash>`.
+            Some(
+                stem.rsplit_once('-')
+                    .map_or(stem.clone(), |(t, _)| t.to_owned()),
+            )
+        })
+        .unwrap_or_else(|| "scenarios".to_owned());
+    let mut trials = Vec::new();
+    for file in files {
+        let source = match std::fs::read_to_string(&file.path) {
+            Ok(source) => source,
+            Err(error) => {
+                let message = format!("{}: cannot read: {error}", file.display);
+                trials.push(Trial::test(file.test_name, move || Err(message.into())));
+                continue;
+            }
+        };
+        let scenario = match Scenario::from_yaml_str(&source, &file.display) {
+            Ok(scenario) => Arc::new(scenario),
+            Err(errors) => {
+                let message = errors.to_string();
+                trials.push(Trial::test(file.test_name, move || Err(message.into())));
+                continue;
+            }
+        };
+        let seeds: Vec<u64> = match &scenario.seeds {
+            Some(range) => range.iter().collect(),
+            None => vec![scenario.seed],
+        };
+        let many = seeds.len() > 1;
+        for seed in seeds {
+            let name = if many {
+                format!("{}@seed-{seed}", file.test_name)
+            } else {
+                file.test_name.clone()
+            };
+            let scenario = scenario.clone();
+            let clients = clients.clone();
+            let repro =
+                format!("RETRYLAB_SEED={seed} cargo test --test {target} -- --exact {name}");
+            let kind = match &scenario.client {
+                ClientSpec::Custom(client) => format!("custom:{client}"),
+                other => crate::policy::policy_name(other).to_owned(),
+            };
+            trials.push(
+                Trial::test(name, move || run_one(&scenario, seed, &clients, &repro))
+                    .with_kind(kind),
+            );
+        }
+    }
+    trials
+}
+
+fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Result<(), Failed> {
+    let seed = std::env::var("RETRYLAB_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(seed);
+    let report = clients.run(scenario, seed).map_err(Failed::from)?;
+    let asserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report.assert()));
+    match asserted {
+        Ok(()) => Ok(()),
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "the report assertion failed".to_owned());
+            Err(format!("{text}\nseed {seed}; reproduce with:\n  {repro}").into())
+        }
+    }
+}
+
+/// The `main` of a `harness = false` test target that runs every scenario under `dir`
+/// (relative to the crate's `Cargo.toml`), one test per file and per seed.
+///
+/// `clients = ...` registers Rust clients for `client: { custom: <name> }`.
+#[macro_export]
+macro_rules! scenario_main {
+    (dir = $dir:expr $(,)?) => {
+        $crate::scenario_main!(dir = $dir, clients = $crate::runner::Clients::new());
+    };
+    (dir = $dir:expr, clients = $clients:expr $(,)?) => {
+        fn main() {
+            let dir = ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join($dir);
+            $crate::runner::main(&dir, $clients)
+        }
+    };
+}

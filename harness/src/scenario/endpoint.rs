@@ -1,0 +1,426 @@
+//! Endpoints: kind, routes and scripts, connect schedule, keep-alive and dedupe.
+
+use serde::{Deserialize, Serialize};
+
+use super::duration::DurationOrNone;
+use super::headers::HeadersSpec;
+use super::step::{StepSpec, TimelineStep};
+use super::values::status_code;
+
+/// A scripted fake endpoint.
+///
+/// A bare `script:` (or `timeline:`) is one catch-all route; `routes:` matches requests by
+/// method, path and headers, each route with its own script. A request no route matches gets
+/// 404 and is reported. An `http` endpoint with no script answers 200 to everything.
+///
+/// ```
+/// use retrylab::scenario::{ConnectStepSpec, EndpointSpec, StepSpec};
+///
+/// let api = EndpointSpec::http()
+///     .script([StepSpec::status(503).times(2), StepSpec::status(200)])
+///     .connect([ConnectStepSpec::refuse().times(1), ConnectStepSpec::accept()])
+///     .dedupe_on("Idempotency-Key");
+/// assert_eq!(api.script.as_ref().map(Vec::len), Some(2));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSpec {
+    /// What the endpoint is (default `http`).
+    #[serde(default, skip_serializing_if = "EndpointKind::is_http")]
+    pub kind: EndpointKind,
+    /// Routes, each with its own script; instead of a bare `script:`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteSpec>,
+    /// The catch-all route's steps, consumed in request arrival order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Vec<StepSpec>>,
+    /// Steps chosen by virtual time instead of by request count (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<TimelineStep>>,
+    /// Which requests share a script counter (default `endpoint`).
+    #[serde(default, skip_serializing_if = "ScriptScope::is_endpoint")]
+    pub scope: ScriptScope,
+    /// What connection attempts get, in arrival order; the last entry repeats
+    /// (default: accept every connection).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect: Vec<ConnectStepSpec>,
+    /// When the endpoint closes idle or used connections (default: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<KeepAliveSpec>,
+    /// Idempotency-key deduplication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe: Option<DedupeSpec>,
+    /// Rate limiter: tokens refilled per second (`rate_limiter` only; built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Rate limiter: bucket size (`rate_limiter` only; built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// Rate limiter: the step for a request that finds the bucket empty (default 429 with a
+    /// `Retry-After` from the refill time; built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_empty: Option<StepSpec>,
+    /// Broker: the topics it accepts (`broker` only; built later).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topics: Vec<String>,
+}
+
+impl EndpointSpec {
+    /// An `http` endpoint that answers 200 until given a script.
+    pub fn http() -> Self {
+        EndpointSpec::default()
+    }
+
+    /// An endpoint of another kind.
+    pub fn of_kind(kind: EndpointKind) -> Self {
+        EndpointSpec {
+            kind,
+            ..EndpointSpec::default()
+        }
+    }
+
+    /// Sets the catch-all script.
+    pub fn script(mut self, steps: impl IntoIterator<Item = StepSpec>) -> Self {
+        self.script = Some(steps.into_iter().collect());
+        self
+    }
+
+    /// Adds a route.
+    pub fn route(mut self, route: RouteSpec) -> Self {
+        self.routes.push(route);
+        self
+    }
+
+    /// Sets the script scope.
+    pub fn scope(mut self, scope: ScriptScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Sets the connect schedule.
+    pub fn connect(mut self, steps: impl IntoIterator<Item = ConnectStepSpec>) -> Self {
+        self.connect = steps.into_iter().collect();
+        self
+    }
+
+    /// Sets keep-alive behaviour.
+    pub fn keep_alive(mut self, keep_alive: KeepAliveSpec) -> Self {
+        self.keep_alive = Some(keep_alive);
+        self
+    }
+
+    /// Deduplicates requests by this header, with the default replay rules.
+    pub fn dedupe_on(mut self, header: impl Into<String>) -> Self {
+        self.dedupe = Some(DedupeSpec::header(header));
+        self
+    }
+}
+
+/// What an endpoint is.
+///
+/// ```
+/// use retrylab::scenario::EndpointKind;
+/// assert_eq!(EndpointKind::default(), EndpointKind::Http);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointKind {
+    /// A scripted HTTP/1.1 server.
+    #[default]
+    Http,
+    /// A RocketMQ-like broker over HTTP/JSON (built later).
+    Broker,
+    /// A token-bucket rate limiter in front of a script (built later).
+    RateLimiter,
+    /// A dead-letter store (built later).
+    DeadLetter,
+}
+
+impl EndpointKind {
+    /// Whether this is `http` (the default).
+    pub fn is_http(&self) -> bool {
+        *self == EndpointKind::Http
+    }
+
+    /// The name as written in YAML.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EndpointKind::Http => "http",
+            EndpointKind::Broker => "broker",
+            EndpointKind::RateLimiter => "rate_limiter",
+            EndpointKind::DeadLetter => "dead_letter",
+        }
+    }
+}
+
+/// Which requests share a script's step counter.
+///
+/// ```
+/// use retrylab::scenario::ScriptScope;
+/// assert_eq!(ScriptScope::default(), ScriptScope::Endpoint);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptScope {
+    /// One counter for the whole route.
+    #[default]
+    Endpoint,
+    /// One counter per connection.
+    Connection,
+    /// One counter per client instance.
+    Client,
+    /// One counter per idempotency key.
+    Key,
+}
+
+impl ScriptScope {
+    /// Whether this is `endpoint` (the default).
+    pub fn is_endpoint(&self) -> bool {
+        *self == ScriptScope::Endpoint
+    }
+}
+
+/// A route: requests matching `match` get `script`.
+///
+/// ```
+/// use retrylab::scenario::{MatchSpec, RouteSpec, StepSpec};
+///
+/// let r = RouteSpec::new(MatchSpec::method_path("POST", "/orders"), [StepSpec::status(201)]);
+/// assert_eq!(r.r#match.path.as_deref(), Some("/orders"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// Which requests take this route.
+    pub r#match: MatchSpec,
+    /// The route's steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Vec<StepSpec>>,
+    /// Steps chosen by virtual time instead (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<TimelineStep>>,
+    /// Which requests share the route's step counter (default `endpoint`).
+    #[serde(default, skip_serializing_if = "ScriptScope::is_endpoint")]
+    pub scope: ScriptScope,
+}
+
+impl RouteSpec {
+    /// A route with a script.
+    pub fn new(r#match: MatchSpec, steps: impl IntoIterator<Item = StepSpec>) -> Self {
+        RouteSpec {
+            r#match,
+            script: Some(steps.into_iter().collect()),
+            ..RouteSpec::default()
+        }
+    }
+}
+
+/// What a route matches; every given part must match.
+///
+/// ```
+/// use retrylab::scenario::MatchSpec;
+/// assert_eq!(MatchSpec::method_path("GET", "/").method.as_deref(), Some("GET"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MatchSpec {
+    /// Request method, such as `POST`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Request path, such as `/orders`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Headers the request must carry with these values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<HeadersSpec>,
+}
+
+impl MatchSpec {
+    /// Matches a method and a path.
+    pub fn method_path(method: impl Into<String>, path: impl Into<String>) -> Self {
+        MatchSpec {
+            method: Some(method.into()),
+            path: Some(path.into()),
+            headers: None,
+        }
+    }
+}
+
+/// One entry of a connect schedule: `{ action: refuse, times: 2 }`.
+///
+/// ```
+/// use retrylab::scenario::{ConnectAction, ConnectStepSpec};
+/// assert_eq!(ConnectStepSpec::refuse().times(2).action, ConnectAction::Refuse);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ConnectStepSpec {
+    /// What the connection attempt gets.
+    pub action: ConnectAction,
+    /// For this many connection attempts (at least 1); the last entry repeats forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
+}
+
+impl ConnectStepSpec {
+    /// Accept the connection.
+    pub fn accept() -> Self {
+        ConnectStepSpec {
+            action: ConnectAction::Accept,
+            times: None,
+        }
+    }
+
+    /// Refuse it (RST after one round trip).
+    pub fn refuse() -> Self {
+        ConnectStepSpec {
+            action: ConnectAction::Refuse,
+            times: None,
+        }
+    }
+
+    /// Never complete it.
+    pub fn blackhole() -> Self {
+        ConnectStepSpec {
+            action: ConnectAction::Blackhole,
+            times: None,
+        }
+    }
+
+    /// For `n` attempts.
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+}
+
+/// What a connection attempt gets.
+///
+/// ```
+/// use retrylab::scenario::ConnectAction;
+/// let a: ConnectAction = serde_saphyr::from_str("blackhole").unwrap();
+/// assert_eq!(a, ConnectAction::Blackhole);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectAction {
+    /// The connection is accepted.
+    Accept,
+    /// Refused: RST after one round trip.
+    Refuse,
+    /// Black-holed: the connect never completes.
+    Blackhole,
+}
+
+/// When the endpoint closes connections: `{ idle_timeout: none | <dur>, max_requests: n }`.
+///
+/// ```
+/// use retrylab::scenario::{DurationOrNone, KeepAliveSpec, Millis};
+///
+/// let k = KeepAliveSpec { idle_timeout: DurationOrNone::After(Millis::from_secs(5)), max_requests: Some(100) };
+/// assert_eq!(KeepAliveSpec::default().idle_timeout, DurationOrNone::None);
+/// # let _ = k;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct KeepAliveSpec {
+    /// Close a connection idle this long (default `none`).
+    #[serde(default, skip_serializing_if = "DurationOrNone::is_none")]
+    pub idle_timeout: DurationOrNone,
+    /// Close a connection after this many requests (at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests: Option<u32>,
+}
+
+/// Idempotency-key deduplication:
+/// `{ header: Idempotency-Key, replay: first_committed, in_flight: 409, mismatch: 422, ttl: none }`
+/// (only `header` is required; the rest are the defaults).
+///
+/// ```
+/// use retrylab::scenario::DedupeSpec;
+///
+/// let d = DedupeSpec::header("Idempotency-Key");
+/// assert_eq!((d.in_flight, d.mismatch), (409, 422));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DedupeSpec {
+    /// The header carrying the key.
+    pub header: String,
+    /// What a repeated key gets.
+    #[serde(default, skip_serializing_if = "DedupeReplay::is_default")]
+    pub replay: DedupeReplay,
+    /// Status for a key whose first request is still in flight.
+    #[serde(
+        default = "default_in_flight",
+        deserialize_with = "status_code::one",
+        skip_serializing_if = "is_default_in_flight"
+    )]
+    pub in_flight: u16,
+    /// Status for a key reused with a different body.
+    #[serde(
+        default = "default_mismatch",
+        deserialize_with = "status_code::one",
+        skip_serializing_if = "is_default_mismatch"
+    )]
+    pub mismatch: u16,
+    /// How long a key is remembered (default `none`: forever).
+    #[serde(default, skip_serializing_if = "DurationOrNone::is_none")]
+    pub ttl: DurationOrNone,
+}
+
+fn default_in_flight() -> u16 {
+    409
+}
+fn is_default_in_flight(v: &u16) -> bool {
+    *v == 409
+}
+fn default_mismatch() -> u16 {
+    422
+}
+fn is_default_mismatch(v: &u16) -> bool {
+    *v == 422
+}
+
+impl DedupeSpec {
+    /// Deduplicate on `header`, with the default rules.
+    pub fn header(header: impl Into<String>) -> Self {
+        DedupeSpec {
+            header: header.into(),
+            replay: DedupeReplay::default(),
+            in_flight: default_in_flight(),
+            mismatch: default_mismatch(),
+            ttl: DurationOrNone::None,
+        }
+    }
+}
+
+/// What a request with an already-seen key gets.
+///
+/// ```
+/// use retrylab::scenario::DedupeReplay;
+/// assert_eq!(DedupeReplay::default(), DedupeReplay::FirstCommitted);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DedupeReplay {
+    /// The response of the first request whose effect was committed.
+    #[default]
+    FirstCommitted,
+}
+
+impl DedupeReplay {
+    fn is_default(&self) -> bool {
+        *self == DedupeReplay::FirstCommitted
+    }
+}

@@ -1,0 +1,281 @@
+//! Located scenario errors: `file:line:col path: message`.
+
+use std::fmt;
+
+/// A 1-based line and column in a scenario file.
+///
+/// ```
+/// use retrylab::scenario::Location;
+///
+/// let at = Location::new(3, 5);
+/// assert_eq!((at.line, at.column), (3, 5));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// Line, from 1.
+    pub line: u32,
+    /// Column in characters, from 1.
+    pub column: u32,
+}
+
+impl Location {
+    /// A location at `line`, `column` (both from 1).
+    pub const fn new(line: u32, column: u32) -> Self {
+        Location { line, column }
+    }
+}
+
+/// One problem in a scenario, with where it is and what was expected there.
+///
+/// It renders as `file:line:col path: message`, then `, expected ...` and
+/// `(did you mean `x`?)` when known. `line` and `column` are 1-based; both are 0 for a
+/// scenario built in code, which has no file position (the rendering is then
+/// `file path: message`).
+///
+/// ```
+/// use retrylab::scenario::Scenario;
+///
+/// let err = Scenario::from_yaml_str("version: 1\nnmae: x\n", "x.yaml").unwrap_err();
+/// let first = &err.0[0];
+/// assert_eq!((first.line, first.column), (2, 1));
+/// assert_eq!(first.suggestion.as_deref(), Some("name"));
+/// assert!(first.to_string().starts_with("x.yaml:2:1 nmae: unknown key `nmae`"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file name as given to [`Scenario::load`](crate::scenario::Scenario::load) or
+    /// [`Scenario::from_yaml_str`](crate::scenario::Scenario::from_yaml_str).
+    pub file: String,
+    /// Line, from 1 (0 when unknown).
+    pub line: u32,
+    /// Column, from 1 (0 when unknown).
+    pub column: u32,
+    /// Field path such as `client.exponential.jitter` or `expect.gaps[1]` (empty for the
+    /// document itself).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// What was expected there, when that can be said.
+    pub expected: Option<String>,
+    /// A likely intended spelling, for misspelled keys, policies and names.
+    pub suggestion: Option<String>,
+}
+
+impl ScenarioError {
+    /// An error at `location` (or without one) about `path`.
+    ///
+    /// ```
+    /// use retrylab::scenario::{Location, ScenarioError};
+    ///
+    /// let e = ScenarioError::new("a.yaml", Some(Location::new(2, 3)), "seed", "too large")
+    ///     .with_expected("a number below 2^64");
+    /// assert_eq!(e.to_string(), "a.yaml:2:3 seed: too large, expected a number below 2^64");
+    /// ```
+    pub fn new(
+        file: impl Into<String>,
+        location: Option<Location>,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        let location = location.unwrap_or_default();
+        ScenarioError {
+            file: file.into(),
+            line: location.line,
+            column: location.column,
+            path: path.into(),
+            message: message.into(),
+            expected: None,
+            suggestion: None,
+        }
+    }
+
+    /// The same error, saying what was expected.
+    pub fn with_expected(mut self, expected: impl Into<String>) -> Self {
+        self.expected = Some(expected.into());
+        self
+    }
+
+    /// The same error, with a did-you-mean suggestion.
+    pub fn with_suggestion(mut self, suggestion: Option<String>) -> Self {
+        self.suggestion = suggestion;
+        self
+    }
+
+    /// Where the error is, when known.
+    pub fn location(&self) -> Option<Location> {
+        (self.line > 0).then_some(Location::new(self.line, self.column))
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if self.path.is_empty() {
+            f.write_str(":")?;
+        } else {
+            write!(f, " {}:", self.path)?;
+        }
+        write!(f, " {}", self.message)?;
+        if let Some(expected) = &self.expected {
+            write!(f, ", expected {expected}")?;
+        }
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, " (did you mean `{suggestion}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Every problem found in one scenario, sorted by position.
+///
+/// Parsing stops at the first error (one entry); validation reports every cross-field error
+/// at once. It renders as one error per line.
+///
+/// ```
+/// use retrylab::scenario::Scenario;
+///
+/// let yaml = "version: 1\nname: x\nendpoints: { api: { script: [ { status: 200, times: 0 } ] } }\n\
+///             operation: { endpoint: apj }\n";
+/// let errors = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
+/// assert_eq!(errors.len(), 2);
+/// assert!(errors.to_string().contains("operation.endpoint"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl ScenarioErrors {
+    /// How many errors there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The errors, in order of position.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let errors = Scenario::from_yaml_str("version: 1\n", "x.yaml").unwrap_err();
+    /// assert_eq!(errors.iter().count(), errors.len());
+    /// ```
+    pub fn iter(&self) -> std::slice::Iter<'_, ScenarioError> {
+        self.0.iter()
+    }
+
+    /// Sorts by (line, column, path) so errors read top to bottom; unlocated ones come last.
+    pub(crate) fn sorted(mut errors: Vec<ScenarioError>) -> Self {
+        errors.sort_by(|a, b| {
+            let key = |e: &ScenarioError| (e.line == 0, e.line, e.column);
+            key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
+        });
+        errors.dedup();
+        ScenarioErrors(errors)
+    }
+}
+
+impl From<ScenarioError> for ScenarioErrors {
+    fn from(e: ScenarioError) -> Self {
+        ScenarioErrors(vec![e])
+    }
+}
+
+impl IntoIterator for ScenarioErrors {
+    type Item = ScenarioError;
+    type IntoIter = std::vec::IntoIter<ScenarioError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a ScenarioErrors {
+    type Item = &'a ScenarioError;
+    type IntoIter = std::slice::Iter<'a, ScenarioError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScenarioErrors {}
+
+/// The closest candidate to a misspelled `word`, if one is close enough to be a likely typo.
+///
+/// Spellings that differ only in case or separators (`maxAttempts`, `max-attempts`) always
+/// match; otherwise the Damerau-Levenshtein distance must be small for the word's length.
+pub(crate) fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let normal = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    let word_normal = normal(word);
+    let limit = match word.chars().count() {
+        0..=3 => 1,
+        4..=7 => 2,
+        _ => 3,
+    };
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        if candidate == word {
+            continue;
+        }
+        let distance = if normal(candidate) == word_normal {
+            0
+        } else {
+            strsim::damerau_levenshtein(&word.to_lowercase(), &candidate.to_lowercase())
+        };
+        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let keys = ["initial", "multiplier", "max_delay", "max_attempts"];
+        assert_eq!(did_you_mean("intial", keys), Some("initial".into()));
+        assert_eq!(
+            did_you_mean("maxAttempts", keys),
+            Some("max_attempts".into())
+        );
+        assert_eq!(did_you_mean("zzz", keys), None);
+        assert_eq!(did_you_mean("initial", keys), None);
+    }
+
+    #[test]
+    fn display() {
+        let e = ScenarioError::new("f.yaml", Some(Location::new(1, 2)), "", "empty");
+        assert_eq!(e.to_string(), "f.yaml:1:2: empty");
+        let e = ScenarioError::new("<code>", None, "seed", "bad").with_suggestion(Some("x".into()));
+        assert_eq!(e.to_string(), "<code> seed: bad (did you mean `x`?)");
+    }
+}

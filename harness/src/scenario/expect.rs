@@ -1,0 +1,439 @@
+//! Expectations: the checks a run must pass.
+
+use serde::{Deserialize, Serialize};
+
+use super::client::PolicySpec;
+use super::duration::{DurationOrNone, Millis};
+use super::values::{status_code, BoundSpec, CountSpec};
+
+/// The checks of a scenario. Each applies to every logical call unless its name starts with
+/// `total_`; absent checks are not run.
+///
+/// ```
+/// use retrylab::scenario::{BoundSpec, EffectsSpec, Expectations, Millis, Outcome};
+///
+/// let e = Expectations::default()
+///     .outcome(Outcome::Success)
+///     .attempts(4)
+///     .gap(BoundSpec::AtLeast(Millis::from_secs(2)))
+///     .effects(EffectsSpec::ExactlyOnce);
+/// assert_eq!(e.check_names(), ["outcome", "attempts", "gaps", "effects"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Expectations {
+    /// How every call ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// How each call ends, in call order (when calls differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Vec<Outcome>>,
+    /// Why a reference client stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<StopReason>,
+    /// Attempts per call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<CountSpec>,
+    /// Attempts over all calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_attempts: Option<CountSpec>,
+    /// Requests that reached the operation's endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_received: Option<CountSpec>,
+    /// Entry i bounds the gap before attempt i+2 of each call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<BoundSpec>,
+    /// A bound on every gap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaps_each: Option<BoundSpec>,
+    /// How `Retry-After` must be honoured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<RetryAfterCheckSpec>,
+    /// Statuses after which no further attempt is allowed.
+    #[serde(
+        default,
+        deserialize_with = "status_code::list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub not_retried_on: Vec<u16>,
+    /// How many effects each call may commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effects: Option<EffectsSpec>,
+    /// Every delay lies within this policy's envelope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conforms_to: Option<PolicySpec>,
+    /// Time from a call's start to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_time: Option<BoundSpec>,
+    /// Messages that reached a dead-letter endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_lettered: Option<CountSpec>,
+    /// Requests per sliding window, per endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<MaxRateSpec>,
+    /// Requests that reached an endpoint after their call returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_requests: Option<u32>,
+    /// Every attempt of a call carries the same idempotency key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_idempotency_key: Option<bool>,
+    /// Every attempt of a call carries the same body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_body: Option<bool>,
+    /// Every attempt carries a header with one of these values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<HeaderCheckSpec>,
+    /// Different calls carry different idempotency keys (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct_keys: Option<bool>,
+    /// Effects committed more than once (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<AtMostSpec>,
+    /// Requests received per logical call (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amplification: Option<AmplificationSpec>,
+    /// Synchronised retries of many clients (built later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_waves: Option<RetryWavesSpec>,
+}
+
+impl Expectations {
+    /// Every check name, in the order of the format's keys.
+    ///
+    /// ```
+    /// use retrylab::scenario::Expectations;
+    /// assert_eq!(Expectations::CHECK_NAMES.len(), 23);
+    /// ```
+    pub const CHECK_NAMES: &'static [&'static str] = &[
+        "outcome",
+        "outcomes",
+        "stop_reason",
+        "attempts",
+        "total_attempts",
+        "requests_received",
+        "gaps",
+        "gaps_each",
+        "retry_after",
+        "not_retried_on",
+        "effects",
+        "conforms_to",
+        "total_time",
+        "dead_lettered",
+        "max_rate",
+        "late_requests",
+        "same_idempotency_key",
+        "same_body",
+        "header",
+        "distinct_keys",
+        "duplicates",
+        "amplification",
+        "retry_waves",
+    ];
+
+    /// The names of the checks present, in the order of [`Expectations::CHECK_NAMES`].
+    pub fn check_names(&self) -> Vec<&'static str> {
+        let present = [
+            self.outcome.is_some(),
+            self.outcomes.is_some(),
+            self.stop_reason.is_some(),
+            self.attempts.is_some(),
+            self.total_attempts.is_some(),
+            self.requests_received.is_some(),
+            !self.gaps.is_empty(),
+            self.gaps_each.is_some(),
+            self.retry_after.is_some(),
+            !self.not_retried_on.is_empty(),
+            self.effects.is_some(),
+            self.conforms_to.is_some(),
+            self.total_time.is_some(),
+            self.dead_lettered.is_some(),
+            self.max_rate.is_some(),
+            self.late_requests.is_some(),
+            self.same_idempotency_key.is_some(),
+            self.same_body.is_some(),
+            self.header.is_some(),
+            self.distinct_keys.is_some(),
+            self.duplicates.is_some(),
+            self.amplification.is_some(),
+            self.retry_waves.is_some(),
+        ];
+        Self::CHECK_NAMES
+            .iter()
+            .zip(present)
+            .filter_map(|(name, on)| on.then_some(*name))
+            .collect()
+    }
+
+    /// Whether no check is set.
+    pub fn is_empty(&self) -> bool {
+        self.check_names().is_empty()
+    }
+
+    /// Expects every call to end so.
+    pub fn outcome(mut self, outcome: Outcome) -> Self {
+        self.outcome = Some(outcome);
+        self
+    }
+
+    /// Expects a reference client to stop for this reason.
+    pub fn stop_reason(mut self, reason: StopReason) -> Self {
+        self.stop_reason = Some(reason);
+        self
+    }
+
+    /// Expects this many attempts per call (`4`, or a [`CountSpec`]).
+    pub fn attempts(mut self, attempts: impl Into<CountSpec>) -> Self {
+        self.attempts = Some(attempts.into());
+        self
+    }
+
+    /// Adds a bound on the next gap.
+    pub fn gap(mut self, bound: BoundSpec) -> Self {
+        self.gaps.push(bound);
+        self
+    }
+
+    /// Bounds every gap.
+    pub fn gaps_each(mut self, bound: BoundSpec) -> Self {
+        self.gaps_each = Some(bound);
+        self
+    }
+
+    /// Expects `Retry-After` to be honoured so.
+    pub fn retry_after(mut self, check: RetryAfterCheckSpec) -> Self {
+        self.retry_after = Some(check);
+        self
+    }
+
+    /// Expects no retry after these statuses.
+    pub fn not_retried_on(mut self, statuses: impl IntoIterator<Item = u16>) -> Self {
+        self.not_retried_on = statuses.into_iter().collect();
+        self
+    }
+
+    /// Expects these effect semantics.
+    pub fn effects(mut self, effects: EffectsSpec) -> Self {
+        self.effects = Some(effects);
+        self
+    }
+
+    /// Expects every delay to fit this policy's envelope.
+    pub fn conforms_to(mut self, policy: PolicySpec) -> Self {
+        self.conforms_to = Some(policy);
+        self
+    }
+}
+
+/// How a call ends.
+///
+/// ```
+/// use retrylab::scenario::Outcome;
+/// let o: Outcome = serde_saphyr::from_str("stopped").unwrap();
+/// assert_eq!(o, Outcome::Stopped);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The call returned `Ok`.
+    Success,
+    /// The call returned `Err`.
+    Failure,
+    /// The call was stopped by a limit.
+    Stopped,
+}
+
+/// Why a reference client stopped retrying.
+///
+/// ```
+/// use retrylab::scenario::StopReason;
+/// let r: StopReason = serde_saphyr::from_str("retry_quota_exceeded").unwrap();
+/// assert_eq!(r, StopReason::RetryQuotaExceeded);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It made its last attempt.
+    MaxAttemptsExceeded,
+    /// Its retry quota was empty.
+    RetryQuotaExceeded,
+    /// The failure was not retryable.
+    NotRetryable,
+    /// The server's pushback said not to retry.
+    Pushback,
+    /// Its deadline passed.
+    Deadline,
+}
+
+/// `retry_after: { honour: max | exact, cap: none | <dur>, invalid: ignore | give_up }`.
+///
+/// ```
+/// use retrylab::scenario::{RetryAfterCheckSpec, RetryAfterHonour};
+/// assert_eq!(RetryAfterCheckSpec::default().honour, RetryAfterHonour::Max);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RetryAfterCheckSpec {
+    /// `max`: the next attempt starts no earlier; `exact`: at that millisecond.
+    #[serde(default, skip_serializing_if = "RetryAfterHonour::is_max")]
+    pub honour: RetryAfterHonour,
+    /// Cap on the honoured value (default `none`).
+    #[serde(default, skip_serializing_if = "DurationOrNone::is_none")]
+    pub cap: DurationOrNone,
+    /// What an invalid header requires (default `ignore`).
+    #[serde(default, skip_serializing_if = "InvalidRetryAfter::is_ignore")]
+    pub invalid: InvalidRetryAfter,
+}
+
+/// How exactly `Retry-After` is honoured.
+///
+/// ```
+/// use retrylab::scenario::RetryAfterHonour;
+/// assert_eq!(RetryAfterHonour::default(), RetryAfterHonour::Max);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RetryAfterHonour {
+    /// `start(n+1) >= head(n) + RA`.
+    #[default]
+    Max,
+    /// `start(n+1) == head(n) + RA`, to the millisecond.
+    Exact,
+}
+
+impl RetryAfterHonour {
+    fn is_max(&self) -> bool {
+        *self == RetryAfterHonour::Max
+    }
+}
+
+/// What an invalid `Retry-After` requires.
+///
+/// ```
+/// use retrylab::scenario::InvalidRetryAfter;
+/// let i: InvalidRetryAfter = serde_saphyr::from_str("give_up").unwrap();
+/// assert_eq!(i, InvalidRetryAfter::GiveUp);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidRetryAfter {
+    /// No bound.
+    #[default]
+    Ignore,
+    /// No further attempt.
+    GiveUp,
+}
+
+impl InvalidRetryAfter {
+    fn is_ignore(&self) -> bool {
+        *self == InvalidRetryAfter::Ignore
+    }
+}
+
+/// Effect semantics of each call.
+///
+/// ```
+/// use retrylab::scenario::EffectsSpec;
+/// let e: EffectsSpec = serde_saphyr::from_str("at_least_once").unwrap();
+/// assert_eq!(e, EffectsSpec::AtLeastOnce);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EffectsSpec {
+    /// Every successful call committed exactly one effect; no call more than one.
+    ExactlyOnce,
+    /// No call committed more than one.
+    AtMostOnce,
+    /// Every successful call committed at least one.
+    AtLeastOnce,
+}
+
+/// `max_rate: { window, at_most }`.
+///
+/// ```
+/// use retrylab::scenario::{MaxRateSpec, Millis};
+/// let m: MaxRateSpec = serde_saphyr::from_str("{ window: 1s, at_most: 10 }").unwrap();
+/// assert_eq!(m.window, Millis::from_secs(1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MaxRateSpec {
+    /// The sliding window.
+    pub window: Millis,
+    /// Requests allowed in any window.
+    pub at_most: u64,
+}
+
+/// `header: { name, values: [...] }`.
+///
+/// ```
+/// use retrylab::scenario::HeaderCheckSpec;
+/// let h: HeaderCheckSpec = serde_saphyr::from_str("{ name: Accept, values: [application/json] }").unwrap();
+/// assert_eq!(h.values, ["application/json"]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HeaderCheckSpec {
+    /// The header name.
+    pub name: String,
+    /// The values allowed.
+    pub values: Vec<String>,
+}
+
+/// `{ at_most: n }`.
+///
+/// ```
+/// use retrylab::scenario::AtMostSpec;
+/// let a: AtMostSpec = serde_saphyr::from_str("{ at_most: 0 }").unwrap();
+/// assert_eq!(a.at_most, 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AtMostSpec {
+    /// The bound.
+    pub at_most: u64,
+}
+
+/// `amplification: { at_most: x }`: requests received per logical call.
+///
+/// ```
+/// use retrylab::scenario::AmplificationSpec;
+/// let a: AmplificationSpec = serde_saphyr::from_str("{ at_most: 1.5 }").unwrap();
+/// assert_eq!(a.at_most, 1.5);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AmplificationSpec {
+    /// The bound, at least 1.
+    pub at_most: f64,
+}
+
+/// `retry_waves: { k, window, at_most }`: at most `at_most` windows in which `k` or more
+/// clients retried.
+///
+/// ```
+/// use retrylab::scenario::RetryWavesSpec;
+/// let w: RetryWavesSpec = serde_saphyr::from_str("{ k: 10, window: 100ms, at_most: 2 }").unwrap();
+/// assert_eq!(w.k, 10);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RetryWavesSpec {
+    /// Clients that make a wave.
+    pub k: u32,
+    /// The window.
+    pub window: Millis,
+    /// Waves allowed.
+    pub at_most: u64,
+}

@@ -1,0 +1,331 @@
+//! Where each field of a parsed scenario came from, so errors found after parsing (by
+//! validation, or by a runner that meets a feature it lacks) still point into the file.
+//!
+//! The map is built by a second pass over the same text into a small tree of
+//! [`serde_saphyr::Spanned`] nodes; a scenario is a few kilobytes, so the extra pass is cheap
+//! and keeps the typed model free of location wrappers.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use super::error::Location;
+
+/// Positions of one node: its key (for mapping entries) and its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NodeLocation {
+    pub(crate) key: Option<Location>,
+    pub(crate) value: Location,
+}
+
+/// The file a scenario came from and a map from field paths to positions in it.
+///
+/// Paths are written as in errors: `client.exponential.jitter`, `expect.gaps[1]`.
+/// Source information never takes part in equality: two scenarios are equal when they say the
+/// same thing, wherever they were written.
+///
+/// ```
+/// use retrylab::scenario::Scenario;
+///
+/// let yaml = "version: 1\nname: x\nendpoints:\n  api: {}\noperation:\n  endpoint: api\n";
+/// let s = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+/// assert_eq!(s.source.file, "x.yaml");
+/// let at = s.locate("operation.endpoint").unwrap();
+/// assert_eq!((at.line, at.column), (6, 13));
+/// ```
+#[derive(Clone, Default)]
+pub struct SourceInfo {
+    /// The file name given when loading (`<code>` for scenarios built in code).
+    pub file: String,
+    pub(crate) nodes: BTreeMap<String, NodeLocation>,
+}
+
+impl fmt::Debug for SourceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceInfo")
+            .field("file", &self.file)
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
+}
+
+impl PartialEq for SourceInfo {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl SourceInfo {
+    /// Source information for a scenario with no file (built in code).
+    ///
+    /// ```
+    /// use retrylab::scenario::SourceInfo;
+    /// assert_eq!(SourceInfo::code("<code>").locate("name"), None);
+    /// ```
+    pub fn code(name: impl Into<String>) -> Self {
+        SourceInfo {
+            file: name.into(),
+            nodes: BTreeMap::new(),
+        }
+    }
+
+    /// Records every node of `src`. Text that does not parse gives an empty map: locations
+    /// are a help for messages, never a reason to fail.
+    pub(crate) fn from_source(src: &str, file: &str, options: serde_saphyr::Options) -> Self {
+        let mut nodes = BTreeMap::new();
+        let tree: Result<Spanned<Node>, _> = serde_saphyr::from_str_with_options(src, options);
+        if let Ok(root) = tree {
+            record(&root, "", None, &mut nodes);
+        }
+        SourceInfo {
+            file: file.to_string(),
+            nodes,
+        }
+    }
+
+    /// The position of the value at `path`, if the file wrote it.
+    pub fn locate(&self, path: &str) -> Option<Location> {
+        self.nodes.get(path).map(|n| n.value)
+    }
+
+    /// The position of the key at `path` (the value's, for list items).
+    pub fn locate_key(&self, path: &str) -> Option<Location> {
+        self.nodes.get(path).map(|n| n.key.unwrap_or(n.value))
+    }
+
+    /// The position of `path`, or of its nearest written ancestor: a defaulted field is
+    /// reported where its parent is.
+    pub(crate) fn locate_nearest(&self, path: &str, key: bool) -> Option<Location> {
+        let mut current = path;
+        loop {
+            let found = if key {
+                self.locate_key(current)
+            } else {
+                self.locate(current)
+            };
+            if found.is_some() {
+                return found;
+            }
+            if current.is_empty() {
+                return None;
+            }
+            current = parent_path(current);
+        }
+    }
+
+    /// The path of the entry whose key or value starts at `at`, deepest first.
+    pub(crate) fn path_at(&self, at: Location) -> Option<&str> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.key == Some(at) || n.value == at)
+            .max_by_key(|(p, _)| p.len())
+            .map(|(p, _)| p.as_str())
+    }
+}
+
+/// `a.b[2]` -> `a.b`, `a.b` -> `a`, `a` -> ``.
+pub(crate) fn parent_path(path: &str) -> &str {
+    match path.rfind(['.', '[']) {
+        Some(i) => &path[..i],
+        None => "",
+    }
+}
+
+/// `join("a", "b")` is `a.b`; at the root it is `b`.
+pub(crate) fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// `index("a.b", 2)` is `a.b[2]`.
+pub(crate) fn index(parent: &str, i: usize) -> String {
+    format!("{parent}[{i}]")
+}
+
+fn to_location(l: &serde_saphyr::Location) -> Location {
+    Location::new(
+        u32::try_from(l.line()).unwrap_or(u32::MAX),
+        u32::try_from(l.column()).unwrap_or(u32::MAX),
+    )
+}
+
+fn record(
+    node: &Spanned<Node>,
+    path: &str,
+    key: Option<Location>,
+    out: &mut BTreeMap<String, NodeLocation>,
+) {
+    out.insert(
+        path.to_string(),
+        NodeLocation {
+            key,
+            value: to_location(&node.referenced),
+        },
+    );
+    match &node.value {
+        Node::Leaf => {}
+        Node::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                record(item, &index(path, i), None, out);
+            }
+        }
+        Node::Map(entries) => {
+            for (k, v) in entries {
+                record(
+                    v,
+                    &join(path, &k.value.0),
+                    Some(to_location(&k.referenced)),
+                    out,
+                );
+            }
+        }
+    }
+}
+
+/// A YAML node reduced to its shape; scalars are not kept.
+enum Node {
+    Leaf,
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(Spanned<Key>, Spanned<Node>)>),
+}
+
+/// A mapping key as text (complex keys become `?`).
+struct Key(String);
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Node;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any YAML node")
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_i128<E: de::Error>(self, _: i128) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_u128<E: de::Error>(self, _: u128) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Node, E> {
+                Ok(Node::Leaf)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+                Node::deserialize(d)
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+                Node::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+                    items.push(item);
+                }
+                Ok(Node::Seq(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<Key>>()? {
+                    let value = map.next_value::<Spanned<Node>>()?;
+                    entries.push((key, value));
+                }
+                Ok(Node::Map(entries))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping key")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Key, E> {
+                Ok(Key("~".to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Key, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Key("?".to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Key, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Key("?".to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_keys_values_and_items() {
+        let src = "a:\n  b: [1, {c: 2}]\nd: x\n";
+        let info = SourceInfo::from_source(src, "f", crate::scenario::parse::options());
+        assert_eq!(info.locate("a.b"), Some(Location::new(2, 6)));
+        assert_eq!(info.locate_key("a.b"), Some(Location::new(2, 3)));
+        assert_eq!(info.locate("a.b[1].c"), Some(Location::new(2, 14)));
+        assert_eq!(info.locate("d"), Some(Location::new(3, 4)));
+        assert_eq!(
+            info.locate_nearest("a.b[1].zz", false),
+            Some(Location::new(2, 10))
+        );
+        assert_eq!(info.path_at(Location::new(3, 1)), Some("d"));
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(parent_path("a.b[2]"), "a.b");
+        assert_eq!(parent_path("a.b"), "a");
+        assert_eq!(parent_path("a"), "");
+        assert_eq!(join("", "a"), "a");
+        assert_eq!(index("a", 1), "a[1]");
+    }
+}

@@ -1,0 +1,227 @@
+//! The scenario itself: the top-level keys of the format.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::client::ClientSpec;
+use super::duration::Millis;
+use super::endpoint::EndpointSpec;
+use super::error::{Location, ScenarioError};
+use super::expect::Expectations;
+use super::limits::{LimitsSpec, ScenarioStatus, SeedRange};
+use super::locations::SourceInfo;
+use super::network::NetworkSpec;
+use super::operation::OperationSpec;
+use super::search::SearchSpec;
+use super::turmoil::{BackendKind, TurmoilSpec};
+
+/// A parsed, validated scenario (DESIGN section 7).
+///
+/// Load one from a file with [`Scenario::load`], from text with [`Scenario::from_yaml_str`],
+/// or build one in code with [`Scenario::builder`]; write it back with [`Scenario::to_yaml`].
+/// Every way in runs the same validation, so a `Scenario` value is always well-formed.
+///
+/// `client` defaults to `no_retry`: a scenario run against a Rust client under test does not
+/// need one, and one that exercises a reference client names its policy.
+///
+/// ```
+/// use retrylab::scenario::Scenario;
+///
+/// let yaml = r#"
+/// version: 1
+/// name: 503 twice, then success
+/// endpoints:
+///   api:
+///     script:
+///       - { status: 503, times: 2 }
+///       - { status: 200 }
+/// operation: { endpoint: api, method: POST, path: /orders }
+/// client:
+///   exponential: { initial: 100ms, max_attempts: 4 }
+/// expect:
+///   outcome: success
+///   attempts: 3
+/// "#;
+/// let s = Scenario::from_yaml_str(yaml, "503-twice.yaml").unwrap();
+/// assert_eq!(s.name, "503 twice, then success");
+/// assert_eq!(s.client.max_attempts(), Some(4));
+/// assert!(s.unsupported().is_empty());
+/// assert_eq!(Scenario::from_yaml_str(&s.to_yaml(), "again.yaml").unwrap(), s);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Format version; must be 1.
+    pub version: u32,
+    /// A human name, used in reports and snapshot names.
+    pub name: String,
+    /// What the scenario shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The seed of every random substream (default 0; `RETRYLAB_SEED` overrides it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seed: u64,
+    /// Run once per seed in this inclusive range; the snapshot is taken for `seed` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<SeedRange>,
+    /// `known_failure` for a regression expected to fail until fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ScenarioStatus>,
+    /// The fake endpoints, by name.
+    pub endpoints: BTreeMap<String, EndpointSpec>,
+    /// The simulated network.
+    #[serde(default, skip_serializing_if = "NetworkSpec::is_default")]
+    pub network: NetworkSpec,
+    /// What each logical call does.
+    pub operation: OperationSpec,
+    /// The reference client's policy (default `no_retry`).
+    #[serde(default, skip_serializing_if = "ClientSpec::is_no_retry")]
+    pub client: ClientSpec,
+    /// The checks.
+    #[serde(default, skip_serializing_if = "Expectations::is_empty")]
+    pub expect: Expectations,
+    /// Checks that must fail (and only these): the scenario demonstrates a caught defect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub must_fail: Vec<String>,
+    /// Limits of a run.
+    #[serde(default, skip_serializing_if = "LimitsSpec::is_default")]
+    pub limits: LimitsSpec,
+    /// Assert an insta snapshot of the trace (default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub snapshot: bool,
+    /// How long the run continues after the client returns, to catch late requests.
+    #[serde(default, skip_serializing_if = "Millis::is_zero")]
+    pub drain: Millis,
+    /// The virtual wall clock at the start (RFC 3339 or IMF-fixdate; default
+    /// 2026-01-01T00:00:00Z).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
+    /// Where the scenario runs (default `sim`).
+    #[serde(default, skip_serializing_if = "BackendKind::is_sim")]
+    pub backend: BackendKind,
+    /// Slack applied to every bound on the real backend (default 50 ms there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<Millis>,
+    /// Turmoil-native faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turmoil: Option<TurmoilSpec>,
+    /// Property search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchSpec>,
+    /// Where the scenario came from; not serialized, never part of equality.
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub source: SourceInfo,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+impl Scenario {
+    /// The position of the value at `path` (such as `client.exponential.jitter`), if the
+    /// scenario came from a file that wrote it.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// assert_eq!(s.locate("operation.endpoint").map(|l| l.line), Some(4));
+    /// assert_eq!(s.locate("client"), None);
+    /// ```
+    pub fn locate(&self, path: &str) -> Option<Location> {
+        self.source.locate(path)
+    }
+
+    /// An error about `path`, located at its value, or at its nearest written ancestor when
+    /// the file left it to a default. Renders as `file:line:col path: message`.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// let e = s.error_at("operation.endpoint", "cannot reach it");
+    /// assert_eq!(e.to_string(), "x.yaml:4:24 operation.endpoint: cannot reach it");
+    /// ```
+    pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(
+            self.source.file.clone(),
+            self.source.locate_nearest(path, false),
+            path,
+            message,
+        )
+    }
+
+    /// Like [`Scenario::error_at`], located at the key rather than the value (for errors
+    /// about the key's presence, such as "not supported yet").
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// assert_eq!(s.error_at_key("operation.endpoint", "m").column, 14);
+    /// ```
+    pub fn error_at_key(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(
+            self.source.file.clone(),
+            self.source.locate_nearest(path, true),
+            path,
+            message,
+        )
+    }
+
+    /// The endpoint named by `operation.endpoint`.
+    ///
+    /// ```
+    /// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario};
+    ///
+    /// let s = Scenario::builder("x")
+    ///     .endpoint("api", EndpointSpec::http())
+    ///     .operation(OperationSpec::get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(s.operation_endpoint(), Some(&EndpointSpec::http()));
+    /// ```
+    pub fn operation_endpoint(&self) -> Option<&EndpointSpec> {
+        self.endpoints.get(&self.operation.endpoint)
+    }
+
+    /// The scenario as YAML; parsing it gives back an equal scenario. Defaults are left
+    /// out, so the text is short.
+    ///
+    /// ```
+    /// use retrylab::scenario::{EndpointSpec, OperationSpec, StepSpec};
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::builder("two 503s")
+    ///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(503).times(2), StepSpec::status(200)]))
+    ///     .operation(OperationSpec::get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    /// let yaml = s.to_yaml();
+    /// assert!(yaml.contains("times: 2"));
+    /// assert_eq!(Scenario::from_yaml_str(&yaml, "back.yaml").unwrap(), s);
+    /// ```
+    pub fn to_yaml(&self) -> String {
+        // The model holds only strings, numbers, booleans, sequences and string-keyed maps,
+        // which the serializer always accepts; an error here would be a bug in a hand-written
+        // `Serialize`, and the message says so rather than panicking.
+        serde_saphyr::to_string(self)
+            .unwrap_or_else(|e| format!("# retrylab could not serialize this scenario: {e}\n"))
+    }
+}

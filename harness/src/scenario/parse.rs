@@ -1,0 +1,507 @@
+//! Loading scenarios and turning parser errors into located [`ScenarioError`]s.
+//!
+//! serde-saphyr gives each error a line and column; `serde_path_to_error` gives the field
+//! path. Serde's and the parser's messages are then reworded into what a scenario author
+//! needs: what was found, what was expected, and a did-you-mean for misspellings.
+
+use std::path::Path;
+
+use serde_path_to_error::Segment;
+use serde_saphyr::DuplicateKeyPolicy;
+
+use super::client::ClientSpec;
+use super::error::{did_you_mean, Location, ScenarioError, ScenarioErrors};
+use super::locations::{join, SourceInfo};
+use super::model::Scenario;
+use super::validate;
+
+/// Deepest nesting accepted. Real scenarios nest about ten levels; the limit keeps every
+/// recursive visitor far from the stack's end whatever the input.
+const MAX_DEPTH: usize = 64;
+
+/// Parser options shared by every pass: duplicate keys are errors, only `true`/`false` are
+/// booleans (so `jitter: off` or `method: NO` stay strings), and the budget bounds the work
+/// any input can cause.
+pub(crate) fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_DEPTH,
+            max_nodes: 200_000,
+            max_total_scalar_bytes: 16 * 1024 * 1024,
+        },
+        duplicate_keys: DuplicateKeyPolicy::Error,
+        strict_booleans: true,
+        with_snippet: false,
+    }
+}
+
+/// Options for the location pass, which must not fail where the typed pass did: a duplicate
+/// key there is reported by the typed pass, and the location pass only needs positions.
+fn lenient_options() -> serde_saphyr::Options {
+    let mut options = options();
+    options.duplicate_keys = DuplicateKeyPolicy::LastWins;
+    options
+}
+
+impl Scenario {
+    /// Reads, parses and validates the scenario file at `path`.
+    ///
+    /// Errors name the file as `path` was given, so a relative path gives relative
+    /// messages (`scenarios/http/x.yaml:3:5 ...`).
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let err = Scenario::load("no/such/file.yaml").unwrap_err();
+    /// assert!(err.to_string().starts_with("no/such/file.yaml: cannot read"));
+    /// ```
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioErrors> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| {
+            ScenarioError::new(file.clone(), None, "", format!("cannot read the file: {e}"))
+        })?;
+        match String::from_utf8(bytes) {
+            Ok(src) => Scenario::from_yaml_str(&src, &file),
+            Err(e) => {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let prefix = String::from_utf8_lossy(valid);
+                let line = prefix.matches('\n').count() + 1;
+                let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                Err(ScenarioError::new(
+                    file,
+                    Some(Location::new(clamp(line), clamp(column))),
+                    "",
+                    "the file is not valid UTF-8",
+                )
+                .into())
+            }
+        }
+    }
+
+    /// Parses and validates a scenario from YAML text; `name` is the file name used in
+    /// error messages.
+    ///
+    /// Parsing stops at the first error; validation then reports every cross-field error,
+    /// sorted by position.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let yaml = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+    ///             client: { exponential: { jitter: ful } }\n";
+    /// let err = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "x.yaml:5:34 client.exponential.jitter: unknown value `ful`, expected one of \
+    ///      `none`, `full`, `equal`, `decorrelated` (did you mean `full`?)"
+    /// );
+    /// ```
+    pub fn from_yaml_str(src: &str, name: &str) -> Result<Scenario, ScenarioErrors> {
+        if is_blank(src) {
+            return Err(ScenarioError::new(
+                name,
+                Some(Location::new(1, 1)),
+                "",
+                "the file is empty",
+            )
+            .with_expected(
+                "a scenario with at least `version`, `name`, `endpoints` and `operation`",
+            )
+            .into());
+        }
+        let mut path = None;
+        let parsed = serde_saphyr::with_deserializer_from_str_with_options(src, options(), |de| {
+            serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
+                path = Some(e.path().iter().cloned().collect::<Vec<_>>());
+                e.into_inner()
+            })
+        });
+        match parsed {
+            Ok(mut scenario) => {
+                scenario.source = SourceInfo::from_source(src, name, lenient_options());
+                let errors = validate::validate(&scenario);
+                if errors.is_empty() {
+                    Ok(scenario)
+                } else {
+                    Err(ScenarioErrors::sorted(errors))
+                }
+            }
+            Err(e) => Err(convert(&e, path.as_deref(), src, name).into()),
+        }
+    }
+}
+
+fn clamp(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Only whitespace and comments.
+fn is_blank(src: &str) -> bool {
+    src.trim_start_matches('\u{feff}')
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+}
+
+/// Renders serde_path_to_error segments as `a.b[2].c`, stopping at the first unknown one.
+fn render_path(segments: &[Segment]) -> (String, bool) {
+    let mut out = String::new();
+    for s in segments {
+        match s {
+            Segment::Seq { index } => out = format!("{out}[{index}]"),
+            Segment::Map { key } => out = join(&out, key),
+            Segment::Enum { variant } => out = join(&out, variant),
+            _ => return (out, true),
+        }
+    }
+    (out, false)
+}
+
+/// The error's text without serde-saphyr's " at line L, column C" suffix.
+fn bare_message(e: &serde_saphyr::Error) -> String {
+    let e = e.without_snippet();
+    let text = match e {
+        serde_saphyr::Error::Message { msg, .. } => msg.clone(),
+        serde_saphyr::Error::Budget { breach, .. } => {
+            format!("the document exceeds the parser's limits ({breach:?}; nesting is limited to {MAX_DEPTH} levels)")
+        }
+        other => other.to_string(),
+    };
+    match text.rfind(" at line ") {
+        Some(i) if text[i..].contains(", column ") => text[..i].to_string(),
+        _ => text,
+    }
+}
+
+fn convert(
+    e: &serde_saphyr::Error,
+    segments: Option<&[Segment]>,
+    src: &str,
+    file: &str,
+) -> ScenarioError {
+    let location = e.location().map(|l| {
+        Location::new(
+            u32::try_from(l.line()).unwrap_or(u32::MAX),
+            u32::try_from(l.column()).unwrap_or(u32::MAX),
+        )
+    });
+    let (mut path, truncated) = segments.map(render_path).unwrap_or_default();
+    // Positions of every node, from a pass that tolerates duplicate keys.
+    let info = SourceInfo::from_source(src, file, lenient_options());
+    if truncated {
+        // A duplicate key is found before serde sees the key, so the path stops at its
+        // mapping; the location pass names the entry at the error's position.
+        if let Some(p) = location.and_then(|at| info.path_at(at)) {
+            path = p.to_string();
+        }
+    }
+    let message = bare_message(e);
+    let reworded = reword(&message, path);
+    let mut location = location;
+    if let Some(key) = &reworded.unknown_key {
+        // serde-saphyr attributes an unknown key to its mapping once the mapping has had an
+        // earlier key; the location pass knows where the key itself is.
+        if let Some(at) = info.locate_key(&reworded.path) {
+            location = Some(at);
+        }
+        debug_assert!(reworded.path.ends_with(key.as_str()));
+    } else if let Some(at) = info.locate(&reworded.path) {
+        // An error about a node is never before the node: an earlier position is its
+        // container's, kept by the parser for errors raised outside its own calls.
+        if location.is_none_or(|l| l < at) {
+            location = Some(at);
+        }
+    }
+    if location.is_none() {
+        // Errors about a document that is a bare scalar (`null`, `~`) carry no position;
+        // they concern the whole document, which starts at its first node (or line 1).
+        location = Some(
+            info.locate_nearest(&reworded.path, false)
+                .unwrap_or(Location::new(1, 1)),
+        );
+    }
+    let Reworded {
+        message,
+        expected,
+        suggestion,
+        path,
+        ..
+    } = reworded;
+    ScenarioError::new(file, location, path, message)
+        .with_suggestion(suggestion)
+        .with_expected_opt(expected)
+}
+
+impl ScenarioError {
+    fn with_expected_opt(mut self, expected: Option<String>) -> Self {
+        self.expected = expected;
+        self
+    }
+}
+
+/// The text between the first pair of backticks.
+fn ticked(s: &str) -> Option<&str> {
+    let start = s.find('`')? + 1;
+    let len = s[start..].find('`')?;
+    Some(&s[start..start + len])
+}
+
+/// Names listed after "expected one of ", with or without backticks.
+fn listed(s: &str) -> Vec<String> {
+    s.split_once("expected one of ")
+        .map(|(_, list)| {
+            list.split(", ")
+                .map(|n| n.trim().trim_matches('`').to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn quote_all(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A readable name for what serde or the parser calls a type.
+fn plain_type(t: &str) -> String {
+    let t = t.trim();
+    match t {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number".into(),
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer".into(),
+        "f32" | "f64" | "floating point" => "a number".into(),
+        "a boolean" | "bool" => "`true` or `false`".into(),
+        "a string" | "string" | "string scalar" | "a borrowed string" => "a string".into(),
+        "a sequence" | "sequence start" => "a list".into(),
+        "a map" | "mapping start" | "map" => "a mapping".into(),
+        "unit" => "nothing".into(),
+        _ if t.starts_with("struct ") => "a mapping".into(),
+        _ if t.starts_with("enum ") => "one of the documented values".into(),
+        _ if t.starts_with("unit variant") => "a single word".into(),
+        _ => t.to_string(),
+    }
+}
+
+/// Largest value of an unsigned type named by the parser's "invalid u32" message.
+fn unsigned_range(t: &str) -> Option<String> {
+    let max = match t {
+        "u8" => u8::MAX as u64,
+        "u16" => u16::MAX as u64,
+        "u32" => u32::MAX as u64,
+        "u64" | "usize" => u64::MAX,
+        _ => return None,
+    };
+    Some(format!("a whole number from 0 to {max}"))
+}
+
+/// A parser message in the scenario's terms.
+struct Reworded {
+    message: String,
+    expected: Option<String>,
+    suggestion: Option<String>,
+    path: String,
+    /// Set for an unknown key, which the path then ends with.
+    unknown_key: Option<String>,
+}
+
+impl Reworded {
+    fn new(message: impl Into<String>, expected: Option<String>, path: String) -> Self {
+        Reworded {
+            message: message.into(),
+            expected,
+            suggestion: None,
+            path,
+            unknown_key: None,
+        }
+    }
+}
+
+/// Turns a serde or parser message into (message, expected, suggestion, path).
+fn reword(msg: &str, path: String) -> Reworded {
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        let name = ticked(rest).unwrap_or(rest).to_string();
+        let known = listed(rest);
+        // Keys read by retrylab's own visitors are not in serde's path yet.
+        let path = if path.rsplit(['.', ']']).next() == Some(name.as_str()) {
+            path
+        } else {
+            join(&path, &name)
+        };
+        let parent = super::locations::parent_path(&path).to_string();
+        let policy = parent.rsplit('.').next().unwrap_or("");
+        if name == "max_attempts" && ClientSpec::has_native_count(policy) {
+            let mut r = Reworded::new(
+                format!(
+                    "`{policy}` counts attempts natively and takes no `max_attempts`; set `{}` instead",
+                    ClientSpec::native_count_key(policy)
+                ),
+                None,
+                path,
+            );
+            r.unknown_key = Some(name);
+            return r;
+        }
+        let expected = if known.is_empty() {
+            "no keys here".to_string()
+        } else {
+            format!("one of {}", quote_all(&known))
+        };
+        let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
+        let mut r = Reworded::new(format!("unknown key `{name}`"), Some(expected), path);
+        r.suggestion = suggestion;
+        r.unknown_key = Some(name);
+        return r;
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        let name = ticked(rest).unwrap_or(rest).to_string();
+        let known = listed(rest);
+        if matches!(name.as_str(), "~" | "" | "null" | "Null" | "NULL") {
+            let expected = (!known.is_empty()).then(|| format!("one of {}", quote_all(&known)));
+            return Reworded::new("no value given", expected, path);
+        }
+        let what = if path == "client" || path.ends_with("conforms_to") {
+            "policy"
+        } else {
+            "value"
+        };
+        let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
+        let expected = (!known.is_empty()).then(|| format!("one of {}", quote_all(&known)));
+        let mut r = Reworded::new(format!("unknown {what} `{name}`"), expected, path);
+        r.suggestion = suggestion;
+        return r;
+    }
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        let name = ticked(rest).unwrap_or(rest);
+        let full = join(&path, name);
+        return Reworded::new(format!("missing required key `{name}`"), None, full);
+    }
+    if let Some(rest) = msg.strip_prefix("duplicate mapping key") {
+        let name = rest.trim_start_matches(':').trim();
+        let hint = if path.contains("headers") {
+            " (write headers as a list of pairs when a name repeats)"
+        } else {
+            ""
+        };
+        let key = if name.is_empty() {
+            "duplicate key".to_string()
+        } else {
+            format!("duplicate key `{name}`")
+        };
+        return Reworded::new(format!("{key}{hint}"), None, path);
+    }
+    if let Some(expected) = msg.strip_prefix("unexpected event: expected ") {
+        return Reworded::new("wrong type".to_string(), Some(plain_type(expected)), path);
+    }
+    if let Some(t) = msg.strip_prefix("invalid ") {
+        if let Some(range) = unsigned_range(t) {
+            return Reworded::new("invalid number".to_string(), Some(range), path);
+        }
+        if matches!(t, "i8" | "i16" | "i32" | "i64") {
+            return Reworded::new("invalid number".to_string(), Some(plain_type(t)), path);
+        }
+        if t.starts_with("floating point") {
+            return Reworded::new("invalid number".to_string(), Some("a number".into()), path);
+        }
+        if t.starts_with("YAML 1.1 bool") || t.starts_with("boolean") {
+            return Reworded::new(
+                "invalid boolean".to_string(),
+                Some("`true` or `false`".into()),
+                path,
+            );
+        }
+    }
+    if msg.starts_with("unexpected value for unit enum variant") {
+        let variant = path.rsplit('.').next().unwrap_or("").to_string();
+        return Reworded::new(
+            format!("`{variant}` takes no parameters"),
+            Some(format!("`{variant}` alone")),
+            path,
+        );
+    }
+    if msg.starts_with("expected end of mapping after enum variant value") {
+        return Reworded::new(
+            "only one key is allowed here".to_string(),
+            Some("a mapping with a single key, such as `{ exponential: { ... } }`".into()),
+            super::locations::parent_path(&path).to_string(),
+        );
+    }
+    if msg.starts_with("expected string key for externally tagged enum") {
+        return Reworded::new(
+            "empty mapping".to_string(),
+            Some("a mapping with a single key, such as `{ exponential: { ... } }`".into()),
+            path,
+        );
+    }
+    if let Some(rest) = msg.strip_prefix("cannot deserialize null into ") {
+        let what = rest.split(';').next().unwrap_or(rest);
+        return Reworded::new("no value given", Some(plain_type(what)), path);
+    }
+    if msg.starts_with("externally tagged enum expected") {
+        return Reworded::new(
+            "wrong type",
+            Some("a word or a mapping with a single key, such as `{ at_least: 2s }`".into()),
+            path,
+        );
+    }
+    if msg.starts_with("multiple YAML documents detected") {
+        return Reworded::new(
+            "more than one YAML document".to_string(),
+            Some("a single scenario per file".into()),
+            path,
+        );
+    }
+    if let Some(rest) = msg.strip_prefix("invalid type: ") {
+        if let Some((found, expected)) = rest.rsplit_once(", expected ") {
+            return Reworded::new(
+                format!("wrong type: found {found}"),
+                Some(plain_type(expected)),
+                path,
+            );
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("invalid length ") {
+        if let Some((found, expected)) = rest.rsplit_once(", expected ") {
+            return Reworded::new(
+                format!("wrong number of items: {found}"),
+                Some(expected.to_string()),
+                path,
+            );
+        }
+    }
+    if looks_like_syntax_error(msg) {
+        return Reworded::new(format!("invalid YAML: {msg}"), None, path);
+    }
+    if let Some((message, expected)) = msg.rsplit_once(", expected ") {
+        // Messages written by retrylab's own visitors end with ", expected ...".
+        return Reworded::new(message, Some(expected.to_string()), path);
+    }
+    Reworded::new(msg, None, path)
+}
+
+/// Scanner and parser messages from saphyr-parser (they are lower-case sentences without
+/// the "expected" shape that serde's and retrylab's messages have).
+fn looks_like_syntax_error(msg: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "while parsing",
+        "while scanning",
+        "did not find",
+        "mapping values are not allowed",
+        "found character",
+        "found unexpected",
+        "could not find expected",
+        "unexpected end of",
+        "found a tab",
+        "invalid indentation",
+        "block sequence entries are not allowed",
+        "unclosed",
+        "unknown anchor",
+        "invalid leading",
+        "found undefined",
+        "expected ',' or",
+        "tabs",
+    ];
+    MARKERS.iter().any(|m| msg.contains(m))
+}

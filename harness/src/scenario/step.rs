@@ -1,0 +1,447 @@
+//! Script steps: what an endpoint does with the n-th request that reaches a route.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::duration::{Millis, OffsetMillis};
+use super::headers::HeadersSpec;
+use super::latency::{one_entry, LatencySpec};
+use super::values::{status_code, DurationRange, Probability};
+
+/// Declares a step struct: the shared step fields plus some of its own. Script steps and
+/// timeline steps differ only in `times` and `during`, and serde's `flatten` (which would
+/// share the fields) loses source locations.
+macro_rules! step_struct {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            $( $(#[$pre_meta:meta])* $pre:ident : $pre_ty:ty, )*
+        }
+        {
+            $( $(#[$post_meta:meta])* $post:ident : $post_ty:ty, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $( $(#[$pre_meta])* pub $pre: $pre_ty, )*
+            /// Respond with this status (100-599).
+            #[serde(
+                default,
+                deserialize_with = "status_code::option",
+                skip_serializing_if = "Option::is_none"
+            )]
+            #[cfg_attr(feature = "schema", schemars(range(min = 100, max = 599)))]
+            pub status: Option<u16>,
+            /// Response headers, as a mapping or a list of pairs.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub headers: Option<HeadersSpec>,
+            /// Response body.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub body: Option<String>,
+            /// A `Retry-After` header: seconds, an HTTP-date, or raw text.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub retry_after: Option<RetryAfterSpec>,
+            /// Time before the response head (or before the failure).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub latency: Option<LatencySpec>,
+            /// Send the body spread over this long (built later).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub trickle: Option<Millis>,
+            /// Fail the connection instead of responding.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fail: Option<FailSpec>,
+            /// When the request's effect is committed (default: `before_response` for 2xx,
+            /// `never` otherwise).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub commit: Option<CommitSpec>,
+            /// Probability of taking `then` rather than `else` (built later).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub p: Option<Probability>,
+            /// The step taken with probability `p`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub then: Option<Box<StepSpec>>,
+            /// The step taken otherwise.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub r#else: Option<Box<StepSpec>>,
+            /// Broker error code, such as 530 (broker endpoints only; built later).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub error_code: Option<i64>,
+            $( $(#[$post_meta])* pub $post: $post_ty, )*
+        }
+    };
+}
+
+step_struct! {
+    /// One step of a `script:`: respond (`status` with `headers`, `body`, `retry_after`,
+    /// `latency`, `trickle`), fail the connection (`fail`), or choose at random (`p`, `then`,
+    /// `else`); repeated `times` times. Exactly one of `status`, `fail` and `p` is given
+    /// (or `error_code` on a broker).
+    ///
+    /// ```
+    /// use retrylab::scenario::{FailSpec, Millis, RetryAfterSpec, StepSpec};
+    ///
+    /// let burst = StepSpec::status(503).times(2);
+    /// assert_eq!((burst.status, burst.times), (Some(503), Some(2)));
+    /// let limited = StepSpec::status(429).retry_after(RetryAfterSpec::Seconds(2));
+    /// let slow = StepSpec::status(200).latency(Millis::from_ms(1500)).body(r#"{"id":"o-1"}"#);
+    /// let reset = StepSpec::fail(FailSpec::reset());
+    /// # let _ = (limited, slow, reset);
+    /// ```
+    StepSpec {
+    }
+    {
+        /// Repeat this step for this many requests (at least 1); the last step repeats
+        /// forever.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        times: Option<u32>,
+    }
+}
+
+step_struct! {
+    /// One step of a `timeline:`: the step fields plus `during: [a, b]`, the window of virtual
+    /// time in which requests get this step (built later).
+    ///
+    /// ```
+    /// use retrylab::scenario::{DurationRange, Millis, TimelineStep};
+    ///
+    /// let t = TimelineStep {
+    ///     during: DurationRange::new(Millis::ZERO, Millis::from_secs(30)).unwrap(),
+    ///     status: Some(503),
+    ///     ..TimelineStep::default()
+    /// };
+    /// assert_eq!(t.during.max, Millis::from_secs(30));
+    /// ```
+    TimelineStep {
+        /// The window of virtual time, from the start of the run, inclusive.
+        during: DurationRange,
+    }
+    {
+    }
+}
+
+impl StepSpec {
+    /// A step that responds with `status`.
+    pub fn status(status: u16) -> Self {
+        StepSpec {
+            status: Some(status),
+            ..StepSpec::default()
+        }
+    }
+
+    /// A step that fails the connection.
+    pub fn fail(fail: FailSpec) -> Self {
+        StepSpec {
+            fail: Some(fail),
+            ..StepSpec::default()
+        }
+    }
+
+    /// A step that takes `then` with probability `p`, else `otherwise`.
+    pub fn chance(p: Probability, then: StepSpec, otherwise: StepSpec) -> Self {
+        StepSpec {
+            p: Some(p),
+            then: Some(Box::new(then)),
+            r#else: Some(Box::new(otherwise)),
+            ..StepSpec::default()
+        }
+    }
+
+    /// Repeats the step `n` times.
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers
+            .get_or_insert_with(HeadersSpec::default)
+            .push(name, value);
+        self
+    }
+
+    /// Sets the response body.
+    pub fn body(mut self, body: impl Into<String>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+
+    /// Sets the `Retry-After` header.
+    pub fn retry_after(mut self, retry_after: RetryAfterSpec) -> Self {
+        self.retry_after = Some(retry_after);
+        self
+    }
+
+    /// Waits this long before the response head.
+    pub fn latency(mut self, latency: impl Into<LatencySpec>) -> Self {
+        self.latency = Some(latency.into());
+        self
+    }
+
+    /// Commits the request's effect at this point.
+    pub fn commit(mut self, commit: CommitSpec) -> Self {
+        self.commit = Some(commit);
+        self
+    }
+}
+
+/// When a step commits the request's effect to the endpoint's ledger.
+///
+/// ```
+/// use retrylab::scenario::CommitSpec;
+/// assert_eq!(serde_saphyr::to_string(&CommitSpec::BeforeResponse).unwrap().trim(), "before_response");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CommitSpec {
+    /// As soon as the request arrives (the client may still see a failure).
+    Arrival,
+    /// Just before the response head is sent.
+    BeforeResponse,
+    /// Never.
+    Never,
+}
+
+/// How a step fails the connection: `close` (FIN), `reset` (RST), `hang` (read the request
+/// and never answer), or `{ close: { after_bytes: n } }` / `{ reset: { after_bytes: n } }`
+/// after sending part of the response.
+///
+/// ```
+/// use retrylab::scenario::FailSpec;
+/// assert_eq!(FailSpec::close_after(10), FailSpec::Close { after_bytes: Some(10) });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailSpec {
+    /// Close the connection with a FIN.
+    Close {
+        /// Send this many bytes of the response first.
+        after_bytes: Option<u64>,
+    },
+    /// Reset the connection with an RST.
+    Reset {
+        /// Send this many bytes of the response first.
+        after_bytes: Option<u64>,
+    },
+    /// Read the request and never answer; the connection stays open.
+    Hang,
+}
+
+impl FailSpec {
+    /// `close`.
+    pub fn close() -> Self {
+        FailSpec::Close { after_bytes: None }
+    }
+
+    /// `reset`.
+    pub fn reset() -> Self {
+        FailSpec::Reset { after_bytes: None }
+    }
+
+    /// `{ close: { after_bytes: n } }`.
+    pub fn close_after(n: u64) -> Self {
+        FailSpec::Close {
+            after_bytes: Some(n),
+        }
+    }
+
+    /// `{ reset: { after_bytes: n } }`.
+    pub fn reset_after(n: u64) -> Self {
+        FailSpec::Reset {
+            after_bytes: Some(n),
+        }
+    }
+}
+
+/// The `{ after_bytes: n }` of a partial close or reset.
+#[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AfterBytes {
+    after_bytes: u64,
+}
+
+const FAIL_TAGS: &[&str] = &["close", "reset"];
+const FAIL_WORDS: &[&str] = &["close", "reset", "hang"];
+
+impl Serialize for FailSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            FailSpec::Close { after_bytes: None } => serializer.serialize_str("close"),
+            FailSpec::Reset { after_bytes: None } => serializer.serialize_str("reset"),
+            FailSpec::Hang => serializer.serialize_str("hang"),
+            FailSpec::Close {
+                after_bytes: Some(n),
+            } => one_entry(serializer, "close", &AfterBytes { after_bytes: n }),
+            FailSpec::Reset {
+                after_bytes: Some(n),
+            } => one_entry(serializer, "reset", &AfterBytes { after_bytes: n }),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FailSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FailSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`close`, `reset`, `hang`, `{ close: { after_bytes: n } }` or `{ reset: { after_bytes: n } }`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FailSpec, E> {
+                match v {
+                    "close" => Ok(FailSpec::close()),
+                    "reset" => Ok(FailSpec::reset()),
+                    "hang" => Ok(FailSpec::Hang),
+                    other => Err(E::unknown_variant(other, FAIL_WORDS)),
+                }
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FailSpec, A::Error> {
+                super::values::one_key_map(map, FAIL_TAGS, |tag, map| {
+                    let AfterBytes { after_bytes } = map.next_value()?;
+                    Ok(if tag == "close" {
+                        FailSpec::close_after(after_bytes)
+                    } else {
+                        FailSpec::reset_after(after_bytes)
+                    })
+                })
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// The `Retry-After` header a step sends: `2` (delay-seconds; negative values are allowed to
+/// test robustness), `{ http_date: +30s, format: imf | rfc850 | asctime }` (an HTTP-date
+/// relative to the virtual wall clock, rounded up to the next whole second), or
+/// `{ raw: "..." }` (any text, sent verbatim).
+///
+/// ```
+/// use retrylab::scenario::{DateFormat, OffsetMillis, RetryAfterSpec};
+///
+/// let in_30s = RetryAfterSpec::HttpDate { offset: OffsetMillis(30_000), format: DateFormat::Imf };
+/// assert_eq!(RetryAfterSpec::raw("soon"), RetryAfterSpec::Raw("soon".into()));
+/// # let _ = in_30s;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RetryAfterSpec {
+    /// `Retry-After: <n>`.
+    Seconds(i64),
+    /// `Retry-After: <HTTP-date>`, `offset` from the virtual wall clock when sent.
+    HttpDate {
+        /// Offset from the virtual wall clock.
+        offset: OffsetMillis,
+        /// The date format.
+        format: DateFormat,
+    },
+    /// `Retry-After: <raw>` verbatim.
+    Raw(String),
+}
+
+impl RetryAfterSpec {
+    /// `{ raw: text }`.
+    pub fn raw(text: impl Into<String>) -> Self {
+        RetryAfterSpec::Raw(text.into())
+    }
+}
+
+/// HTTP-date formats (RFC 9110, section 5.6.7).
+///
+/// ```
+/// use retrylab::scenario::DateFormat;
+/// assert_eq!(DateFormat::default(), DateFormat::Imf);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DateFormat {
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`.
+    #[default]
+    Imf,
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`.
+    Rfc850,
+    /// `Sun Nov  6 08:49:37 1994`.
+    Asctime,
+}
+
+const RETRY_AFTER_KEYS: &[&str] = &["http_date", "format", "raw"];
+
+impl Serialize for RetryAfterSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RetryAfterSpec::Seconds(n) => serializer.serialize_i64(*n),
+            RetryAfterSpec::HttpDate { offset, format } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("http_date", offset)?;
+                if *format != DateFormat::Imf {
+                    map.serialize_entry("format", format)?;
+                }
+                map.end()
+            }
+            RetryAfterSpec::Raw(raw) => one_entry(serializer, "raw", raw),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RetryAfterSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RetryAfterSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "whole seconds such as `2`, `{ http_date: +30s }` or `{ raw: \"...\" }`",
+                )
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RetryAfterSpec, E> {
+                i64::try_from(v).map(RetryAfterSpec::Seconds).map_err(|_| {
+                    E::custom(format!(
+                        "{v} is too large; send it with `{{ raw: \"{v}\" }}`"
+                    ))
+                })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RetryAfterSpec, E> {
+                Ok(RetryAfterSpec::Seconds(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RetryAfterSpec, E> {
+                Err(E::custom(format!(
+                    "fractional Retry-After `{v}`, expected whole seconds (send fractions with `{{ raw: \"{v}\" }}`)"
+                )))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RetryAfterSpec, A::Error> {
+                let (mut date, mut format, mut raw) = (None, None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "http_date" => date = Some(map.next_value::<OffsetMillis>()?),
+                        "format" => format = Some(map.next_value::<DateFormat>()?),
+                        "raw" => raw = Some(map.next_value::<String>()?),
+                        other => return Err(de::Error::unknown_field(other, RETRY_AFTER_KEYS)),
+                    }
+                }
+                match (date, format, raw) {
+                    (Some(offset), format, None) => Ok(RetryAfterSpec::HttpDate {
+                        offset,
+                        format: format.unwrap_or_default(),
+                    }),
+                    (None, None, Some(raw)) => Ok(RetryAfterSpec::Raw(raw)),
+                    (None, Some(_), _) => Err(de::Error::custom(
+                        "`format` needs `http_date`, expected `{ http_date: +30s, format: rfc850 }`",
+                    )),
+                    (Some(_), _, Some(_)) => Err(de::Error::custom(
+                        "`http_date` and `raw` cannot be combined, expected one of them",
+                    )),
+                    (None, None, None) => Err(de::Error::custom(
+                        "empty Retry-After, expected `{ http_date: +30s }` or `{ raw: \"...\" }`",
+                    )),
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}

@@ -1,0 +1,125 @@
+//! Backends and turmoil-native faults.
+
+use serde::{Deserialize, Serialize};
+
+use super::duration::Millis;
+use super::latency::LatencySpec;
+use super::values::Probability;
+
+/// Where a scenario runs (default `sim`).
+///
+/// ```
+/// use retrylab::scenario::BackendKind;
+/// assert_eq!(BackendKind::default(), BackendKind::Sim);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// The in-memory TCP model on a paused tokio runtime.
+    #[default]
+    Sim,
+    /// A turmoil simulation (built later).
+    Turmoil,
+    /// Real sockets on 127.0.0.1 in real time (built later).
+    Real,
+}
+
+impl BackendKind {
+    /// Whether this is `sim` (the default).
+    pub fn is_sim(&self) -> bool {
+        *self == BackendKind::Sim
+    }
+
+    /// The name as written in YAML.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BackendKind::Sim => "sim",
+            BackendKind::Turmoil => "turmoil",
+            BackendKind::Real => "real",
+        }
+    }
+}
+
+/// Turmoil-native network behaviour (built later).
+///
+/// ```
+/// use retrylab::scenario::TurmoilSpec;
+/// assert!(TurmoilSpec::default().hold.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TurmoilSpec {
+    /// Random message loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossSpec>,
+    /// Link latency distribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencySpec>,
+    /// Hold messages to an endpoint, then release them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hold: Vec<WindowSpec>,
+    /// Crash an endpoint's host, then bounce it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crash: Vec<TurmoilCrashSpec>,
+    /// Partition an endpoint's host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition: Vec<WindowSpec>,
+}
+
+/// `loss: { fail_rate, repair_rate }`.
+///
+/// ```
+/// use retrylab::scenario::LossSpec;
+/// let l: LossSpec = serde_saphyr::from_str("{ fail_rate: 0.1, repair_rate: 0.5 }").unwrap();
+/// assert_eq!(l.fail_rate.value(), 0.1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    /// Probability a working link starts dropping.
+    pub fail_rate: Probability,
+    /// Probability a dropping link recovers.
+    pub repair_rate: Probability,
+}
+
+/// `{ at, endpoint, for }`.
+///
+/// ```
+/// use retrylab::scenario::{Millis, WindowSpec};
+/// let w: WindowSpec = serde_saphyr::from_str("{ at: 1s, endpoint: api, for: 5s }").unwrap();
+/// assert_eq!(w.r#for, Millis::from_secs(5));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WindowSpec {
+    /// When it starts.
+    pub at: Millis,
+    /// The endpoint.
+    pub endpoint: String,
+    /// How long it lasts.
+    pub r#for: Millis,
+}
+
+/// `{ at, endpoint, bounce_after }`.
+///
+/// ```
+/// use retrylab::scenario::TurmoilCrashSpec;
+/// let c: TurmoilCrashSpec = serde_saphyr::from_str("{ at: 1s, endpoint: api, bounce_after: 2s }").unwrap();
+/// assert_eq!(c.endpoint, "api");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TurmoilCrashSpec {
+    /// When it crashes.
+    pub at: Millis,
+    /// The endpoint.
+    pub endpoint: String,
+    /// When it comes back (`None`: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounce_after: Option<Millis>,
+}

@@ -25,3 +25,4 @@ pub use connector::EnvConnector;
 pub use env::{Env, Operation};
 pub use http_client::{AttemptBody, HttpClient};
 pub use report::{Report, RunEnd, Verdict};
+pub use scenario::Scenario;

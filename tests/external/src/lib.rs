@@ -1,0 +1,1 @@
+//! A user crate outside the workspace (see Cargo.toml).

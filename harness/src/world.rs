@@ -301,8 +301,20 @@ fn reconstruct(
     id: u32,
 ) -> Attempt {
     let conn = ConnId(request.conn_id);
-    let start_ms = segment_at(log, conn, Dir::ClientToServer, request.inbound.start)
-        .map_or(request.at_ms, |s| s.0);
+    // DESIGN section 4: start is the connect start on a new connection, the request's first
+    // byte on a reused one.
+    let connect_start = (request.seq == 1)
+        .then(|| {
+            log.events().iter().find_map(|e| match *e {
+                NetEvent::ConnectStart { at, conn: c, .. } if c == conn => Some(at),
+                _ => None,
+            })
+        })
+        .flatten();
+    let start_ms = connect_start.unwrap_or_else(|| {
+        segment_at(log, conn, Dir::ClientToServer, request.inbound.start)
+            .map_or(request.at_ms, |s| s.0)
+    });
     let (head_ms, end_ms, outcome) = match response.map(|r| (r, r.outcome)) {
         Some((r, ResponseOutcome::Sent { status })) => {
             let head = segment_at(log, conn, Dir::ServerToClient, r.outbound.start).map(|s| s.1);

@@ -486,3 +486,36 @@ fn traces_are_identical_across_processes() {
     assert!(first.contains("#3"), "{first}");
     assert_eq!(first, run());
 }
+
+#[test]
+fn connector_clients_are_reconstructed_from_the_wire() {
+    let report = scenario(BURST).run(|env| async move {
+        // The user's own hyper-util client on the harness's network: no harness headers, so
+        // attempts are rebuilt from the endpoint's requests and the network's segments.
+        let client: hyper_util::client::legacy::Client<_, http_body_util::Full<bytes::Bytes>> =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .pool_timer(hyper_util::rt::TokioTimer::new())
+                .build(env.connector());
+        loop {
+            let request = http::Request::post(env.operation().url)
+                .body(http_body_util::Full::default())
+                .map_err(|e| e.to_string())?;
+            let response = client.request(request).await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok::<_, String>(status);
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    });
+    // Start = the connect start on a new connection, the request's first byte on a reused
+    // one; end = the response's last byte arrived: the same timeline as env.http_client().
+    assert_eq!(
+        report.trace().timeline(),
+        "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
+         t=3.000s  #2  POST /orders  -> 503  conn 1 reused  gap 2.000s\n\
+         t=5.500s  #3  POST /orders  -> 200  conn 1 reused  gap 2.000s\n"
+    );
+    assert!(report.trace().attempts.iter().all(|a| a.reconstructed));
+}

@@ -4,6 +4,7 @@
 //! Expectations apply to every logical call unless their name starts with `total_`.
 
 mod attempts;
+pub(crate) mod bypass;
 mod conforms;
 mod effects;
 mod gaps;
@@ -127,6 +128,7 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     if let Some(spec) = &expect.header {
         out.push(requests::header(ctx, spec));
     }
+    out.extend(bypass::diagnose(ctx));
     out
 }
 

@@ -1,0 +1,94 @@
+//! Bypass diagnostics (DESIGN section 6): signs that the client went around the simulation,
+//! explained in a verdict instead of leaving a puzzling failure.
+//!
+//! - no request reached an endpoint: the client talked to the real network (its own
+//!   connector or HTTP stack) rather than `env.http_client()` / `env.connector()`;
+//! - an HTTP-date `Retry-After` treated as already past: the client compared it with the
+//!   real clock (`SystemTime::now()`) instead of the virtual one (`env.now_system()`).
+//!
+//! The stopped-clock and wall-time-gap diagnostics are raised by the run itself (they need
+//! the real clock, which only the run's guard reads).
+
+use super::Ctx;
+use crate::policy::RetryAfterValue;
+use crate::report::Verdict;
+use crate::trace::seconds;
+
+/// The name these verdicts carry.
+pub(crate) const CHECK: &str = "bypass";
+
+pub(super) fn diagnose(ctx: &Ctx<'_>) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    no_requests(ctx, &mut out);
+    real_clock_dates(ctx, &mut out);
+    out
+}
+
+fn no_requests(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
+    let expect = &ctx.scenario.expect;
+    let expects_none = expect.requests_received.is_some_and(|c| c.contains(0))
+        || expect.attempts.is_some_and(|c| c.contains(0))
+        || expect.total_attempts.is_some_and(|c| c.contains(0));
+    if expects_none || ctx.trace.calls.is_empty() {
+        return;
+    }
+    let endpoint = &ctx.scenario.operation.endpoint;
+    let received = ctx
+        .ledgers
+        .iter()
+        .find(|(name, _)| name == endpoint)
+        .map_or(0, |(_, ledger)| ledger.requests.len() + ledger.connects.len());
+    if received == 0 && ctx.trace.attempts.is_empty() {
+        out.push(Verdict::fail(
+            CHECK,
+            format!(
+                "no request and no connection reached endpoint `{endpoint}` in {} calls: did \
+                 the client use env.http_client() (or its own hyper client over \
+                 env.connector()) and env.url(\"{endpoint}\")? A client with its own \
+                 connector or HTTP stack goes to the real network, which the simulation \
+                 cannot see",
+                ctx.trace.calls.len()
+            ),
+        ));
+    }
+}
+
+fn real_clock_dates(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
+    for (client, call) in ctx.calls() {
+        let attempts = ctx.attempts_of(client, call);
+        for pair in attempts.windows(2) {
+            let (previous, next) = (pair[0], pair[1]);
+            let (Some(raw), Some(head)) = (previous.retry_after, previous.head_ms) else {
+                continue;
+            };
+            let RetryAfterValue::Date(unix_s) = RetryAfterValue::parse(ctx.trace.name(raw)) else {
+                continue;
+            };
+            let head_system_ms = ctx.epoch_unix_ms as i64 + head as i64;
+            let asked_ms = unix_s * 1000 - head_system_ms;
+            let waited = next.start_ms.saturating_sub(head);
+            // Retried at once although the date was well in the future of the virtual
+            // clock: the signature of a date compared with the real clock, months later.
+            if asked_ms >= 1000 && waited < 100 {
+                out.push(Verdict::fail(
+                    CHECK,
+                    format!(
+                        "{}: attempt {} came {} after a Retry-After date {} in the future of \
+                         the virtual clock: the client seems to compare HTTP-dates with the \
+                         real clock (SystemTime::now()); the simulation's wall clock is \
+                         env.now_system() (epoch {} + virtual time)",
+                        ctx.call_name(client, call),
+                        next.n,
+                        seconds(waited),
+                        seconds(asked_ms as u64),
+                        httpdate::fmt_http_date(
+                            std::time::UNIX_EPOCH
+                                + std::time::Duration::from_millis(ctx.epoch_unix_ms)
+                        ),
+                    ),
+                ));
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Bypass diagnostics: each sign that a client went around the simulation is detected and
+//! explained (issue F1).
+
+use std::time::{Duration, SystemTime};
+
+use http_body_util::BodyExt;
+use retrylab::Scenario;
+
+fn scenario(yaml: &str) -> Scenario {
+    Scenario::from_yaml_str(yaml, "bypass.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn bypass_message(report: &retrylab::Report) -> String {
+    report
+        .failures()
+        .find(|v| v.check == "bypass")
+        .map(|v| v.message.clone())
+        .unwrap_or_else(|| panic!("no bypass verdict:\n{}", report.summary()))
+}
+
+#[test]
+fn zero_requests_at_the_endpoint() {
+    let yaml = r#"
+version: 1
+name: nothing reaches the endpoint
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api }
+"#;
+    // A client that never touches env.http_client() or env.connector() (as one with its own
+    // connector would): the endpoint sees nothing.
+    let report = scenario(yaml).run(|_env| async { Ok::<_, String>("cached") });
+    let message = bypass_message(&report);
+    assert!(message.contains("no request and no connection reached endpoint `api`"), "{message}");
+    assert!(message.contains("env.http_client()"), "{message}");
+}
+
+#[test]
+fn zero_requests_expected_is_not_a_bypass() {
+    let yaml = r#"
+version: 1
+name: a client that answers from its cache
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api }
+expect: { requests_received: 0 }
+"#;
+    let report = scenario(yaml).run(|_env| async { Ok::<_, String>("cached") });
+    assert!(report.passed(), "{}", report.summary());
+}
+
+#[test]
+fn http_date_compared_with_the_real_clock() {
+    let yaml = r#"
+version: 1
+name: retry-after as a date
+endpoints:
+  api:
+    script:
+      - { status: 503, retry_after: { http_date: 30s } }
+      - { status: 200 }
+operation: { endpoint: api }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let client = env.http_client();
+        loop {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let date = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| httpdate::parse_http_date(v).ok());
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok::<_, String>(status);
+            }
+            // The bug: the real clock is far past the virtual 2026-01-01, so the date looks
+            // past and the client retries at once.
+            let wait = date
+                .and_then(|d| d.duration_since(SystemTime::now()).ok())
+                .unwrap_or(Duration::ZERO);
+            tokio::time::sleep(wait).await;
+        }
+    });
+    let message = bypass_message(&report);
+    assert!(message.contains("real clock (SystemTime::now())"), "{message}");
+    assert!(message.contains("env.now_system()"), "{message}");
+}
+
+#[test]
+fn http_date_compared_with_the_virtual_clock_passes() {
+    let yaml = r#"
+version: 1
+name: retry-after as a date, read right
+endpoints:
+  api:
+    script:
+      - { status: 503, retry_after: { http_date: 30s } }
+      - { status: 200 }
+operation: { endpoint: api }
+expect: { retry_after: { honour: max } }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let client = env.http_client();
+        loop {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let date = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| httpdate::parse_http_date(v).ok());
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok::<_, String>(status);
+            }
+            let wait = date
+                .and_then(|d| d.duration_since(env.now_system()).ok())
+                .unwrap_or(Duration::ZERO);
+            tokio::time::sleep(wait).await;
+        }
+    });
+    assert!(report.passed(), "{}", report.summary());
+}

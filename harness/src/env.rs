@@ -192,6 +192,12 @@ impl Env {
         self.clock().now_system()
     }
 
+    /// A `std::time::Instant` clock on virtual time, for crates that take a clock (see
+    /// [`clocks`](crate::clocks)).
+    pub fn std_clock(&self) -> crate::clocks::VirtualStdClock {
+        crate::clocks::VirtualStdClock
+    }
+
     /// The virtual clock of the run.
     pub fn clock(&self) -> &VirtualClock {
         self.instance.recorder.clock()

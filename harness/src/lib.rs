@@ -6,6 +6,7 @@
 pub mod backend;
 mod check;
 pub mod client;
+pub mod clocks;
 mod connector;
 mod env;
 pub mod http_client;

@@ -30,7 +30,10 @@ operation: { endpoint: api }
     // connector would): the endpoint sees nothing.
     let report = scenario(yaml).run(|_env| async { Ok::<_, String>("cached") });
     let message = bypass_message(&report);
-    assert!(message.contains("no request and no connection reached endpoint `api`"), "{message}");
+    assert!(
+        message.contains("no request and no connection reached endpoint `api`"),
+        "{message}"
+    );
     assert!(message.contains("env.http_client()"), "{message}");
 }
 
@@ -85,7 +88,10 @@ operation: { endpoint: api }
         }
     });
     let message = bypass_message(&report);
-    assert!(message.contains("real clock (SystemTime::now())"), "{message}");
+    assert!(
+        message.contains("real clock (SystemTime::now())"),
+        "{message}"
+    );
     assert!(message.contains("env.now_system()"), "{message}");
 }
 

@@ -37,7 +37,9 @@ fn no_requests(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
         .ledgers
         .iter()
         .find(|(name, _)| name == endpoint)
-        .map_or(0, |(_, ledger)| ledger.requests.len() + ledger.connects.len());
+        .map_or(0, |(_, ledger)| {
+            ledger.requests.len() + ledger.connects.len()
+        });
     if received == 0 && ctx.trace.attempts.is_empty() {
         out.push(Verdict::fail(
             CHECK,

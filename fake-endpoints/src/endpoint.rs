@@ -3,8 +3,8 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::Bytes;
-use http::{request, HeaderName, HeaderValue, StatusCode};
+use bytes::{Bytes, BytesMut};
+use http::{request, uri, HeaderName, HeaderValue, StatusCode, Uri};
 use tokio::sync::oneshot;
 
 use crate::config::EndpointConfig;
@@ -199,9 +199,10 @@ impl Endpoint {
             conn_id,
             seq,
             inbound,
-            parts,
-            body,
+            mut parts,
+            mut body,
         } = arrival;
+        detach(&mut parts, &mut body);
         let key = header(&parts.headers, inner.key_header.as_ref());
         let call_tag = parts.headers.get(CALL_HEADER).cloned();
 
@@ -343,6 +344,67 @@ async fn run_step(
     drop(state);
     // An error means the connection went away first; the step has done its work regardless.
     let _ = tx.send(outcome);
+}
+
+/// Moves what the ledger keeps of a request (target, header values, body) into one compact
+/// buffer of its own.
+///
+/// hyper hands these out as slices of its connection read buffer. A record that kept them
+/// would keep that whole buffer (8 KiB or more) alive for the rest of the run, and since the
+/// buffer is then shared, hyper could not reuse it in place and would allocate a fresh one for
+/// every request. The values are byte-for-byte the same.
+fn detach(parts: &mut request::Parts, body: &mut Bytes) {
+    let uri_parts = {
+        let uri = &parts.uri;
+        [
+            uri.authority().map_or(0, |a| a.as_str().len()),
+            uri.path_and_query().map_or(0, |p| p.as_str().len()),
+        ]
+    };
+    let values: usize = parts.headers.values().map(|v| v.len()).sum();
+    let mut store = BytesMut::with_capacity(uri_parts[0] + uri_parts[1] + values + body.len());
+    if let Some(authority) = parts.uri.authority() {
+        store.extend_from_slice(authority.as_str().as_bytes());
+    }
+    if let Some(path) = parts.uri.path_and_query() {
+        store.extend_from_slice(path.as_str().as_bytes());
+    }
+    for value in parts.headers.values() {
+        store.extend_from_slice(value.as_bytes());
+    }
+    store.extend_from_slice(body);
+    let store = store.freeze();
+
+    let mut at = 0;
+    let mut next = |len: usize| {
+        let slice = store.slice(at..at + len);
+        at += len;
+        slice
+    };
+    let authority = next(uri_parts[0]);
+    let path = next(uri_parts[1]);
+    let original = parts.uri.clone();
+    let old = std::mem::take(&mut parts.uri).into_parts();
+    let mut new = uri::Parts::default();
+    new.scheme = old.scheme;
+    new.authority = old
+        .authority
+        .map(|a| uri::Authority::from_maybe_shared(authority).unwrap_or(a));
+    new.path_and_query = old
+        .path_and_query
+        .map(|p| uri::PathAndQuery::from_maybe_shared(path).unwrap_or(p));
+    // The parts came from a valid URI, so they make one again.
+    parts.uri = Uri::from_parts(new).unwrap_or(original);
+    for value in parts.headers.values_mut() {
+        let bytes = next(value.len());
+        if let Ok(mut copy) = HeaderValue::from_maybe_shared(bytes) {
+            copy.set_sensitive(value.is_sensitive());
+            *value = copy;
+        }
+    }
+    if !body.is_empty() {
+        *body = next(body.len());
+    }
 }
 
 fn status_only(status: Option<StatusCode>) -> Arc<SentResponse> {

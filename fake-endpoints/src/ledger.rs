@@ -251,6 +251,12 @@ impl Ledger {
         self.lock().clone()
     }
 
+    /// Moves everything recorded so far out, leaving the ledger empty (records pushed later
+    /// start a new history). For the end of a run, where a copy would only be thrown away.
+    pub fn take(&self) -> LedgerSnapshot {
+        std::mem::take(&mut *self.lock())
+    }
+
     /// Read the records in place, without copying them.
     pub fn with<R>(&self, read: impl FnOnce(&LedgerSnapshot) -> R) -> R {
         read(&self.lock())

@@ -165,13 +165,21 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    let only = std::env::var("ATTEMPTS_ONLY").unwrap_or_default();
     for keep_alive in [false, true] {
+        if (only == "new" && keep_alive) || (only == "keep" && !keep_alive) {
+            continue;
+        }
         let label = if keep_alive {
             "keep-alive"
         } else {
             "new connection per attempt"
         };
-        let floor = floor(keep_alive);
+        let floor = if std::env::var("ATTEMPTS_NOFLOOR").is_ok() {
+            Duration::ZERO
+        } else {
+            floor(keep_alive)
+        };
         let (wall, attempts, end_ms) = harness(keep_alive);
         println!(
             "{label}: retrylab {attempts} attempts in {:.3}s wall ({:.1} us/attempt, {:.1} virtual days); \

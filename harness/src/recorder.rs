@@ -121,6 +121,7 @@ impl Recorder {
             end_ms: None,
             outcome: AttemptOutcome::Unfinished,
             end: EndKind::Unfinished,
+            body_error: None,
             retry_after: None,
             resent: false,
             reconstructed: false,
@@ -202,7 +203,8 @@ impl Recorder {
                 }
                 Some(outcome) if a.head_ms.is_none() => a.outcome = outcome,
                 // A failure after the head keeps the status: the body broke.
-                _ => {}
+                Some(outcome) => a.body_error = Some(outcome),
+                None => {}
             }
         }
     }

@@ -288,7 +288,7 @@ impl crate::scenario::Scenario {
                     crate::check::judge(self, &mut report, epoch);
                 }
                 if self.snapshot && seed_is_snapshot_seed(self, seed) {
-                    let seed_override = (seed != self.seed).then_some(seed);
+                    let seed_override = std::env::var("RETRYLAB_SEED").is_ok().then_some(seed);
                     report.snapshot = Some(crate::snapshot::name_for(
                         &self.source.file,
                         &self.name,
@@ -348,10 +348,19 @@ impl crate::scenario::Scenario {
     }
 }
 
-/// Snapshots are taken for the scenario's own seed, or for a `RETRYLAB_SEED` override (named
-/// `name@seed-N`); the other seeds of a `seeds:` sweep are checked without a snapshot.
+/// Snapshots are taken for one seed: the scenario's `seed`, or the first of its `seeds:`
+/// sweep when the sweep leaves `seed` out (so a sweep is never left without one), or a
+/// `RETRYLAB_SEED` override (then named `name@seed-N`). The other seeds of a sweep are
+/// checked without a snapshot.
 fn seed_is_snapshot_seed(scenario: &crate::scenario::Scenario, seed: u64) -> bool {
-    seed == scenario.seed || std::env::var("RETRYLAB_SEED").is_ok()
+    if std::env::var("RETRYLAB_SEED").is_ok() {
+        return true;
+    }
+    let snapshot_seed = match &scenario.seeds {
+        Some(range) if !range.iter().any(|s| s == scenario.seed) => range.start,
+        _ => scenario.seed,
+    };
+    seed == snapshot_seed
 }
 
 #[cfg(test)]

@@ -112,6 +112,9 @@ pub struct Attempt {
     pub outcome: AttemptOutcome,
     /// How it ended.
     pub end: EndKind,
+    /// The transport failure that broke the body after the head arrived (the outcome keeps
+    /// the head's status).
+    pub body_error: Option<AttemptOutcome>,
     /// The raw `Retry-After` value of the response, when there was one.
     pub retry_after: Option<Name>,
     /// hyper-util resent the request on another connection (the pooled one was closed).
@@ -308,8 +311,11 @@ impl Trace {
             a.n,
             self.name(a.method),
             self.name(a.path),
-            self.outcome_text(a)
+            self.outcome_text(a.outcome)
         );
+        if let Some(broken) = a.body_error {
+            let _ = write!(line, ", body {}", self.outcome_text(broken));
+        }
         if let Some(conn) = a.conn_id {
             let how = match a.conn {
                 ConnUse::New => "new",
@@ -352,8 +358,8 @@ impl Trace {
         line
     }
 
-    fn outcome_text(&self, a: &Attempt) -> String {
-        match a.outcome {
+    fn outcome_text(&self, outcome: AttemptOutcome) -> String {
+        match outcome {
             AttemptOutcome::Status(status) => status.to_string(),
             AttemptOutcome::Refused => "refused".into(),
             AttemptOutcome::ConnectAbandoned => "connect abandoned".into(),
@@ -430,6 +436,7 @@ mod tests {
             end_ms: Some(end),
             outcome: AttemptOutcome::Status(status),
             end: EndKind::Body,
+            body_error: None,
             retry_after: None,
             resent: false,
             reconstructed: false,

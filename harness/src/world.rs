@@ -99,9 +99,10 @@ pub(crate) fn collect(
         .collect();
     let ledgers: Vec<LedgerSnapshot> = endpoints
         .iter()
-        .map(|(_, endpoint)| endpoint.ledger().snapshot())
+        // Moved out, not copied: the run is over and the report owns the records from here.
+        .map(|(_, endpoint)| endpoint.ledger().take())
         .collect();
-    let log = network.log();
+    let log = network.take_log();
     let decisions = recorder.take_decisions();
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
@@ -367,6 +368,7 @@ fn reconstruct(
         } else {
             EndKind::Unfinished
         },
+        body_error: None,
         retry_after: None,
         resent: false,
         reconstructed: true,

@@ -228,7 +228,6 @@ fn the_library_marks_its_defect_scenarios() {
     for (file, marker) in [
         ("http/retry-after-ignored.yaml", "must_fail"),
         ("idempotency/duplicate-on-timeout-caught.yaml", "must_fail"),
-        ("transport/reset-mid-body.yaml", "known_failure"),
     ] {
         let scenario =
             Scenario::load(format!("{root}{file}")).unwrap_or_else(|e| panic!("{file}: {e}"));

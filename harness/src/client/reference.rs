@@ -67,6 +67,8 @@ pub struct ReferenceClient {
     attempt_timeout: Option<Duration>,
     calls: u32,
     attempts_before: u64,
+    /// The jitter stream lives as long as the client: every call draws new numbers.
+    rng: Option<Stream>,
 }
 
 /// A reference client shared by the calls of one client instance.
@@ -80,6 +82,7 @@ impl ReferenceClient {
             attempt_timeout: None,
             calls: 0,
             attempts_before: 0,
+            rng: None,
         }
     }
 
@@ -102,13 +105,19 @@ impl ReferenceClient {
     /// Performs the scenario's operation once, retrying as the policy decides. Returns the
     /// final status on success.
     pub async fn call(&mut self, env: &Env) -> Result<u16, CallError> {
+        let mut rng = self.rng.take().unwrap_or_else(|| {
+            let label = format!("client/{}/jitter", env.client_index());
+            Stream::new(env.seed_value(), &label)
+        });
+        let result = self.attempts(env, &mut rng).await;
+        self.rng = Some(rng);
+        result
+    }
+
+    async fn attempts(&mut self, env: &Env, rng: &mut Stream) -> Result<u16, CallError> {
         let http = env.http_client();
         let operation = env.operation();
         let clock = *env.clock();
-        let mut label = String::from("client/");
-        label.push_str(&env.client_index().to_string());
-        label.push_str("/jitter");
-        let mut rng = Stream::new(env.seed_value(), &label);
         let client_history = ClientHistory {
             client_index: env.client_index(),
             call_index: self.calls,
@@ -119,12 +128,13 @@ impl ReferenceClient {
         loop {
             let (id, sending) = http.send(operation.request());
             let attempt = async {
-                let response = sending.await?;
+                let response = sending.await.map_err(|e| transport_kind(&e))?;
                 let status = response.status().as_u16();
                 let (parts, body) = response.into_parts();
-                // Reading the body ends the attempt; a body that breaks is a transport error.
-                body.collect().await?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>((status, parts.headers))
+                // Reading the body ends the attempt; a body that breaks is a transport error,
+                // whatever the status of the head before it.
+                body.collect().await.map_err(|e| transport_kind(&e))?;
+                Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers))
             };
             let result = match self.attempt_timeout {
                 Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
@@ -150,11 +160,16 @@ impl ReferenceClient {
             let (outcome, headers) = match result {
                 None => (Observed::Timeout, None),
                 Some(Ok((status, headers))) => (Observed::Status(status), Some(headers)),
-                Some(Err(_)) => (
-                    Observed::from_trace(traced)
-                        .unwrap_or(Observed::Transport(std::io::ErrorKind::Other)),
-                    None,
-                ),
+                Some(Err(kind)) => {
+                    let observed = match Observed::from_trace(traced) {
+                        // The head arrived, then the body broke.
+                        Some(Observed::Status(_)) | None => {
+                            Observed::Transport(kind.unwrap_or(std::io::ErrorKind::UnexpectedEof))
+                        }
+                        Some(observed) => observed,
+                    };
+                    (observed, None)
+                }
             };
             let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
             let at = head_ms.unwrap_or(end_ms);
@@ -169,7 +184,7 @@ impl ReferenceClient {
                 }
             }
             let history = CallHistory::new(&previous, &client_history);
-            let decision = self.policy.decide(&view, &history, &mut rng);
+            let decision = self.policy.decide(&view, &history, rng);
             let state = self.policy.describe_state();
             let kind = match &decision {
                 Decision::Retry {
@@ -207,4 +222,16 @@ impl ReferenceClient {
             }
         }
     }
+}
+
+/// The `io::ErrorKind` somewhere in an error's chain, if any.
+fn transport_kind(error: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        source = cause.source();
+    }
+    None
 }

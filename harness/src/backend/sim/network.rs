@@ -179,6 +179,16 @@ impl Network {
         }
     }
 
+    /// Moves the events so far out, leaving the log empty (events recorded later start a new
+    /// log). For the end of a run, where a copy of the log would only be thrown away.
+    pub fn take_log(&self) -> NetLog {
+        let mut inner = self.lock();
+        NetLog {
+            hosts: inner.hosts.iter().map(|h| h.name.clone()).collect(),
+            events: std::mem::take(&mut inner.events),
+        }
+    }
+
     /// Number of events so far (cheaper than [`log`](Network::log) to poll).
     pub fn log_len(&self) -> usize {
         self.lock().events.len()

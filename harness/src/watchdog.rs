@@ -1,0 +1,87 @@
+//! The watchdog: notices when the client blocks its thread.
+//!
+//! Virtual time only moves while every task waits; a client that blocks the thread
+//! (`std::thread::sleep`, blocking IO, a busy loop) stops it, so what it meant as a pause of
+//! one second takes no virtual time at all. The watchdog times each poll of the client's
+//! future with the real clock and files the long ones. It is a diagnostic: it reads the real
+//! clock only to explain a run, and nothing it measures enters the trace (DESIGN section 5).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// A poll longer than this blocked the thread (a correct client's poll takes microseconds).
+pub(crate) const LONG_POLL: Duration = Duration::from_millis(100);
+
+/// A poll of the client that blocked the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LongPoll {
+    /// The virtual instant it happened at.
+    pub(crate) at_ms: u64,
+    /// How much real time it took, in ms.
+    pub(crate) wall_ms: u64,
+}
+
+/// The long polls of one run, shared with the futures being watched.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Watchdog {
+    long_polls: Arc<Mutex<Vec<LongPoll>>>,
+}
+
+impl Watchdog {
+    /// Watches `future`, filing its long polls at the virtual instant `now_ms()` gives.
+    pub(crate) fn watch<F: Future>(
+        &self,
+        future: F,
+        now_ms: impl Fn() -> u64,
+    ) -> Watched<F, impl Fn() -> u64> {
+        Watched {
+            inner: future,
+            now_ms,
+            watchdog: self.clone(),
+        }
+    }
+
+    /// The long polls so far, in order.
+    pub(crate) fn long_polls(&self) -> Vec<LongPoll> {
+        self.long_polls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future whose polls are timed.
+    pub(crate) struct Watched<F, N> {
+        #[pin]
+        inner: F,
+        now_ms: N,
+        watchdog: Watchdog,
+    }
+}
+
+impl<F: Future, N: Fn() -> u64> Future for Watched<F, N> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let at_ms = (this.now_ms)();
+        let started = Instant::now();
+        let result = this.inner.poll(cx);
+        let took = started.elapsed();
+        if took >= LONG_POLL {
+            this.watchdog
+                .long_polls
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(LongPoll {
+                    at_ms,
+                    wall_ms: took.as_millis() as u64,
+                });
+        }
+        result
+    }
+}

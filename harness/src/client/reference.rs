@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 
+use crate::policy::aws::error_code::error_code;
 use crate::policy::{
     AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
     StopReason,
@@ -125,6 +126,13 @@ impl ReferenceClient {
         };
         self.calls += 1;
         let mut previous: Vec<AttemptView> = Vec::new();
+        // A rate limit spanning the client's calls may hold back the first attempt.
+        let wait = self.policy.wait_before_call(clock.now_ms());
+        if !wait.is_zero() {
+            let at = clock.now_ms().saturating_add(wait.as_millis() as u64);
+            tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
+        }
+        let wants_error_code = self.policy.name().starts_with("aws_");
         loop {
             let (id, sending) = http.send(operation.request());
             let attempt = async {
@@ -133,8 +141,12 @@ impl ReferenceClient {
                 let (parts, body) = response.into_parts();
                 // Reading the body ends the attempt; a body that breaks is a transport error,
                 // whatever the status of the head before it.
-                body.collect().await.map_err(|e| transport_kind(&e))?;
-                Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers))
+                let body = body
+                    .collect()
+                    .await
+                    .map_err(|e| transport_kind(&e))?
+                    .to_bytes();
+                Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers, body))
             };
             let result = match self.attempt_timeout {
                 Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
@@ -157,9 +169,11 @@ impl ReferenceClient {
                 ),
             };
             let n = previous.len() as u32 + 1;
-            let (outcome, headers) = match result {
-                None => (Observed::Timeout, None),
-                Some(Ok((status, headers))) => (Observed::Status(status), Some(headers)),
+            let (outcome, headers, body) = match result {
+                None => (Observed::Timeout, None, None),
+                Some(Ok((status, headers, body))) => {
+                    (Observed::Status(status), Some(headers), Some(body))
+                }
                 Some(Err(kind)) => {
                     let observed = match Observed::from_trace(traced) {
                         // The head arrived, then the body broke.
@@ -168,7 +182,7 @@ impl ReferenceClient {
                         }
                         Some(observed) => observed,
                     };
-                    (observed, None)
+                    (observed, None, None)
                 }
             };
             let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
@@ -181,6 +195,12 @@ impl ReferenceClient {
                 for (name, value) in headers {
                     view =
                         view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+                }
+            }
+            if let (true, Observed::Status(status), Some(body)) = (wants_error_code, outcome, &body)
+            {
+                if let Some(code) = error_code(status, &view.headers, body) {
+                    view = view.with_error_code(&code);
                 }
             }
             let history = CallHistory::new(&previous, &client_history);
@@ -197,6 +217,14 @@ impl ReferenceClient {
                 Decision::Stop(reason) => DecisionKind::Stop(*reason),
             };
             http.record_decision(id, kind, state.as_deref());
+            if matches!(decision, Decision::Stop(_)) {
+                // A policy may sleep before the call fails (AWS 2.1 long polling).
+                let wait = self.policy.wait_after_stop();
+                if !wait.is_zero() {
+                    let at = view.end_ms.saturating_add(wait.as_millis() as u64);
+                    tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
+                }
+            }
             match decision {
                 Decision::Stop(StopReason::Success) => {
                     return match outcome {

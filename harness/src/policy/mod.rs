@@ -13,6 +13,7 @@
 //! envelope.
 
 mod attempt;
+pub mod aws;
 mod classify;
 pub mod conformance;
 mod exponential;
@@ -24,6 +25,7 @@ mod jitter;
 mod linear;
 mod no_retry;
 mod retry_after;
+pub mod sns;
 mod spec;
 mod units;
 
@@ -40,6 +42,7 @@ use crate::rng::Stream;
 pub use attempt::{
     AttemptView, CallHistory, ClientHistory, Observed, DEFAULT_EPOCH_UNIX_MS, NO_CLIENT_HISTORY,
 };
+pub use aws::{AwsConfig, AwsRetry};
 pub use classify::{RetryOn, RetryOnItem, RetryOnParseError};
 pub use conformance::{conforms, Conformance, Violation, ViolationKind};
 pub use exponential::{Exponential, ExponentialConfig};
@@ -51,7 +54,8 @@ pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
 pub use retry_after::{retry_after_floor, NotBefore, RetryAfter, RetryAfterValue};
-pub use spec::{attempt_timeout, from_spec, policy_name, DEFAULT_MAX_ATTEMPTS};
+pub use sns::{SnsConfig, SnsDelivery};
+pub use spec::{attempt_timeout, from_spec, policy_name, sns_config, DEFAULT_MAX_ATTEMPTS};
 pub use units::fmt_ms;
 
 /// The instant a retry delay is measured from.
@@ -258,6 +262,23 @@ pub trait Policy: Send + fmt::Debug {
     /// The most attempts a call may make, the first included, when the policy has such a
     /// bound (a native count for SNS, gRPC and ServiceNow policies).
     fn max_attempts(&self) -> Option<u32>;
+
+    /// How long the reference client waits before the first attempt of a call that it would
+    /// otherwise start at `now_ms` (virtual ms): the spacing of a rate limit that spans the
+    /// client's calls (SNS `throttlePolicy`, the AWS adaptive mode's send tokens). No
+    /// envelope judges it: conformance is checked within a call. The default is no wait.
+    fn wait_before_call(&self, now_ms: u64) -> Duration {
+        let _ = now_ms;
+        Duration::ZERO
+    }
+
+    /// How long the reference client sleeps, after a [`Policy::decide`] that stopped the
+    /// call, before the call returns (AWS 2.1 long polling sleeps its backoff even when the
+    /// retry quota is empty). It is part of the last decision, not replayed by
+    /// [`Policy::record`], and judged by no envelope. The default is no sleep.
+    fn wait_after_stop(&self) -> Duration {
+        Duration::ZERO
+    }
 
     /// A boxed copy, state included, so that a check can replay a client without disturbing
     /// the original.

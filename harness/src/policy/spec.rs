@@ -2,11 +2,16 @@
 
 use std::time::Duration;
 
+use super::aws::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
+use super::sns::{SnsBackoff, SnsConfig};
 use super::{
     ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Policy,
     RetryAfter, RetryOn, RetryOnItem,
 };
-use crate::scenario::{self, ClientSpec, RetryAfterPolicy, RetryCondition};
+use crate::scenario::{
+    self, AwsParams, ClientSpec, RetryAfterPolicy, RetryCondition, SnsBackoffFunction,
+    SnsEndpointType, SnsParams,
+};
 
 /// `max_attempts` when a generic policy's parameters leave it out (DESIGN section 7).
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -62,6 +67,10 @@ pub fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, String> {
             retry_on: retry_on(&p.retry_on),
         }
         .into_policy(),
+        ClientSpec::AwsStandard(p) => aws(AwsMode::Standard, p).into_policy(),
+        ClientSpec::AwsStandard21(p) => aws(AwsMode::Standard21, p).into_policy(),
+        ClientSpec::AwsAdaptive(p) => aws(AwsMode::Adaptive, p).into_policy(),
+        ClientSpec::SnsDelivery(p) => sns_config(p).into_policy(),
         ClientSpec::Custom(name) => {
             return Err(format!(
                 "`custom: {name}` is a client registered in Rust, not a policy"
@@ -79,13 +88,70 @@ pub fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, String> {
 
 /// The `attempt_timeout` a `client:` value sets, if any.
 pub fn attempt_timeout(spec: &ClientSpec) -> Option<Duration> {
-    let timeout = match spec {
-        ClientSpec::Fixed(p) => p.attempt_timeout,
-        ClientSpec::Exponential(p) => p.attempt_timeout,
-        ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => p.attempt_timeout,
-        _ => None,
+    spec.attempt_timeout().map(|t| t.as_duration())
+}
+
+/// The AWS policy a scenario's `aws_*` parameters describe.
+fn aws(mode: AwsMode, p: &AwsParams) -> AwsConfig {
+    AwsConfig {
+        mode,
+        max_attempts: p.max_attempts,
+        initial_tokens: p.initial_tokens,
+        max_backoff: p.max_backoff.as_duration(),
+        jitter: match p.jitter {
+            scenario::AwsJitter::Random => AwsJitter::Random,
+            scenario::AwsJitter::None => AwsJitter::None,
+        },
+        service: p.service.clone(),
+        long_polling: p.long_polling,
+        sdk: match p.sdk {
+            scenario::AwsSdk::Botocore => AwsSdk::Botocore,
+            scenario::AwsSdk::SmithyRs => AwsSdk::SmithyRs,
+        },
+    }
+}
+
+/// The SNS policy of `sns_delivery` parameters: a preset for `aws_managed` and
+/// `customer_managed`, else the `healthyRetryPolicy` (SNS's default when absent) and the
+/// `throttlePolicy` of `delivery_policy`.
+///
+/// ```
+/// use retrylab::policy::sns_config;
+/// use retrylab::scenario::{SnsEndpointType, SnsParams};
+///
+/// let preset = sns_config(&SnsParams { endpoint_type: SnsEndpointType::CustomerManaged, ..Default::default() });
+/// assert_eq!(preset.num_retries, 50);
+/// assert_eq!(sns_config(&SnsParams::default()).num_retries, 3);
+/// ```
+pub fn sns_config(p: &SnsParams) -> SnsConfig {
+    let base = match p.endpoint_type {
+        SnsEndpointType::AwsManaged => SnsConfig::aws_managed(),
+        SnsEndpointType::CustomerManaged => SnsConfig::customer_managed(),
+        SnsEndpointType::Http => {
+            let dp = p.delivery_policy.clone().unwrap_or_default();
+            let h = dp.healthy_retry_policy.unwrap_or_default();
+            SnsConfig {
+                min_delay: Duration::from_secs(u64::from(h.min_delay_target)),
+                max_delay: Duration::from_secs(u64::from(h.max_delay_target)),
+                num_retries: h.num_retries,
+                num_no_delay_retries: h.num_no_delay_retries,
+                num_min_delay_retries: h.num_min_delay_retries,
+                num_max_delay_retries: h.num_max_delay_retries,
+                backoff: match h.backoff_function {
+                    SnsBackoffFunction::Arithmetic => SnsBackoff::Arithmetic,
+                    SnsBackoffFunction::Exponential => SnsBackoff::Exponential,
+                    SnsBackoffFunction::Geometric => SnsBackoff::Geometric,
+                    SnsBackoffFunction::Linear => SnsBackoff::Linear,
+                },
+                max_receives_per_second: dp.throttle_policy.map(|t| t.max_receives_per_second),
+                ..SnsConfig::default()
+            }
+        }
     };
-    timeout.map(|t| t.as_duration())
+    SnsConfig {
+        jitter: p.jitter.value(),
+        ..base
+    }
 }
 
 /// The YAML key of a policy.

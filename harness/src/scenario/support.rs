@@ -22,6 +22,10 @@ pub(crate) const BUILT_POLICIES: &[&str] = &[
     "exponential",
     "linear",
     "fibonacci",
+    "aws_standard",
+    "aws_standard_2_1",
+    "aws_adaptive",
+    "sns_delivery",
     "custom",
 ];
 
@@ -29,8 +33,8 @@ impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys DESIGN lists as "built later" (except partitions and
     /// fixed per-endpoint latencies, which the sim network runs), endpoint kinds other
-    /// than `http`, policies other than `no_retry`, `fixed`, `exponential`, `linear`,
-    /// `fibonacci` and `custom`, and backends other than `sim`. Empty when the scenario can
+    /// than `http`, policies other than those in `BUILT_POLICIES` (`no_retry`, `fixed`,
+    /// `exponential`, `linear`, `fibonacci`, the AWS modes, `sns_delivery` and `custom`), and backends other than `sim`. Empty when the scenario can
     /// run. Parsing never fails for these; running does.
     ///
     /// ```

@@ -1047,6 +1047,27 @@ impl Validator<'_> {
         let phases = u64::from(h.num_no_delay_retries)
             + u64::from(h.num_min_delay_retries)
             + u64::from(h.num_max_delay_retries);
+        // SNS's 3600 s limit on the total retry time of a custom HTTP/S policy, judged only
+        // when the phases and targets make sense (otherwise the total means nothing and the
+        // errors above say why).
+        if phases <= u64::from(h.num_retries)
+            && (1..=h.max_delay_target).contains(&h.min_delay_target)
+        {
+            let total = crate::policy::sns_config(x).total_retry_time();
+            if total > crate::policy::sns::MAX_TOTAL_RETRY_TIME {
+                self.err_expected(
+                    &dp,
+                    format!(
+                        "the delivery policy's retries add up to {} (the sum of the delays \
+                         of its {} retries, before jitter), above SNS's limit for HTTP/S \
+                         endpoints",
+                        crate::policy::fmt_ms(u64::try_from(total.as_millis()).unwrap_or(u64::MAX)),
+                        h.num_retries
+                    ),
+                    "a total retry time of at most 3600s",
+                );
+            }
+        }
         if phases > u64::from(h.num_retries) {
             self.err_expected(
                 &join(&hp, "numRetries"),

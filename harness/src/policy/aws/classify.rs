@@ -1,0 +1,130 @@
+//! How the AWS retry modes classify an attempt (reference section 2).
+
+use crate::policy::{AttemptView, Observed};
+
+/// Error codes that mark a throttling error, retried (2.1: at the throttling cost and base).
+pub const THROTTLING_ERROR_CODES: &[&str] = &[
+    "PriorRequestNotComplete",
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "TransactionInProgressException",
+    "RequestLimitExceeded",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+    "EC2ThrottledException",
+];
+
+/// Error codes that mark a transient error, retried whatever the status.
+pub const TRANSIENT_ERROR_CODES: &[&str] = &["RequestTimeout", "RequestTimeoutException"];
+
+/// HTTP statuses retried as transient errors.
+pub const TRANSIENT_STATUSES: &[u16] = &[500, 502, 503, 504];
+
+/// What an attempt came to, in the AWS SDKs' terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// A 2xx.
+    Success,
+    /// A throttling error code, whatever the status.
+    Throttling,
+    /// The client's own timeout (connect or read).
+    Timeout,
+    /// A transport error: reset, close before the head, refused connect.
+    Io,
+    /// A transient error code, or a bare 500/502/503/504.
+    Transient,
+    /// Anything else: a 4xx (a bare 429 included), other statuses, unknown codes.
+    NotRetryable,
+}
+
+impl Class {
+    /// The class of `ctx`. A throttling code wins over the status (S3's `503 SlowDown` is a
+    /// throttle), then a transient code, then the status.
+    pub(crate) fn of(ctx: &AttemptView) -> Class {
+        let code = ctx.error_code.as_deref();
+        match ctx.outcome {
+            Observed::Status(200..=299) => Class::Success,
+            Observed::Timeout => Class::Timeout,
+            Observed::Transport(_) | Observed::Refused => Class::Io,
+            Observed::Status(status) => {
+                if code.is_some_and(|c| THROTTLING_ERROR_CODES.contains(&c)) {
+                    Class::Throttling
+                } else if code.is_some_and(|c| TRANSIENT_ERROR_CODES.contains(&c))
+                    || TRANSIENT_STATUSES.contains(&status)
+                {
+                    Class::Transient
+                } else {
+                    Class::NotRetryable
+                }
+            }
+        }
+    }
+
+    pub(crate) fn is_retryable(self) -> bool {
+        !matches!(self, Class::Success | Class::NotRetryable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    fn status(s: u16) -> AttemptView {
+        AttemptView::new(1, Observed::Status(s), 0, Some(1), 1)
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(Class::of(&status(200)), Class::Success);
+        for s in [500, 502, 503, 504] {
+            assert_eq!(Class::of(&status(s)), Class::Transient, "{s}");
+        }
+        for s in [400, 404, 429, 501, 505, 599, 301] {
+            assert_eq!(Class::of(&status(s)), Class::NotRetryable, "{s}");
+        }
+        assert_eq!(
+            Class::of(&status(400).with_error_code("ThrottlingException")),
+            Class::Throttling
+        );
+        assert_eq!(
+            Class::of(&status(503).with_error_code("SlowDown")),
+            Class::Throttling
+        );
+        assert_eq!(
+            Class::of(&status(429).with_error_code("TooManyRequestsException")),
+            Class::Throttling
+        );
+        assert_eq!(
+            Class::of(&status(400).with_error_code("RequestTimeout")),
+            Class::Transient
+        );
+        assert_eq!(
+            Class::of(&status(400).with_error_code("ValidationException")),
+            Class::NotRetryable
+        );
+        assert_eq!(
+            Class::of(&status(503).with_error_code("ServiceUnavailable")),
+            Class::Transient
+        );
+        let timeout = AttemptView::new(1, Observed::Timeout, 0, None, 5);
+        assert_eq!(Class::of(&timeout), Class::Timeout);
+        let reset = AttemptView::new(
+            1,
+            Observed::Transport(io::ErrorKind::ConnectionReset),
+            0,
+            None,
+            5,
+        );
+        assert_eq!(Class::of(&reset), Class::Io);
+        let refused = AttemptView::new(1, Observed::Refused, 0, None, 5);
+        assert_eq!(Class::of(&refused), Class::Io);
+        assert_eq!(THROTTLING_ERROR_CODES.len(), 14);
+    }
+}

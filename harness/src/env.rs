@@ -74,6 +74,7 @@ pub(crate) struct ClientInstance {
     pub(crate) http: Client<EnvConnector, Full<Bytes>>,
     pub(crate) operation: Operation,
     pub(crate) key_header: Option<HeaderName>,
+    pub(crate) dead_letter: Option<String>,
 }
 
 impl ClientInstance {
@@ -84,6 +85,7 @@ impl ClientInstance {
         connector: EnvConnector,
         operation: Operation,
         key_header: Option<HeaderName>,
+        dead_letter: Option<String>,
     ) -> ClientInstance {
         let http = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
@@ -98,6 +100,7 @@ impl ClientInstance {
             http,
             operation,
             key_header,
+            dead_letter,
         }
     }
 }
@@ -175,6 +178,17 @@ impl Env {
             operation.idempotency_key = Some((name.clone(), value));
         }
         operation
+    }
+
+    /// The URL where messages given up on go (`POST`), when the scenario has a
+    /// `kind: dead_letter` endpoint: `http://<name>/dead-letters`.
+    pub fn dead_letter_url(&self) -> Option<String> {
+        let name = self.instance.dead_letter.as_ref()?;
+        Some(format!(
+            "{}{}",
+            self.url(name),
+            crate::plan::DEAD_LETTER_PATH
+        ))
     }
 
     /// Which logical call this is (from 0).

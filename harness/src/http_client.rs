@@ -32,6 +32,10 @@ pub const CALL_HEADER: &str = "x-retrylab-call";
 /// The header carrying the attempt id on requests from harness surfaces.
 pub const ATTEMPT_HEADER: &str = "x-retrylab-attempt";
 
+/// The header marking a built-in client's hand-off to a dead-letter endpoint (not an
+/// attempt).
+pub const HAND_OFF_HEADER: &str = "x-retrylab-hand-off";
+
 /// The error type of [`HttpClient::request`]: hyper-util's, unchanged.
 pub type Error = hyper_util::client::legacy::Error;
 
@@ -185,6 +189,21 @@ impl HttpClient {
 }
 
 impl HttpClient {
+    /// Sends a request that is not an attempt of the call (a built-in client's hand-off of a
+    /// message it gave up on to a dead-letter endpoint). It carries [`HAND_OFF_HEADER`], so
+    /// the trace does not rebuild it as an attempt either.
+    pub(crate) async fn hand_off(&self, mut request: Request<Full<Bytes>>) -> Result<u16, Error> {
+        let headers = request.headers_mut();
+        headers.insert(HAND_OFF_HEADER, HeaderValue::from_static("dead-letter"));
+        headers.insert(CLIENT_HEADER, HeaderValue::from(self.client_id));
+        headers.insert(CALL_HEADER, HeaderValue::from(self.call_id));
+        let response = self.inner.request(request).await?;
+        let status = response.status().as_u16();
+        // Read to the end so the connection returns to the pool.
+        let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+        Ok(status)
+    }
+
     /// A copy of attempt `id` as recorded so far.
     pub(crate) fn recorded(&self, id: u32) -> Option<crate::trace::Attempt> {
         self.recorder.attempt(id)

@@ -12,8 +12,9 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    CommitSpec, ConnectAction as ScenarioConnect, DateFormat, EndpointSpec, FailSpec, FaultSpec,
-    LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
+    CommitSpec, ConnectAction as ScenarioConnect, DateFormat, EndpointKind, EndpointSpec, FailSpec,
+    FaultSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
+    StepSpec,
 };
 
 /// One endpoint of the run.
@@ -53,6 +54,9 @@ pub(crate) struct Plan {
     pub(crate) wall: Duration,
     pub(crate) drain: Duration,
     pub(crate) https_as_http: bool,
+    /// The first `kind: dead_letter` endpoint, where built-in clients hand off messages they
+    /// gave up on.
+    pub(crate) dead_letter: Option<String>,
 }
 
 impl Plan {
@@ -131,6 +135,11 @@ impl Plan {
             endpoints,
             faults,
             https_as_http: false,
+            dead_letter: scenario
+                .endpoints
+                .iter()
+                .find(|(_, e)| e.kind == EndpointKind::DeadLetter)
+                .map(|(name, _)| name.clone()),
             operation,
             key_header,
             calls: scenario.operation.calls.max(1),
@@ -143,6 +152,9 @@ impl Plan {
         })
     }
 }
+
+/// Where a `kind: dead_letter` endpoint takes messages.
+pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
 
 /// `limits.max_virtual_time` when the scenario gives none (DESIGN section 7: 1 day when the
 /// policy's worst case is unknown).
@@ -251,6 +263,16 @@ fn endpoint_config(
     errors: &mut Vec<ScenarioError>,
 ) -> EndpointConfig {
     let mut config = EndpointConfig::http(name);
+    if spec.kind == EndpointKind::DeadLetter {
+        // A dead-letter store: records what is posted to it (each post is an effect, so the
+        // ledger keeps its body) and answers 404 to anything else.
+        return config.route(
+            Route::any()
+                .method(Method::POST)
+                .path(DEAD_LETTER_PATH)
+                .script([Step::status(201).commit(Commit::Arrival)]),
+        );
+    }
     if let Some(script) = &spec.script {
         let steps = steps(scenario, &format!("{path}.script"), script, errors);
         config = config.route(Route::any().script(steps).scope(scope(spec.scope)));

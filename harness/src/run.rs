@@ -203,6 +203,7 @@ where
         connector,
         plan.operation.clone(),
         plan.key_header.clone(),
+        plan.dead_letter.clone(),
     ));
 
     let mut calls: Vec<Call> = Vec::with_capacity(plan.calls as usize);
@@ -398,6 +399,7 @@ mod tests {
             wall: Duration::from_secs(20),
             drain: Duration::ZERO,
             https_as_http: false,
+            dead_letter: None,
         }
     }
 

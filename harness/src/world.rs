@@ -125,6 +125,13 @@ pub(crate) fn collect(
                     interner.name(endpoint)
                 ));
             }
+            if request
+                .headers
+                .contains_key(crate::http_client::HAND_OFF_HEADER)
+            {
+                // A built-in client's dead-letter hand-off: an effect, not an attempt.
+                continue;
+            }
             match attempt_id.and_then(|id| attempts.get_mut((id as usize).checked_sub(1)?)) {
                 Some(attempt) => {
                     if attempt.conn_id.is_none() {

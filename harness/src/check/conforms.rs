@@ -1,12 +1,17 @@
 //! `conforms_to: { <policy>: { params } }`: every call's attempts fall within what the
 //! policy allows any correct client to do.
 
+use std::collections::BTreeMap;
+
 use super::{verdict, Ctx};
+use crate::http_client::ATTEMPT_HEADER;
+use crate::policy::aws::error_code::error_code;
 use crate::policy::{
     from_spec, AttemptView, ClientHistory, Conformance, Observed, RetryAfterValue, ViolationKind,
 };
 use crate::report::Verdict;
 use crate::scenario::{ClientSpec, PolicySpec};
+use crate::scenario::{RetryAfterSpec, StepSpec};
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
 /// delays and what is retried): a client may stop early or go on, as DESIGN's example
@@ -24,7 +29,67 @@ fn with_open_count(spec: &PolicySpec) -> (PolicySpec, bool) {
     (spec, open)
 }
 
+/// The response an endpoint step wrote, as the scenario scripted it: its headers (with the
+/// `Retry-After` the step renders) and body. Policies that read more than the status (AWS
+/// error codes, `x-amz-retry-after`, gRPC pushback) judge attempts on these.
+struct Answer {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// The scripted answers by attempt id, from the endpoints' ledgers: each request names its
+/// attempt (a header the harness surfaces add), its route and the step that ran.
+fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
+    let mut out = BTreeMap::new();
+    for (name, ledger) in ctx.ledgers {
+        let Some(endpoint) = ctx.scenario.endpoints.get(name) else {
+            continue;
+        };
+        // Routes as the plan builds them: a bare `script:` first, then `routes:` in order.
+        let mut scripts: Vec<&[StepSpec]> = Vec::new();
+        if let Some(script) = &endpoint.script {
+            scripts.push(script);
+        }
+        for route in &endpoint.routes {
+            scripts.push(route.script.as_deref().unwrap_or(&[]));
+        }
+        for request in &ledger.requests {
+            let Some(attempt) = request
+                .headers
+                .get(ATTEMPT_HEADER)
+                .and_then(|v| v.to_str().ok()?.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let step = request
+                .route
+                .zip(request.step)
+                .and_then(|(route, step)| scripts.get(route)?.get(step));
+            if let Some(step) = step {
+                let mut headers: Vec<(String, String)> = step
+                    .headers
+                    .as_ref()
+                    .map(|h| {
+                        h.entries()
+                            .iter()
+                            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let Some(RetryAfterSpec::Seconds(s)) = &step.retry_after {
+                    headers.push(("retry-after".to_owned(), s.to_string()));
+                }
+                let body = step.body.clone().unwrap_or_default().into_bytes();
+                out.insert(attempt, Answer { headers, body });
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
+    let answers = answers(ctx);
+    let reads_error_codes = crate::policy::policy_name(spec).starts_with("aws_");
     let (spec, open_count) = with_open_count(spec);
     let spec = &spec;
     let policy = match from_spec(spec) {
@@ -48,6 +113,20 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
                     .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
                 if let Some(raw) = a.retry_after {
                     view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
+                }
+                if let Some(answer) = answers.get(&a.id) {
+                    for (name, value) in &answer.headers {
+                        if name != "retry-after" {
+                            view = view.with_header(name, value);
+                        }
+                    }
+                    if reads_error_codes {
+                        if let Some(status) = a.outcome.status() {
+                            if let Some(code) = error_code(status, &answer.headers, &answer.body) {
+                                view = view.with_error_code(&code);
+                            }
+                        }
+                    }
                 }
                 Some(view)
             })

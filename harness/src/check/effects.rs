@@ -12,11 +12,13 @@ use crate::trace::{seconds, CallResult};
 pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
     let mut problems = Vec::new();
     for call in &ctx.trace.calls {
+        // A hand-off to a dead-letter endpoint is not the operation's effect.
         let effects: Vec<_> = ctx
             .trace
             .effects
             .iter()
             .filter(|e| e.call_id == Some(call.call_id))
+            .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
             .collect();
         let succeeded = matches!(call.result, CallResult::Success(_));
         let name = ctx.call_name(call.client_id, call.call_id);
@@ -56,10 +58,15 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         EffectsSpec::AtMostOnce => "at most once",
         EffectsSpec::AtLeastOnce => "at least once",
     };
+    let counted = ctx
+        .trace
+        .effects
+        .iter()
+        .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
+        .count();
     verdict("effects", problems, || {
         format!(
-            "{} effects over {} calls: {name}",
-            ctx.trace.effects.len(),
+            "{counted} effects over {} calls: {name}",
             ctx.trace.calls.len()
         )
     })

@@ -6,10 +6,12 @@
 mod attempts;
 pub(crate) mod bypass;
 mod conforms;
+mod dead_letter;
 mod effects;
 mod gaps;
 mod late;
 mod marker;
+mod max_rate;
 mod not_retried;
 mod outcome;
 mod requests;
@@ -46,6 +48,14 @@ impl Ctx<'_> {
             .collect();
         attempts.sort_by_key(|a| a.n);
         attempts
+    }
+
+    /// Whether `endpoint` is a `kind: dead_letter` endpoint.
+    pub(crate) fn is_dead_letter(&self, endpoint: &str) -> bool {
+        self.scenario
+            .endpoints
+            .get(endpoint)
+            .is_some_and(|e| e.kind == crate::scenario::EndpointKind::DeadLetter)
     }
 
     /// `call 2` (or `client 1 call 2` in a fleet): how verdicts name a call.
@@ -115,6 +125,12 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     }
     if let Some(bound) = expect.total_time {
         out.push(total_time::check(ctx, bound));
+    }
+    if let Some(count) = expect.dead_lettered {
+        out.push(dead_letter::check(ctx, count));
+    }
+    if let Some(spec) = expect.max_rate {
+        out.push(max_rate::check(ctx, spec));
     }
     if let Some(n) = expect.late_requests {
         out.push(late::check(ctx, n));

@@ -233,10 +233,22 @@ impl ReferenceClient {
                     }
                 }
                 Decision::Stop(reason) => {
+                    // A message given up on goes to the scenario's dead-letter endpoint, when
+                    // it has one (SNS's redrive policy; for other policies, the local
+                    // dead-letter store the application is advised to keep).
+                    if let Some(url) = env.dead_letter_url() {
+                        let mut message = operation.request();
+                        *message.method_mut() = http::Method::POST;
+                        if let Ok(uri) = url.parse() {
+                            *message.uri_mut() = uri;
+                            // The hand-off's own failure does not change the call's.
+                            let _ = http.hand_off(message).await;
+                        }
+                    }
                     return Err(CallError {
                         reason,
                         last: outcome.noun(),
-                    })
+                    });
                 }
                 Decision::Retry {
                     delay,

@@ -122,7 +122,7 @@ impl Unsupported<'_> {
     }
 
     fn endpoint(&mut self, path: &str, e: &EndpointSpec) {
-        if e.kind != EndpointKind::Http {
+        if !matches!(e.kind, EndpointKind::Http | EndpointKind::DeadLetter) {
             self.flag(
                 &join(path, "kind"),
                 format_args!("`kind: {}`", e.kind.name()),

@@ -20,6 +20,7 @@ pub mod runner;
 pub mod scenario;
 mod snapshot;
 pub mod trace;
+mod watchdog;
 mod world;
 
 pub use connector::EnvConnector;

@@ -222,6 +222,11 @@ impl Recorder {
         });
     }
 
+    /// How many attempts have started.
+    pub fn attempt_count(&self) -> u32 {
+        self.state().attempts.len() as u32
+    }
+
     /// A copy of attempt `id` as recorded so far.
     pub fn attempt(&self, id: u32) -> Option<Attempt> {
         let mut state = self.state();
@@ -238,9 +243,12 @@ impl Recorder {
     pub fn finish(&self) -> (Vec<Attempt>, Vec<String>) {
         let mut state = self.state();
         let state = &mut *state;
+        // Only attempts that failed before a response named their connection need this.
         let mut by_attempt: BTreeMap<u32, u64> = BTreeMap::new();
-        for (conn, attempt) in &state.opened_by {
-            by_attempt.entry(*attempt).or_insert(*conn);
+        if state.attempts.iter().any(|a| a.conn_id.is_none()) {
+            for (conn, attempt) in &state.opened_by {
+                by_attempt.entry(*attempt).or_insert(*conn);
+            }
         }
         for a in &mut state.attempts {
             if a.conn_id.is_none() {

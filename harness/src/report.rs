@@ -95,6 +95,8 @@ pub struct Report {
     pub(crate) snapshot: Option<String>,
     /// What each endpoint recorded, by endpoint name (for the request checks).
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
+    /// Polls of the client that blocked the thread (bypass diagnostics).
+    pub(crate) long_polls: Vec<crate::watchdog::LongPoll>,
 }
 
 impl Report {

@@ -22,6 +22,7 @@ use crate::plan::Plan;
 use crate::recorder::Recorder;
 use crate::report::{Report, RunEnd, Verdict};
 use crate::trace::{Call, CallResult};
+use crate::watchdog::Watchdog;
 use crate::world::{self, EndpointHost};
 
 thread_local! {
@@ -146,6 +147,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         verdicts: vec![Verdict::fail(check, message)],
         snapshot: None,
         ledgers: Vec::new(),
+        long_polls: Vec::new(),
     }
 }
 
@@ -206,6 +208,7 @@ where
         plan.dead_letter.clone(),
     ));
 
+    let watchdog = Watchdog::default();
     let mut calls: Vec<Call> = Vec::with_capacity(plan.calls as usize);
     let all_calls = async {
         for call_id in 0..plan.calls {
@@ -216,7 +219,10 @@ where
                 end_ms: None,
                 result: CallResult::Stopped,
             });
-            let result = client(Env::new(instance.clone(), call_id)).await;
+            let call = client(Env::new(instance.clone(), call_id));
+            let result = watchdog
+                .watch(call, || (clock.now_ms(), recorder.attempt_count()))
+                .await;
             if let Some(call) = calls.last_mut() {
                 call.end_ms = Some(clock.now_ms());
                 call.result = match &result {
@@ -238,7 +244,9 @@ where
     }
     let end_ms = clock.now_ms();
     drop(instance);
-    world::collect(plan, end, end_ms, calls, recorder, &network, &endpoints)
+    let mut report = world::collect(plan, end, end_ms, calls, recorder, &network, &endpoints);
+    report.long_polls = watchdog.long_polls();
+    report
 }
 
 impl crate::scenario::Scenario {

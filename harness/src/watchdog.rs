@@ -20,6 +20,8 @@ pub(crate) const LONG_POLL: Duration = Duration::from_millis(100);
 pub(crate) struct LongPoll {
     /// The virtual instant it happened at.
     pub(crate) at_ms: u64,
+    /// Attempts the run had started when the poll began, and when it ended.
+    pub(crate) attempts: (u32, u32),
     /// How much real time it took, in ms.
     pub(crate) wall_ms: u64,
 }
@@ -31,15 +33,16 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    /// Watches `future`, filing its long polls at the virtual instant `now_ms()` gives.
+    /// Watches `future`, filing its long polls with what `now()` says: the virtual instant
+    /// and the number of attempts started so far.
     pub(crate) fn watch<F: Future>(
         &self,
         future: F,
-        now_ms: impl Fn() -> u64,
-    ) -> Watched<F, impl Fn() -> u64> {
+        now: impl Fn() -> (u64, u32),
+    ) -> Watched<F, impl Fn() -> (u64, u32)> {
         Watched {
             inner: future,
-            now_ms,
+            now,
             watchdog: self.clone(),
         }
     }
@@ -58,27 +61,29 @@ pin_project_lite::pin_project! {
     pub(crate) struct Watched<F, N> {
         #[pin]
         inner: F,
-        now_ms: N,
+        now: N,
         watchdog: Watchdog,
     }
 }
 
-impl<F: Future, N: Fn() -> u64> Future for Watched<F, N> {
+impl<F: Future, N: Fn() -> (u64, u32)> Future for Watched<F, N> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let at_ms = (this.now_ms)();
+        let (at_ms, attempts_before) = (this.now)();
         let started = Instant::now();
         let result = this.inner.poll(cx);
         let took = started.elapsed();
         if took >= LONG_POLL {
+            let (_, attempts_after) = (this.now)();
             this.watchdog
                 .long_polls
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(LongPoll {
                     at_ms,
+                    attempts: (attempts_before, attempts_after),
                     wall_ms: took.as_millis() as u64,
                 });
         }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use http::HeaderName;
 use retrylab_endpoints::{
     ConnInfo, ConnectAction, ConnectionControl, Endpoint, LedgerSnapshot, ResponseOutcome,
 };
@@ -109,13 +110,19 @@ pub(crate) fn collect(
     let mut effects = Vec::new();
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
+    // Parsed once: looking a header up by `&str` parses and hashes the name every time.
+    let attempt_header = HeaderName::from_static(ATTEMPT_HEADER);
+    let call_header = HeaderName::from_static(crate::http_client::CALL_HEADER);
+    let hand_off_header = HeaderName::from_static(crate::http_client::HAND_OFF_HEADER);
+    // Built on first use: only clients that bypass the harness surfaces need it.
+    let mut segments: Option<SegmentIndex> = None;
 
     for (index, ledger) in ledgers.iter().enumerate() {
         let endpoint = endpoint_names[index];
         let responses = ResponseIndex::new(ledger);
         for request in &ledger.requests {
-            let attempt_id = header_u32(&request.headers, ATTEMPT_HEADER);
-            let call_id = header_u32(&request.headers, crate::http_client::CALL_HEADER);
+            let attempt_id = header_u32(&request.headers, &attempt_header);
+            let call_id = header_u32(&request.headers, &call_header);
             if request.route.is_none() {
                 unmatched.push(format!(
                     "{} {} at {} on `{}` matched no route (answered 404)",
@@ -125,10 +132,7 @@ pub(crate) fn collect(
                     interner.name(endpoint)
                 ));
             }
-            if request
-                .headers
-                .contains_key(crate::http_client::HAND_OFF_HEADER)
-            {
+            if request.headers.contains_key(&hand_off_header) {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
                 continue;
             }
@@ -145,8 +149,9 @@ pub(crate) fn collect(
                 }
                 None => {
                     let response = responses.get(request.id.index());
+                    let segments = segments.get_or_insert_with(|| SegmentIndex::new(&log));
                     let attempt = reconstruct(
-                        &log,
+                        segments,
                         &mut interner,
                         request,
                         response,
@@ -157,10 +162,7 @@ pub(crate) fn collect(
                 }
             }
             if let Some(call_id) = call_id {
-                let returned = calls
-                    .iter()
-                    .find(|c| c.call_id == call_id)
-                    .and_then(|c| c.end_ms);
+                let returned = call_by_id(&calls, call_id).and_then(|c| c.end_ms);
                 if returned.is_some_and(|end| request.at_ms > end) {
                     late_requests.push(LateRequest {
                         at_ms: request.at_ms,
@@ -173,7 +175,7 @@ pub(crate) fn collect(
         }
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
-            let attempt_id = request.and_then(|r| header_u32(&r.headers, ATTEMPT_HEADER));
+            let attempt_id = request.and_then(|r| header_u32(&r.headers, &attempt_header));
             let call_id = effect
                 .call_tag
                 .as_ref()
@@ -255,6 +257,7 @@ pub(crate) fn collect(
         end,
         verdicts,
         snapshot: None,
+        long_polls: Vec::new(),
         ledgers: endpoints
             .iter()
             .map(|(name, _)| name.clone())
@@ -284,8 +287,16 @@ impl<'a> ResponseIndex<'a> {
     }
 }
 
-fn header_u32(headers: &http::HeaderMap, name: &str) -> Option<u32> {
+fn header_u32<K: http::header::AsHeaderName>(headers: &http::HeaderMap, name: K) -> Option<u32> {
     headers.get(name)?.to_str().ok()?.parse().ok()
+}
+
+/// The call with this id: calls are recorded in id order, so this is usually its index.
+fn call_by_id(calls: &[Call], call_id: u32) -> Option<&Call> {
+    match calls.get(call_id as usize) {
+        Some(call) if call.call_id == call_id => Some(call),
+        _ => calls.iter().find(|c| c.call_id == call_id),
+    }
 }
 
 /// The call whose window contains `at_ms`, for sequential calls without a call tag.
@@ -301,7 +312,7 @@ fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
 /// only used `env.connector()`: start = the request's first byte left the client, head = the
 /// response's first byte reached it, end = its last byte did.
 fn reconstruct(
-    log: &NetLog,
+    segments: &SegmentIndex,
     interner: &mut Interner,
     request: &retrylab_endpoints::RequestRecord,
     response: Option<&retrylab_endpoints::ResponseRecord>,
@@ -312,26 +323,28 @@ fn reconstruct(
     // DESIGN section 4: start is the connect start on a new connection, the request's first
     // byte on a reused one.
     let connect_start = (request.seq == 1)
-        .then(|| {
-            log.events().iter().find_map(|e| match *e {
-                NetEvent::ConnectStart { at, conn: c, .. } if c == conn => Some(at),
-                _ => None,
-            })
-        })
+        .then(|| segments.connect_start(conn))
         .flatten();
     let start_ms = connect_start.unwrap_or_else(|| {
-        segment_at(log, conn, Dir::ClientToServer, request.inbound.start)
+        segments
+            .segment_at(conn, Dir::ClientToServer, request.inbound.start)
             .map_or(request.at_ms, |s| s.0)
     });
     let (head_ms, end_ms, outcome) = match response.map(|r| (r, r.outcome)) {
         Some((r, ResponseOutcome::Sent { status })) => {
-            let head = segment_at(log, conn, Dir::ServerToClient, r.outbound.start).map(|s| s.1);
+            let head = segments
+                .segment_at(conn, Dir::ServerToClient, r.outbound.start)
+                .map(|s| s.1);
             let last = r.outbound.end.saturating_sub(1).max(r.outbound.start);
-            let end = segment_at(log, conn, Dir::ServerToClient, last).map(|s| s.1);
+            let end = segments
+                .segment_at(conn, Dir::ServerToClient, last)
+                .map(|s| s.1);
             (head, end.or(head), AttemptOutcome::Status(status.as_u16()))
         }
         Some((r, ResponseOutcome::Truncated { status, .. })) => {
-            let head = segment_at(log, conn, Dir::ServerToClient, r.outbound.start).map(|s| s.1);
+            let head = segments
+                .segment_at(conn, Dir::ServerToClient, r.outbound.start)
+                .map(|s| s.1);
             (head, head, AttemptOutcome::Status(status.as_u16()))
         }
         Some((r, ResponseOutcome::Failed(fail))) => {
@@ -382,17 +395,56 @@ fn reconstruct(
     }
 }
 
-/// (sent_at, deliver_at) of the data segment of `conn` in `dir` that carries byte `offset`.
-fn segment_at(log: &NetLog, conn: ConnId, dir: Dir, offset: u64) -> Option<(u64, u64)> {
-    log.segments()
-        .find(|s| {
-            s.conn == conn
-                && s.dir == dir
-                && s.kind == SegmentKind::Data
-                && s.offset <= offset
-                && offset < s.offset + u64::from(s.len)
-        })
-        .map(|s| (s.sent_at, s.deliver_at))
+/// The network log's connect starts and data segments by connection, for rebuilding attempts
+/// (a scan of the whole log per rebuilt attempt would be quadratic in long runs).
+struct SegmentIndex {
+    /// The first `ConnectStart` instant of each connection.
+    connect_start: BTreeMap<u64, u64>,
+    /// Data segments of each (connection, direction), in log order, which is byte order:
+    /// (offset, end offset, sent_at, deliver_at).
+    data: BTreeMap<(u64, Dir), Vec<(u64, u64, u64, u64)>>,
+}
+
+impl SegmentIndex {
+    fn new(log: &NetLog) -> SegmentIndex {
+        let mut connect_start = BTreeMap::new();
+        let mut data: BTreeMap<(u64, Dir), Vec<(u64, u64, u64, u64)>> = BTreeMap::new();
+        for event in log.events() {
+            match *event {
+                NetEvent::ConnectStart { at, conn, .. } => {
+                    connect_start.entry(conn.0).or_insert(at);
+                }
+                NetEvent::Segment(s) if s.kind == SegmentKind::Data => {
+                    data.entry((s.conn.0, s.dir)).or_default().push((
+                        s.offset,
+                        s.offset + u64::from(s.len),
+                        s.sent_at,
+                        s.deliver_at,
+                    ));
+                }
+                _ => {}
+            }
+        }
+        SegmentIndex {
+            connect_start,
+            data,
+        }
+    }
+
+    fn connect_start(&self, conn: ConnId) -> Option<u64> {
+        self.connect_start.get(&conn.0).copied()
+    }
+
+    /// (sent_at, deliver_at) of the data segment of `conn` in `dir` that carries byte
+    /// `offset`.
+    fn segment_at(&self, conn: ConnId, dir: Dir, offset: u64) -> Option<(u64, u64)> {
+        let segments = self.data.get(&(conn.0, dir))?;
+        // Segments of one direction follow each other without gaps or overlaps, each at
+        // least one byte long, so the first one ending past `offset` is the only candidate.
+        let i = segments.partition_point(|&(_, end, _, _)| end <= offset);
+        let &(start, end, sent, deliver) = segments.get(i)?;
+        (start <= offset && offset < end).then_some((sent, deliver))
+    }
 }
 
 /// Gives reconstructed attempts their position within their call, keeping surface attempts'.
@@ -417,13 +469,25 @@ fn renumber(attempts: &mut [Attempt]) {
 
 /// Connection events from the network log, ordered by (instant, conn_id, seq).
 fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
-    let mut host_of: BTreeMap<u64, Name> = BTreeMap::new();
+    // Connection ids are assigned from 1 in connect order, so a vector indexes them densely.
+    let mut host_of: Vec<Option<Name>> = Vec::new();
+    // Each host's name, interned once rather than once per connection.
+    let mut host_names: Vec<Option<Name>> = Vec::new();
     let mut events = Vec::new();
     for event in log.events() {
         let (at_ms, conn, kind) = match *event {
             NetEvent::ConnectStart { at, conn, host } => {
-                let name = interner.intern(log.host_name(host).unwrap_or("?"));
-                host_of.insert(conn.0, name);
+                let h = host.0 as usize;
+                if host_names.len() <= h {
+                    host_names.resize(h + 1, None);
+                }
+                let name = *host_names[h]
+                    .get_or_insert_with(|| interner.intern(log.host_name(host).unwrap_or("?")));
+                let c = usize::try_from(conn.0).unwrap_or(usize::MAX);
+                if host_of.len() <= c {
+                    host_of.resize(c.saturating_add(1), None);
+                }
+                host_of[c] = Some(name);
                 (at, conn, ConnEventKind::Connect)
             }
             NetEvent::Connected { at, conn } => (at, conn, ConnEventKind::Connected),
@@ -442,7 +506,10 @@ fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
             }
             _ => continue,
         };
-        let endpoint = host_of.get(&conn.0).copied().unwrap_or(Name(0));
+        let endpoint = usize::try_from(conn.0)
+            .ok()
+            .and_then(|c| host_of.get(c).copied().flatten())
+            .unwrap_or(Name(0));
         events.push((
             events.len(),
             ConnEvent {

@@ -133,3 +133,50 @@ expect: { retry_after: { honour: max } }
     });
     assert!(report.passed(), "{}", report.summary());
 }
+
+#[test]
+fn a_blocking_sleep_stops_the_virtual_clock() {
+    let yaml = r#"
+version: 1
+name: blocking pause between attempts
+endpoints:
+  api:
+    script: [ { status: 503 }, { status: 200 } ]
+operation: { endpoint: api }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let client = env.http_client();
+        loop {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok::<_, String>(status);
+            }
+            // The bug: a real-time pause. Virtual time stands still meanwhile.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let verdict = report
+        .failures()
+        .find(|v| v.check == "stopped_clock")
+        .unwrap_or_else(|| panic!("no stopped_clock verdict:\n{}", report.summary()));
+    assert!(
+        verdict.message.contains("between attempt 1 and attempt 2"),
+        "{}",
+        verdict.message
+    );
+    assert!(
+        verdict.message.contains("tokio::time::sleep"),
+        "{}",
+        verdict.message
+    );
+    // The trace itself shows the symptom: no virtual time passed between the attempts.
+    assert_eq!(
+        report.trace().attempts[1].start_ms,
+        report.trace().attempts[0].end_ms.unwrap()
+    );
+}

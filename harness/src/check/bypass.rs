@@ -6,8 +6,9 @@
 //! - an HTTP-date `Retry-After` treated as already past: the client compared it with the
 //!   real clock (`SystemTime::now()`) instead of the virtual one (`env.now_system()`).
 //!
-//! The stopped-clock and wall-time-gap diagnostics are raised by the run itself (they need
-//! the real clock, which only the run's guard reads).
+//! - a stopped virtual clock: a poll of the client blocked the thread (the run's watchdog
+//!   timed it with the real clock), so the pause it meant took no virtual time and the gaps
+//!   around it follow wall time, not the trace.
 
 use super::Ctx;
 use crate::policy::RetryAfterValue;
@@ -21,6 +22,7 @@ pub(super) fn diagnose(ctx: &Ctx<'_>) -> Vec<Verdict> {
     let mut out = Vec::new();
     no_requests(ctx, &mut out);
     real_clock_dates(ctx, &mut out);
+    stopped_clock(ctx, &mut out);
     out
 }
 
@@ -93,4 +95,42 @@ fn real_clock_dates(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
             }
         }
     }
+}
+
+fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
+    let Some(first) = ctx.long_polls.first() else {
+        return;
+    };
+    let total: u64 = ctx.long_polls.iter().map(|p| p.wall_ms).sum();
+    // Attempt ids are in start order: the poll blocked after the last attempt started
+    // before it, and before the first one started during it.
+    let by_id = |id: u32| ctx.trace.attempts.iter().find(|a| a.id == id);
+    let (started_before, started_after) = first.attempts;
+    let place = match (by_id(started_before), by_id(started_before + 1)) {
+        (Some(b), Some(a)) if started_after > started_before && a.call_id == b.call_id => {
+            format!(
+                ", between attempt {} and attempt {}, whose gap shows {} of virtual time",
+                b.n,
+                a.n,
+                seconds(a.start_ms.saturating_sub(b.end_ms.unwrap_or(a.start_ms)))
+            )
+        }
+        (Some(b), _) => format!(", after attempt {}", b.n),
+        (None, Some(a)) => format!(", before attempt {}", a.n),
+        (None, None) => String::new(),
+    };
+    out.push(Verdict::fail(
+        "stopped_clock",
+        format!(
+            "the client blocked its thread {} times for {} of real time in all (the first \
+             {} long, at virtual t={}{place}): virtual time stands still while a thread \
+             blocks, so gaps follow wall time instead of the trace. Sleep with \
+             tokio::time::sleep and move blocking work off the client's task \
+             (std::thread::sleep, blocking IO and busy loops are the usual causes)",
+            ctx.long_polls.len(),
+            seconds(total),
+            seconds(first.wall_ms),
+            seconds(first.at_ms),
+        ),
+    ));
 }

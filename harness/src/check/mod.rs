@@ -30,6 +30,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) trace: &'a Trace,
     pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
     pub(crate) epoch_unix_ms: u64,
+    pub(crate) long_polls: &'a [crate::watchdog::LongPoll],
 }
 
 impl Ctx<'_> {
@@ -77,6 +78,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             trace: &report.trace,
             ledgers: &report.ledgers,
             epoch_unix_ms,
+            long_polls: &report.long_polls,
         };
         evaluate(&ctx)
     };

@@ -1,1 +1,8 @@
-//! tests crate
+//! The tests crate of retrylab: the scenario library as one test per file
+//! (`tests/scenarios.rs`), meta-tests, and the third-party retry clients the library runs.
+//!
+//! [`clients`] holds one module per retry crate, each wrapping a call on `env.http_client()`;
+//! [`clients::registry`] names them for `client: { custom: <name> }` in
+//! `scenarios/clients/`.
+
+pub mod clients;

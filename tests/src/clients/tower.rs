@@ -1,0 +1,226 @@
+//! [tower](https://docs.rs/tower/0.5.3)'s `retry::Retry` middleware around a
+//! `tower::Service` that sends one request on `env.http_client()`.
+//!
+//! tower leaves every decision to a [`Policy`]: whether to retry this result, and a future
+//! that delays the retry. Two policies here, as a tower user writes them:
+//! [`BackoffPolicy`] sleeps `tower::retry::backoff::ExponentialBackoff` (its sleeps are
+//! tokio's), [`BudgetPolicy`] spends a shared `tower::retry::budget::TpsBudget` (which reads
+//! `tokio::time::Instant`). Both follow the virtual clock.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
+use ::tower::retry::budget::{Budget, TpsBudget};
+use ::tower::retry::{Policy, Retry};
+use ::tower::util::rng::Rng;
+use ::tower::{Service, ServiceExt};
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use retrylab::Env;
+
+use super::AttemptError;
+
+/// The request type of these services.
+pub type Req = Request<Full<Bytes>>;
+
+/// One attempt as a `tower::Service`: the request on `env.http_client()`, the body read to
+/// the end. Any status is a response; only a transport error is an `Err`.
+pub fn harness_service(
+    env: &Env,
+) -> impl Service<
+    Req,
+    Response = Response<Bytes>,
+    Error = AttemptError,
+    Future = impl Future<Output = Result<Response<Bytes>, AttemptError>>,
+> + Clone {
+    let client = env.http_client();
+    ::tower::service_fn(move |request: Req| {
+        let sent = client.request(request);
+        async move {
+            let response = sent.await.map_err(|_| AttemptError::Transport("request"))?;
+            let (parts, body) = response.into_parts();
+            let body = body
+                .collect()
+                .await
+                .map_err(|_| AttemptError::Transport("body"))?
+                .to_bytes();
+            Ok(Response::from_parts(parts, body))
+        }
+    })
+}
+
+/// A copy of `request` for the next attempt (what `Policy::clone_request` returns).
+fn clone_request(request: &Req) -> Req {
+    let mut copy = Request::new(request.body().clone());
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
+/// Whether the result is worth another attempt: 429, 5xx, transport errors.
+fn retryable(result: &Result<Response<Bytes>, AttemptError>) -> bool {
+    match result {
+        Ok(response) => {
+            let status = response.status();
+            status.as_u16() == 429 || status.is_server_error()
+        }
+        Err(error) => error.is_retryable(),
+    }
+}
+
+/// The call's outcome from the last result: a 2xx status, or why not.
+fn outcome(result: Result<Response<Bytes>, AttemptError>) -> Result<u16, AttemptError> {
+    let response = result?;
+    let status = response.status().as_u16();
+    match status {
+        200..=299 => Ok(status),
+        429 | 500..=599 => Err(AttemptError::Retryable {
+            status,
+            retry_after: response
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok()),
+        }),
+        _ => Err(AttemptError::Fatal(status)),
+    }
+}
+
+/// SplitMix64, seeded from the scenario: tower's `Rng` for the backoff's jitter (its default,
+/// `HasherRng`, is seeded from `RandomState` and differs in every run).
+#[derive(Debug, Clone)]
+pub struct SeededRng(u64);
+
+impl SeededRng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> SeededRng {
+        SeededRng(seed)
+    }
+}
+
+impl Rng for SeededRng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Retries 429, 5xx and transport errors up to `retries_left` times, each after the next
+/// sleep of tower's `ExponentialBackoff`.
+#[derive(Debug, Clone)]
+pub struct BackoffPolicy {
+    backoff: ExponentialBackoff<SeededRng>,
+    retries_left: u32,
+}
+
+impl Policy<Req, Response<Bytes>, AttemptError> for BackoffPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        _request: &mut Req,
+        result: &mut Result<Response<Bytes>, AttemptError>,
+    ) -> Option<Self::Future> {
+        if !retryable(result) || self.retries_left == 0 {
+            return None;
+        }
+        self.retries_left -= 1;
+        Some(self.backoff.next_backoff())
+    }
+
+    fn clone_request(&mut self, request: &Req) -> Option<Req> {
+        Some(clone_request(request))
+    }
+}
+
+/// `ExponentialBackoffMaker::new(250ms, 4s, 0.5, rng)`: 250ms doubling up to 4s, plus a
+/// jitter of up to half the delay, 5 retries.
+pub async fn retry_backoff(env: Env) -> Result<u16, AttemptError> {
+    let rng = SeededRng::new(env.seed("tower/jitter"));
+    let mut maker =
+        ExponentialBackoffMaker::new(Duration::from_millis(250), Duration::from_secs(4), 0.5, rng)
+            .expect("a valid backoff");
+    let policy = BackoffPolicy {
+        backoff: maker.make_backoff(),
+        retries_left: 5,
+    };
+    let result = Retry::new(policy, harness_service(&env))
+        .oneshot(env.operation().request())
+        .await;
+    outcome(result)
+}
+
+/// The pause before a retry the budget allows.
+pub const BUDGET_RETRY_DELAY: Duration = Duration::from_millis(100);
+
+/// Retries 429, 5xx and transport errors while the shared budget allows it, each after
+/// [`BUDGET_RETRY_DELAY`]; deposits into the budget on every 2xx (tower's documented use of
+/// a `Budget`).
+#[derive(Debug, Clone)]
+pub struct BudgetPolicy {
+    budget: Arc<TpsBudget>,
+}
+
+impl Policy<Req, Response<Bytes>, AttemptError> for BudgetPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        _request: &mut Req,
+        result: &mut Result<Response<Bytes>, AttemptError>,
+    ) -> Option<Self::Future> {
+        match result {
+            Ok(response) if response.status().is_success() => {
+                self.budget.deposit();
+                None
+            }
+            _ if retryable(result) && self.budget.withdraw() => {
+                Some(tokio::time::sleep(BUDGET_RETRY_DELAY))
+            }
+            _ => None,
+        }
+    }
+
+    fn clone_request(&mut self, request: &Req) -> Option<Req> {
+        Some(clone_request(request))
+    }
+}
+
+thread_local! {
+    /// The budget shared by the calls of one run. A budget spans calls, and a registered
+    /// client is one function for every run; each run has a thread of its own (DESIGN
+    /// section 3), and its first call makes a fresh budget.
+    static BUDGET: RefCell<Option<Arc<TpsBudget>>> = const { RefCell::new(None) };
+}
+
+/// The budget of this run: `TpsBudget::new(1s, 0, 0.25)`: deposits count for 1s, no
+/// minimum rate, one retry per 4 deposits. Made inside the run, so its clock is virtual.
+fn budget(env: &Env) -> Arc<TpsBudget> {
+    BUDGET.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if env.call_index() == 0 || cell.is_none() {
+            *cell = Some(Arc::new(TpsBudget::new(Duration::from_secs(1), 0, 0.25)));
+        }
+        cell.as_ref().map(Arc::clone).expect("set above")
+    })
+}
+
+/// tower's `Retry` with [`BudgetPolicy`] on the run's budget.
+pub async fn retry_budget(env: Env) -> Result<u16, AttemptError> {
+    let policy = BudgetPolicy {
+        budget: budget(&env),
+    };
+    let result = Retry::new(policy, harness_service(&env))
+        .oneshot(env.operation().request())
+        .await;
+    outcome(result)
+}

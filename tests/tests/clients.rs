@@ -1,0 +1,292 @@
+//! The third-party retry clients of `retrylab_tests::clients` against their scenarios in
+//! `scenarios/clients/`, with each verdict pinned: which checks pass, which fail as the
+//! file's `must_fail` expects, and the instants that make the point.
+//!
+//! `tests/scenarios.rs` runs the same files (and asserts their snapshots) through the client
+//! registry; these tests call `Scenario::run` with the client functions directly and check
+//! verdicts only (`report.assert()` would assert each snapshot a second time under the
+//! same name).
+
+use retrylab::trace::CallResult;
+use retrylab::{Report, Scenario};
+use retrylab_tests::clients::{backoff, backon, tokio_retry2, tower};
+
+/// A scenario of `scenarios/clients/`.
+macro_rules! clients_scenario {
+    ($file:literal) => {
+        Scenario::load(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/clients/",
+            $file
+        ))
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+}
+
+/// The checks that failed as the scenario's `must_fail` expects (they count as passed).
+fn caught(report: &Report) -> Vec<&str> {
+    report
+        .verdicts()
+        .iter()
+        .filter(|v| v.passed && v.message.starts_with("failed as must_fail expects"))
+        .map(|v| v.check.as_str())
+        .collect()
+}
+
+/// Every verdict, by check name: the checks a scenario ran.
+fn checks(report: &Report) -> Vec<&str> {
+    report.verdicts().iter().map(|v| v.check.as_str()).collect()
+}
+
+fn message<'a>(report: &'a Report, check: &str) -> &'a str {
+    report
+        .verdicts()
+        .iter()
+        .find(|v| v.check == check)
+        .map(|v| v.message.as_str())
+        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
+}
+
+/// When each attempt of the run started (ms), in order.
+fn starts(report: &Report) -> Vec<u64> {
+    report.trace().attempts.iter().map(|a| a.start_ms).collect()
+}
+
+/// The gap before each retry (ms): start of an attempt minus the end of the one before it,
+/// within each call.
+fn gaps(report: &Report) -> Vec<u64> {
+    let attempts = &report.trace().attempts;
+    attempts
+        .windows(2)
+        .filter(|w| w[0].call_id == w[1].call_id)
+        .map(|w| w[1].start_ms - w[0].end_ms.expect("the attempt ended"))
+        .collect()
+}
+
+/// The first call's outcome and end.
+fn call0(report: &Report) -> (&CallResult, Option<u64>) {
+    let call = &report.trace().calls[0];
+    (&call.result, call.end_ms)
+}
+
+fn failure(text: &str) -> CallResult {
+    CallResult::Failure(text.to_owned())
+}
+
+// ---- tower ------------------------------------------------------------------------------
+
+#[test]
+fn tower_backoff_jitters_sub_second_delays_but_not_whole_seconds() {
+    let scenario = clients_scenario!("tower-retry-backoff.yaml");
+    let report = scenario.run(tower::retry_backoff);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["gaps"], "{}", report.summary());
+    assert!(message(&report, "gaps").contains(
+        "attempt 4 started 1.000s after attempt 3 ended, expected within [1.001s, 1.500s]; \
+         call 0: attempt 5 started 2.000s after attempt 4 ended, expected within [2.001s, 3.000s]"
+    ));
+    // On every seed of the file's sweep: the 1s and 2s delays exact, the sub-second ones
+    // jittered, the last one at the 4s maximum.
+    for seed in 1..=10 {
+        let report = scenario.run_with_seed(seed, tower::retry_backoff);
+        assert!(report.passed(), "seed {seed}: {}", report.summary());
+        let gaps = gaps(&report);
+        assert_eq!(gaps[2..], [1000, 2000, 4000], "seed {seed}");
+        assert!((251..=375).contains(&gaps[0]) && (501..=750).contains(&gaps[1]));
+    }
+}
+
+#[test]
+fn tower_budget_allows_one_retry_per_four_deposits() {
+    let report = clients_scenario!("tower-retry-budget.yaml").run(tower::retry_budget);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    // Calls 0-7 deposit; call 8 retries twice (100ms apart), call 9 not at all.
+    let per_call: Vec<u32> = report
+        .trace()
+        .calls
+        .iter()
+        .map(|c| {
+            report
+                .trace()
+                .attempts
+                .iter()
+                .filter(|a| a.call_id == c.call_id)
+                .count() as u32
+        })
+        .collect();
+    assert_eq!(per_call, [1, 1, 1, 1, 1, 1, 1, 1, 3, 1]);
+    assert_eq!(starts(&report)[8..], [18, 120, 222, 224]);
+}
+
+#[test]
+fn tower_budget_forgets_deposits_after_its_ttl_in_virtual_time() {
+    let report = clients_scenario!("tower-retry-budget-ttl.yaml").run(tower::retry_budget);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    // Call 8's 503 arrives 1.5s later: the deposits have expired, no retry.
+    let last = report.trace().calls.last().expect("calls");
+    assert_eq!(last.end_ms, Some(1520), "{}", report.summary());
+    assert_eq!(report.trace().attempts.len(), 9);
+}
+
+// ---- backon -----------------------------------------------------------------------------
+
+#[test]
+fn backon_exponential_defaults_are_exact() {
+    let report = clients_scenario!("backon-exponential.yaml").run(backon::exponential);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    assert_eq!(
+        checks(&report),
+        ["outcome", "attempts", "gaps", "conforms_to", "total_time"]
+    );
+    assert_eq!(starts(&report), [0, 1004, 3006, 7008]);
+    assert_eq!(
+        call0(&report),
+        (
+            &failure("Retryable { status: 503, retry_after: None }"),
+            Some(7010)
+        )
+    );
+}
+
+#[test]
+fn backon_seeded_jitter_stays_in_bounds_and_is_reproducible() {
+    let scenario = clients_scenario!("backon-exponential-jitter.yaml");
+    let report = scenario.run_with_seed(scenario.seed, backon::exponential_jitter);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(gaps(&report), [1109, 2285, 5254], "{}", report.summary());
+    // with_jitter_seed(env.seed(..)): the same seed draws the same delays.
+    let again = scenario.run_with_seed(scenario.seed, backon::exponential_jitter);
+    assert_eq!(again.snapshot_text(), report.snapshot_text());
+}
+
+#[test]
+fn backon_fibonacci_passes_its_max_delay() {
+    let report = clients_scenario!("backon-fibonacci.yaml").run(backon::fibonacci);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["gaps", "conforms_to"]);
+    assert_eq!(gaps(&report), [100, 100, 200, 300, 500, 500]);
+    assert!(message(&report, "conforms_to").contains(
+        "attempt 6 started 0.500s after the end of attempt 5, a 503 (needed exactly 0.400s)"
+    ));
+    assert_eq!(
+        call0(&report),
+        (&CallResult::Success("200".into()), Some(1700))
+    );
+}
+
+#[test]
+fn backon_adjust_sleeps_retry_after_even_past_max_times() {
+    let report = clients_scenario!("backon-retry-after-adjust.yaml").run(backon::retry_after);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    assert_eq!(
+        message(&report, "retry_after"),
+        "all 3 Retry-After values were honoured"
+    );
+    // 3 retries allowed, 4 made: the last on a Retry-After after backon proposed None.
+    assert_eq!(starts(&report), [0, 3004, 5006, 6008, 7010]);
+}
+
+// ---- tokio-retry2 -----------------------------------------------------------------------
+
+#[test]
+fn tokio_retry2_exponential_matches_its_doc_example() {
+    let report = clients_scenario!("tokio-retry2-exponential.yaml").run(tokio_retry2::exponential);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    assert_eq!(gaps(&report), [10, 100, 100]);
+    assert_eq!(
+        call0(&report),
+        (
+            &failure("Retryable { status: 503, retry_after: None }"),
+            Some(220)
+        )
+    );
+}
+
+#[test]
+fn tokio_retry2_jitter_stays_in_bounds_but_is_not_reproducible() {
+    let scenario = clients_scenario!("tokio-retry2-jitter.yaml");
+    let mut traces = Vec::new();
+    for _ in 0..3 {
+        let report = scenario.run(tokio_retry2::jitter);
+        assert!(report.passed(), "{}", report.summary());
+        traces.push(gaps(&report));
+    }
+    // rand's thread generator, unseeded: three runs all drawing the same three delays
+    // (each from hundreds of milliseconds) would be a chance below 1e-15.
+    assert!(
+        traces[0] != traces[1] || traces[1] != traces[2],
+        "{traces:?}"
+    );
+}
+
+#[test]
+fn tokio_retry2_retry_after_does_not_delay_the_retry() {
+    let report = clients_scenario!("tokio-retry2-retry-after.yaml").run(tokio_retry2::retry_after);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["gaps", "retry_after"]);
+    assert!(message(&report, "retry_after").contains(
+        "attempt 2 started 0.100s after the head of a 429 with Retry-After: 2 (needed exactly 2.000s)"
+    ));
+    assert_eq!(starts(&report), [0, 104, 206]);
+}
+
+#[test]
+fn tokio_retry2_max_duration_never_expires_in_virtual_time() {
+    let report =
+        clients_scenario!("tokio-retry2-max-duration.yaml").run(tokio_retry2::max_duration);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["attempts", "total_time"]);
+    assert!(message(&report, "attempts").contains("call 0 made 21 attempts, expected 7"));
+    // take(20) ended it, 20 virtual seconds in.
+    assert_eq!(call0(&report).1, Some(20_000));
+}
+
+// ---- backoff ----------------------------------------------------------------------------
+
+#[test]
+fn backoff_max_elapsed_time_expires_on_the_virtual_clock() {
+    let report = clients_scenario!("backoff-max-elapsed-time.yaml").run(backoff::virtual_clock);
+    assert!(report.passed(), "{}", report.summary());
+    assert!(caught(&report).is_empty());
+    assert_eq!(starts(&report), [0, 2000, 5000, 10_000]);
+    assert_eq!(call0(&report).1, Some(11_000));
+}
+
+#[test]
+fn backoff_max_elapsed_time_on_the_system_clock_does_not_expire() {
+    let report =
+        clients_scenario!("backoff-max-elapsed-time-system-clock.yaml").run(backoff::system_clock);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["attempts", "total_time"]);
+    // An 8s sleep after 11s of virtual time: the real clock said ~0s had elapsed.
+    assert_eq!(starts(&report), [0, 2000, 5000, 10_000, 19_000]);
+    assert_eq!(call0(&report).1, Some(20_000));
+}
+
+// ---- the registry -----------------------------------------------------------------------
+
+#[test]
+fn every_client_scenario_names_a_registered_client() {
+    let registry = retrylab_tests::clients::registry();
+    let names = registry.names();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/clients");
+    let mut used = Vec::new();
+    for file in retrylab::runner::scenario_files(std::path::Path::new(dir)).expect("readable") {
+        let scenario = Scenario::load(&file.path).unwrap_or_else(|e| panic!("{e}"));
+        match &scenario.client {
+            retrylab::scenario::ClientSpec::Custom(name) => {
+                assert!(names.contains(&name.as_str()), "{}: {name}", file.display);
+                used.push(name.clone());
+            }
+            other => panic!("{}: not a custom client: {other:?}", file.display),
+        }
+    }
+    used.sort();
+    used.dedup();
+    assert_eq!(used, names, "every registered client has a scenario");
+}

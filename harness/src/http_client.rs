@@ -174,7 +174,7 @@ impl HttpClient {
                 }
                 Err(error) => {
                     if let Some(conn) = error.connect_info().and_then(conn_of) {
-                        guard.recorder.connect_finished(Some(id), Some(conn));
+                        guard.recorder.failed_on(id, conn);
                     }
                     guard
                         .recorder

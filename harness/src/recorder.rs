@@ -162,6 +162,24 @@ impl Recorder {
         }
     }
 
+    /// `attempt` failed on `conn_id` before a head arrived: new if the connection was opened
+    /// for it, reused otherwise.
+    pub fn failed_on(&self, attempt: u32, conn_id: u64) {
+        let mut state = self.state();
+        let opened_here = state.opened_by.get(&conn_id) == Some(&attempt);
+        let seen = state.used.entry(conn_id).or_insert(0);
+        *seen += 1;
+        let conn = if opened_here || *seen == 1 {
+            ConnUse::New
+        } else {
+            ConnUse::Reused
+        };
+        if let Some(a) = attempt_mut(&mut state, attempt) {
+            a.conn_id = Some(conn_id);
+            a.conn = conn;
+        }
+    }
+
     /// The response head of `attempt` arrived now, on `conn_id`.
     pub fn head(&self, attempt: u32, status: u16, conn_id: Option<u64>, retry_after: Option<&str>) {
         let now = self.clock.now_ms();

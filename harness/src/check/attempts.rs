@@ -41,11 +41,14 @@ pub(super) fn total(ctx: &Ctx<'_>, count: CountSpec) -> Verdict {
 }
 
 /// `requests_received:` counts what reached the endpoints (a request the client wrote but
-/// the network lost, or that was still in flight at the end, is not received).
+/// the network lost, or that was still in flight at the end, is not received; hand-offs to
+/// dead-letter endpoints are counted by `dead_lettered`).
 pub(super) fn requests_received(ctx: &Ctx<'_>, count: CountSpec) -> Verdict {
+    // Hand-offs to a dead-letter endpoint are not requests of the operation.
     let n: u64 = ctx
         .ledgers
         .iter()
+        .filter(|(name, _)| !ctx.is_dead_letter(name))
         .map(|(_, ledger)| ledger.requests.len() as u64)
         .sum();
     let problems = if count.contains(n) {

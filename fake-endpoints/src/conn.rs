@@ -100,11 +100,22 @@ pub(crate) struct ConnShared {
     hooks_pending: AtomicBool,
     /// Lets every write skip the lock when no cut is armed.
     cut_armed: AtomicBool,
+    /// Whether `state.kill` holds a kill, so a check that need not register a waker skips
+    /// the lock. Changed only under the lock.
+    kill_pending: AtomicBool,
+    /// Whether the serving loop closes idle connections, so `idle_since` is worth keeping.
+    tracks_idle: bool,
     state: Mutex<ConnState>,
 }
 
 impl ConnShared {
-    pub(crate) fn new(conn_id: u64, clock: VirtualClock, ledger: Ledger) -> Self {
+    /// State for connection `conn_id`; `tracks_idle` when the endpoint has an idle timeout.
+    pub(crate) fn new(
+        conn_id: u64,
+        clock: VirtualClock,
+        ledger: Ledger,
+        tracks_idle: bool,
+    ) -> Self {
         Self {
             conn_id,
             clock,
@@ -113,6 +124,8 @@ impl ConnShared {
             written: AtomicU64::new(0),
             hooks_pending: AtomicBool::new(false),
             cut_armed: AtomicBool::new(false),
+            kill_pending: AtomicBool::new(false),
+            tracks_idle,
             state: Mutex::new(ConnState {
                 cut_at: None,
                 seq: 0,
@@ -175,10 +188,11 @@ impl ConnShared {
             finished += 1;
             if let Some(kill) = hook.kill {
                 state.kill.get_or_insert(kill);
+                self.kill_pending.store(true, Ordering::Release);
             }
         }
         state.in_flight = state.in_flight.saturating_sub(finished);
-        if state.in_flight == 0 {
+        if state.in_flight == 0 && self.tracks_idle {
             state.idle_since = Instant::now();
         }
         if state.kill.is_some() {
@@ -212,6 +226,7 @@ impl ConnShared {
         if room <= len {
             // The cut stays armed: everything after it is swallowed until the kill lands.
             state.kill.get_or_insert(mode);
+            self.kill_pending.store(true, Ordering::Release);
             if let Some(waker) = &state.waker {
                 waker.wake_by_ref();
             }
@@ -225,6 +240,7 @@ impl ConnShared {
     pub(crate) fn kill(&self, mode: KillMode) {
         let mut state = self.lock();
         state.kill.get_or_insert(mode);
+        self.kill_pending.store(true, Ordering::Release);
         if let Some(waker) = &state.waker {
             waker.wake_by_ref();
         }
@@ -237,10 +253,23 @@ impl ConnShared {
             Some(current) if current.will_wake(waker) => {}
             _ => state.waker = Some(waker.clone()),
         }
+        self.kill_pending.store(false, Ordering::Release);
         state.kill.take()
     }
 
-    /// When the connection became idle, or `None` while a request is in flight.
+    /// Takes a pending kill, for a check right after [`ConnShared::poll_kill`] registered
+    /// the waker in the same poll: without a kill it does not lock.
+    pub(crate) fn take_kill(&self) -> Option<KillMode> {
+        if !self.kill_pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut state = self.lock();
+        self.kill_pending.store(false, Ordering::Release);
+        state.kill.take()
+    }
+
+    /// When the connection became idle, or `None` while a request is in flight. Kept only
+    /// when the connection tracks idleness (see [`ConnShared::new`]).
     pub(crate) fn idle_since(&self) -> Option<Instant> {
         let state = self.lock();
         (state.in_flight == 0).then_some(state.idle_since)

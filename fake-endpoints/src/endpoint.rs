@@ -11,10 +11,16 @@ use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
+use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Scope};
 use crate::script::{ScopeKey, Script};
 use crate::step::{Commit, Fail, SentResponse, Step};
 use crate::{KeepAlive, CALL_HEADER, CLIENT_HEADER};
+
+/// [`CALL_HEADER`] and [`CLIENT_HEADER`] as header names, parsed once rather than on every
+/// lookup.
+static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
+static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIENT_HEADER);
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
 ///
@@ -82,6 +88,9 @@ struct RouteState {
     matcher: Matcher,
     scope: Scope,
     script: Script,
+    /// Each step's response rendered once, when it does not depend on the moment it is sent
+    /// (no HTTP-date `Retry-After`): step tasks share it instead of rendering it again.
+    rendered: Vec<Option<Arc<SentResponse>>>,
 }
 
 /// A request read completely from a connection.
@@ -133,10 +142,15 @@ impl Endpoint {
         let mismatch = status_only(dedupe.as_ref().map(|d| d.mismatch_status));
         let routes = routes
             .into_iter()
-            .map(|route| RouteState {
-                matcher: route.matcher,
-                scope: route.scope,
-                script: Script::new(route.script),
+            .map(|route| {
+                let script = Script::new(route.script);
+                let rendered = script.steps().iter().map(|step| prerender(step)).collect();
+                RouteState {
+                    matcher: route.matcher,
+                    scope: route.scope,
+                    script,
+                    rendered,
+                }
             })
             .collect();
         Self {
@@ -204,7 +218,7 @@ impl Endpoint {
         } = arrival;
         detach(&mut parts, &mut body);
         let key = header(&parts.headers, inner.key_header.as_ref());
-        let call_tag = parts.headers.get(CALL_HEADER).cloned();
+        let call_tag = parts.headers.get(&CALL_HEADER_NAME).cloned();
 
         let mut state = self.lock();
         let id = inner.ledger.next_request_id();
@@ -215,7 +229,8 @@ impl Endpoint {
 
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        let plan: Result<(usize, Arc<Step>), Arc<SentResponse>> = match route {
+        type Planned = (usize, Arc<Step>, Option<Arc<SentResponse>>);
+        let plan: Result<Planned, Arc<SentResponse>> = match route {
             None => Err(Arc::clone(&inner.not_found)),
             Some(route) => {
                 let decision = match (
@@ -238,7 +253,9 @@ impl Endpoint {
                     | None => {
                         let route_state = &mut state.routes[route];
                         let scope_key = scope_key(route_state.scope, conn_id, &parts.headers, &key);
-                        Ok(route_state.script.next_shared(&scope_key))
+                        let (index, step) = route_state.script.next_shared(&scope_key);
+                        let rendered = route_state.rendered.get(index).cloned().flatten();
+                        Ok((index, step, rendered))
                     }
                 }
             }
@@ -255,11 +272,11 @@ impl Endpoint {
             body,
             inbound,
             route,
-            step: plan.as_ref().ok().map(|(index, _)| *index),
+            step: plan.as_ref().ok().map(|(index, _, _)| *index),
             dedupe,
         });
 
-        let (_, step) = match plan {
+        let (_, step, rendered) = match plan {
             Ok(step) => step,
             Err(response) => return (id, Admission::Ready(response)),
         };
@@ -277,7 +294,15 @@ impl Endpoint {
         let (tx, rx) = oneshot::channel();
         // Detached from the connection: a client that gives up drops the service future, not
         // this task, so a commit scheduled later still happens (duplicate-on-timeout).
-        tokio::spawn(run_step(self.clone(), step, ctx, tx));
+        // Boxed, so the task moves a pointer around rather than the whole job (the spawn path
+        // copies a future several times).
+        tokio::spawn(run_step(Box::new(StepJob {
+            endpoint: self.clone(),
+            step,
+            rendered,
+            ctx,
+            tx,
+        })));
         (id, Admission::Pending(rx))
     }
 
@@ -306,24 +331,36 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
-/// One request's step: latency, commit, then the outcome goes to the connection (if it is
-/// still there).
-async fn run_step(
+/// What a step task needs.
+struct StepJob {
     endpoint: Endpoint,
     step: Arc<Step>,
+    /// The step's response, when it could be rendered in advance.
+    rendered: Option<Arc<SentResponse>>,
     ctx: EffectCtx,
     tx: oneshot::Sender<Outcome>,
-) {
-    if !step.latency.is_zero() {
-        tokio::time::sleep(step.latency).await;
+}
+
+/// One request's step: latency, commit, then the outcome goes to the connection (if it is
+/// still there).
+async fn run_step(job: Box<StepJob>) {
+    // Only the box and (rarely) the boxed timer live across the await: the task stays small.
+    if !job.step.latency.is_zero() {
+        Box::pin(tokio::time::sleep(job.step.latency)).await;
     }
+    let StepJob {
+        endpoint,
+        step,
+        rendered,
+        ctx,
+        tx,
+    } = *job;
     let inner = &*endpoint.inner;
+    let render =
+        || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock.now_system())));
     let outcome = match step.fail {
-        None => Outcome::Respond(Arc::new(step.respond.render(inner.clock.now_system()))),
-        Some(fail) if fail.after_bytes().is_some() => Outcome::Truncate(
-            Arc::new(step.respond.render(inner.clock.now_system())),
-            fail,
-        ),
+        None => Outcome::Respond(render()),
+        Some(fail) if fail.after_bytes().is_some() => Outcome::Truncate(render(), fail),
         Some(fail) => Outcome::Fail(fail),
     };
     let mut state = endpoint.lock();
@@ -407,6 +444,16 @@ fn detach(parts: &mut request::Parts, body: &mut Bytes) {
     }
 }
 
+/// A step's response rendered in advance, unless it depends on when it is sent (an HTTP-date
+/// `Retry-After` is the virtual wall clock at that moment plus an offset).
+fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
+    match step.respond.retry_after {
+        Some(RetryAfter::HttpDate { .. }) => None,
+        // Any instant renders the same response.
+        _ => Some(Arc::new(step.respond.render(std::time::UNIX_EPOCH))),
+    }
+}
+
 fn status_only(status: Option<StatusCode>) -> Arc<SentResponse> {
     Arc::new(SentResponse::status_only(
         status.unwrap_or(StatusCode::CONFLICT),
@@ -426,7 +473,7 @@ fn scope_key(
     match scope {
         Scope::Endpoint => ScopeKey::Endpoint,
         Scope::Connection => ScopeKey::Connection(conn_id),
-        Scope::Client => ScopeKey::Client(headers.get(CLIENT_HEADER).cloned()),
+        Scope::Client => ScopeKey::Client(headers.get(&CLIENT_HEADER_NAME).cloned()),
         Scope::Key => ScopeKey::Key(key.clone()),
     }
 }
@@ -459,6 +506,62 @@ mod tests {
                 action: Blackhole
             }
         );
+    }
+
+    #[test]
+    fn detach_copies_what_a_record_keeps_out_of_the_read_buffer() {
+        // As hyper hands them out: target, header values and body are slices of one buffer.
+        let wire = Bytes::from_static(b"http://api:8080/orders?x=1 v1 v2 dup1 dup2 {}");
+        let owned = Bytes::copy_from_slice(&wire);
+        let within = |b: &[u8]| owned.as_ptr_range().contains(&b.as_ptr());
+        // Absolute form, origin form, authority form, asterisk form.
+        let targets = [0..26, 15..26, 7..15]
+            .map(|r| Uri::from_maybe_shared(owned.slice(r)).unwrap())
+            .into_iter()
+            .chain([Uri::from_static("*")]);
+        for uri in targets {
+            let mut request = http::Request::new(());
+            *request.uri_mut() = uri.clone();
+            let headers = request.headers_mut();
+            let mut sensitive = HeaderValue::from_maybe_shared(owned.slice(30..32)).unwrap();
+            sensitive.set_sensitive(true);
+            headers.append(
+                "x-a",
+                HeaderValue::from_maybe_shared(owned.slice(27..29)).unwrap(),
+            );
+            headers.append("x-b", sensitive);
+            headers.append(
+                "x-a",
+                HeaderValue::from_maybe_shared(owned.slice(33..37)).unwrap(),
+            );
+            headers.append(
+                "x-c",
+                HeaderValue::from_maybe_shared(owned.slice(38..42)).unwrap(),
+            );
+            let before = request.headers().clone();
+            let (mut parts, ()) = request.into_parts();
+            let mut body = owned.slice(43..45);
+            detach(&mut parts, &mut body);
+
+            assert_eq!(parts.uri, uri);
+            assert_eq!(parts.uri.to_string(), uri.to_string());
+            assert_eq!(parts.headers, before);
+            let pairs = |h: &http::HeaderMap| {
+                h.iter()
+                    .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec(), v.is_sensitive()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(pairs(&parts.headers), pairs(&before));
+            assert_eq!(body, "{}");
+            assert!(parts.headers.values().all(|v| !within(v.as_bytes())));
+            assert!(!within(&body));
+            if let Some(path) = parts.uri.path_and_query() {
+                assert!(!within(path.as_str().as_bytes()));
+            }
+            if let Some(authority) = parts.uri.authority() {
+                assert!(!within(authority.as_str().as_bytes()));
+            }
+        }
     }
 
     #[test]

@@ -253,6 +253,19 @@ impl Ledger {
 
     /// Moves everything recorded so far out, leaving the ledger empty (records pushed later
     /// start a new history). For the end of a run, where a copy would only be thrown away.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Endpoint, EndpointConfig, VirtualClock};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let endpoint = Endpoint::new(EndpointConfig::http("api"), VirtualClock::new());
+    /// endpoint.on_connect(1);
+    /// let ledger = endpoint.ledger();
+    /// assert_eq!(ledger.take().connects.len(), 1);
+    /// assert!(ledger.snapshot().connects.is_empty());
+    /// # }
+    /// ```
     pub fn take(&self) -> LedgerSnapshot {
         std::mem::take(&mut *self.lock())
     }

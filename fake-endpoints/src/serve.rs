@@ -43,6 +43,7 @@ impl Endpoint {
             conn.conn_id,
             inner.clock,
             inner.ledger.clone(),
+            inner.keep_alive.idle_timeout.is_some(),
         ));
         let end = {
             let service = EndpointService {
@@ -71,8 +72,8 @@ impl Endpoint {
                     return Poll::Ready(End::Done);
                 }
                 // Steps, bodies and flushes run inside the connection's poll and may have
-                // asked for a kill just now.
-                if let Some(kill) = shared.poll_kill(cx.waker()) {
+                // asked for a kill just now (the waker is registered already).
+                if let Some(kill) = shared.take_kill() {
                     return Poll::Ready(End::Kill(kill));
                 }
                 if let (Some(timeout), false) = (idle_timeout, shutting_down) {

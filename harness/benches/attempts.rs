@@ -3,6 +3,10 @@
 //!
 //! `cargo bench -p retrylab --bench attempts` prints one line per case. The wall clock is read
 //! here, in the benchmark, never on the simulated path.
+//!
+//! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one case, `ATTEMPTS_NOFLOOR=1` skips the
+//! floor. Run alone, the keep-alive case starts on a cold heap and reads slower than in the
+//! full run, where it reuses the memory the first case freed.
 
 use std::future::Future;
 use std::pin::Pin;

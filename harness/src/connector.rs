@@ -66,10 +66,11 @@ impl tower_service::Service<Uri> for EnvConnector {
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        let attempt = self.recorder.connect_started();
         let connecting = self.inner.call(uri);
-        // The id is assigned when the connect starts, so even a refused connect names it.
+        // The id is assigned when the connect starts, so even a refused or abandoned connect
+        // names it.
         let conn = connecting.conn_id().map(|c| c.0);
+        let attempt = self.recorder.connect_started(conn);
         let recorder = self.recorder.clone();
         Box::pin(async move {
             let result = connecting.await;

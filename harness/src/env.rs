@@ -59,10 +59,32 @@ impl Operation {
         *request.method_mut() = self.method.clone();
         // The URL was validated when the scenario was planned; a bad one would have been a
         // located scenario error.
-        *request.uri_mut() = self.url.parse().unwrap_or_default();
+        *request.uri_mut() = parsed_url(&self.url);
         *request.headers_mut() = self.headers.clone();
         request
     }
+}
+
+thread_local! {
+    /// The URL parsed last on this thread: a client sends the same operation over and over,
+    /// and cloning a parsed `Uri` shares its bytes where parsing copies and validates them.
+    static LAST_URL: std::cell::RefCell<Option<(String, http::Uri)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `url` parsed (the default URI if it does not parse, as `str::parse` would give).
+fn parsed_url(url: &str) -> http::Uri {
+    LAST_URL.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((text, uri)) = last.as_ref() {
+            if text == url {
+                return uri.clone();
+            }
+        }
+        let uri: http::Uri = url.parse().unwrap_or_default();
+        *last = Some((url.to_owned(), uri.clone()));
+        uri
+    })
 }
 
 /// One client instance's shared state.

@@ -14,10 +14,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{HeaderValue, Request, Response};
+use http::{HeaderName, HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper_util::client::legacy::connect::Connected;
+use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, Connected};
 use hyper_util::client::legacy::Client;
 
 use crate::backend::sim::ConnId;
@@ -35,6 +35,12 @@ pub const ATTEMPT_HEADER: &str = "x-retrylab-attempt";
 /// The header marking a built-in client's hand-off to a dead-letter endpoint (not an
 /// attempt).
 pub const HAND_OFF_HEADER: &str = "x-retrylab-hand-off";
+
+/// [`CLIENT_HEADER`], [`CALL_HEADER`] and [`ATTEMPT_HEADER`] as header names: cloning a
+/// static name costs nothing, parsing the text costs on every request.
+pub(crate) static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIENT_HEADER);
+pub(crate) static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
+pub(crate) static ATTEMPT_HEADER_NAME: HeaderName = HeaderName::from_static(ATTEMPT_HEADER);
 
 /// The error type of [`HttpClient::request`]: hyper-util's, unchanged.
 pub type Error = hyper_util::client::legacy::Error;
@@ -72,6 +78,10 @@ pub struct HttpClient {
     recorder: Recorder,
     client_id: u32,
     call_id: u32,
+    /// `client_id` and `call_id` as tag header values, made once (cloning one is a reference
+    /// count; formatting a number into a header value allocates twice).
+    client_value: HeaderValue,
+    call_value: HeaderValue,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -95,6 +105,8 @@ impl HttpClient {
             recorder,
             client_id,
             call_id,
+            client_value: decimal_value(client_id),
+            call_value: decimal_value(call_id),
         }
     }
 
@@ -117,30 +129,33 @@ impl HttpClient {
         u32,
         impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static,
     ) {
-        let path = request
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
+        let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
         let id = self.recorder.begin(
             self.client_id,
             self.call_id,
             request.method().as_str(),
-            &path,
+            path,
         );
         let headers = request.headers_mut();
-        headers.insert(CLIENT_HEADER, HeaderValue::from(self.client_id));
-        headers.insert(CALL_HEADER, HeaderValue::from(self.call_id));
-        headers.insert(ATTEMPT_HEADER, HeaderValue::from(id));
+        // Names parsed once (a `&str` name is parsed and validated on every insert).
+        headers.insert(CLIENT_HEADER_NAME.clone(), self.client_value.clone());
+        headers.insert(CALL_HEADER_NAME.clone(), self.call_value.clone());
+        headers.insert(ATTEMPT_HEADER_NAME.clone(), decimal_value(id));
         let guard = AttemptGuard {
             recorder: self.recorder.clone(),
             id,
             done: false,
         };
+        // hyper-util reports each connection it sends the request on; a second one means it
+        // resent the request (the pooled connection closed before it was written).
+        let capture = capture_connection(&mut request);
         let future = Current {
             inner: self.inner.request(request),
             recorder: self.recorder.clone(),
             id,
+            capture,
+            seen: None,
+            scratch: http::Extensions::new(),
         };
         let response = async move {
             let mut guard = guard;
@@ -234,10 +249,33 @@ impl tower_service::Service<Request<Full<Bytes>>> for HttpClient {
     }
 }
 
+/// `n` in decimal as a header value: the same bytes as `HeaderValue::from(n)`, in one
+/// allocation instead of two.
+fn decimal_value(n: u32) -> HeaderValue {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Digits are always a valid header value.
+    HeaderValue::from_bytes(&digits[at..]).unwrap_or_else(|_| HeaderValue::from(n))
+}
+
 fn conn_of(connected: &Connected) -> Option<u64> {
-    let mut extensions = http::Extensions::new();
-    connected.get_extras(&mut extensions);
-    extensions.get::<ConnId>().map(|c| c.0)
+    conn_of_in(connected, &mut http::Extensions::new())
+}
+
+/// [`conn_of`] with a map to reuse: cleared, it keeps its allocation.
+fn conn_of_in(connected: &Connected, scratch: &mut http::Extensions) -> Option<u64> {
+    scratch.clear();
+    connected.get_extras(scratch);
+    scratch.get::<ConnId>().map(|c| c.0)
 }
 
 /// Names a failed attempt by the kind of its error (never its text).
@@ -288,10 +326,17 @@ pin_project_lite::pin_project! {
         inner: F,
         recorder: Recorder,
         id: u32,
+        capture: CaptureConnection,
+        seen: Option<u64>,
+        // Reused to read connection ids out of the capture, which takes a map to write into.
+        scratch: http::Extensions,
     }
 }
 
-impl<F: Future> Future for Current<F> {
+impl<F> Future for Current<F>
+where
+    F: Future<Output = Result<Response<Incoming>, Error>>,
+{
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
@@ -299,6 +344,25 @@ impl<F: Future> Future for Current<F> {
         this.recorder.set_current(Some(*this.id));
         let result = this.inner.poll(cx);
         this.recorder.set_current(None);
+        let conn = match &result {
+            // hyper-util gives the response the extras of the connection it put in the
+            // capture: reading them there spares the capture's allocations.
+            Poll::Ready(Ok(response)) => response.extensions().get::<ConnId>().map(|c| c.0),
+            _ => None,
+        }
+        .or_else(|| {
+            let metadata = this.capture.connection_metadata();
+            let scratch = &mut *this.scratch;
+            metadata.as_ref().and_then(|c| conn_of_in(c, scratch))
+        });
+        if let Some(conn) = conn {
+            if *this.seen != Some(conn) {
+                // The connection the request is on: named even if the attempt is abandoned
+                // before a head arrives; a change means hyper-util resent it.
+                this.recorder.on_conn(*this.id, conn, this.seen.is_some());
+                *this.seen = Some(conn);
+            }
+        }
         result
     }
 }

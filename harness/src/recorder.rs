@@ -6,6 +6,7 @@
 //! records are small `Copy` structs.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrylab_endpoints::VirtualClock;
@@ -19,6 +20,9 @@ use crate::trace::{
 #[derive(Clone)]
 pub struct Recorder {
     inner: Arc<Mutex<State>>,
+    /// The attempt whose request future is being polled, plus one (0: none): a connect
+    /// started now is its. Set and cleared around every poll, so kept out of the lock.
+    current: Arc<AtomicU64>,
     clock: VirtualClock,
     stop: Arc<Notify>,
 }
@@ -36,14 +40,14 @@ struct State {
     decisions: Vec<DecisionRecord>,
     /// Next attempt number within each (client, call).
     next_n: BTreeMap<(u32, u32), u32>,
-    /// The attempt whose request future is being polled: a connect started now is its.
-    current: Option<u32>,
     /// Connections opened on behalf of an attempt: conn id -> attempt id.
-    opened_by: BTreeMap<u64, u32>,
+    opened_by: DenseMap<u32>,
     /// Attempts with a connect in progress.
     connecting: BTreeMap<u32, ()>,
     /// Attempts seen per connection, to tell new from reused.
-    used: BTreeMap<u64, u32>,
+    used: DenseMap<u32>,
+    /// The connection hyper-util last put each attempt's request on (by attempt id).
+    placed_on: DenseMap<u64>,
     max_attempts: Option<u64>,
     limit_hit: bool,
 }
@@ -63,6 +67,7 @@ impl Recorder {
                 max_attempts,
                 ..State::default()
             })),
+            current: Arc::new(AtomicU64::new(0)),
             clock,
             stop: Arc::new(Notify::new()),
         }
@@ -138,17 +143,25 @@ impl Recorder {
 
     /// Marks `attempt` as the one being polled (or none), so a connect it triggers is its.
     pub fn set_current(&self, attempt: Option<u32>) {
-        self.state().current = attempt;
+        let stored = attempt.map_or(0, |id| u64::from(id) + 1);
+        self.current.store(stored, Ordering::Relaxed);
     }
 
-    /// A connect started; returns the attempt it is for, if any.
-    pub fn connect_started(&self) -> Option<u32> {
-        let mut state = self.state();
-        let current = state.current;
+    /// A connect of `conn_id` started; returns the attempt it is for, if any.
+    pub fn connect_started(&self, conn_id: Option<u64>) -> Option<u32> {
+        let current = self.current.load(Ordering::Relaxed).checked_sub(1);
         if let Some(id) = current {
+            // The id came from a u32.
+            let id = u32::try_from(id).unwrap_or(u32::MAX);
+            let mut state = self.state();
             state.connecting.insert(id, ());
+            // Recorded now, so an abandoned connect still names its connection.
+            if let Some(conn) = conn_id {
+                state.opened_by.insert(conn, id);
+            }
+            return Some(id);
         }
-        current
+        None
     }
 
     /// A connect started for `attempt` finished, opening `conn_id` on success.
@@ -162,22 +175,20 @@ impl Recorder {
         }
     }
 
+    /// The request of `attempt` was put on `conn_id` (again, on another connection, when
+    /// `resent`). Names the connection of an attempt abandoned before its head.
+    pub fn on_conn(&self, attempt: u32, conn_id: u64, resent: bool) {
+        let mut state = self.state();
+        state.placed_on.insert(u64::from(attempt), conn_id);
+        if let Some(a) = attempt_mut(&mut state, attempt) {
+            a.resent |= resent;
+        }
+    }
+
     /// `attempt` failed on `conn_id` before a head arrived: new if the connection was opened
     /// for it, reused otherwise.
     pub fn failed_on(&self, attempt: u32, conn_id: u64) {
-        let mut state = self.state();
-        let opened_here = state.opened_by.get(&conn_id) == Some(&attempt);
-        let seen = state.used.entry(conn_id).or_insert(0);
-        *seen += 1;
-        let conn = if opened_here || *seen == 1 {
-            ConnUse::New
-        } else {
-            ConnUse::Reused
-        };
-        if let Some(a) = attempt_mut(&mut state, attempt) {
-            a.conn_id = Some(conn_id);
-            a.conn = conn;
-        }
+        assign_conn(&mut self.state(), attempt, conn_id);
     }
 
     /// The response head of `attempt` arrived now, on `conn_id`.
@@ -186,7 +197,7 @@ impl Recorder {
         let mut state = self.state();
         let retry_after = retry_after.map(|text| state.interner.intern(text));
         let conn_use = conn_id.map(|conn| {
-            let seen = state.used.entry(conn).or_insert(0);
+            let seen = state.used.get_or_insert(conn, 0);
             *seen += 1;
             if *seen == 1 {
                 ConnUse::New
@@ -209,6 +220,10 @@ impl Recorder {
         let now = self.clock.now_ms();
         let mut state = self.state();
         let connecting = state.connecting.contains_key(&attempt);
+        let unnamed = attempt_mut(&mut state, attempt).is_some_and(|a| a.conn_id.is_none());
+        if let (true, Some(conn)) = (unnamed, state.placed_on.get(u64::from(attempt))) {
+            assign_conn(&mut state, attempt, conn);
+        }
         if let Some(a) = attempt_mut(&mut state, attempt) {
             if a.end_ms.is_some() {
                 return;
@@ -264,8 +279,8 @@ impl Recorder {
         // Only attempts that failed before a response named their connection need this.
         let mut by_attempt: BTreeMap<u32, u64> = BTreeMap::new();
         if state.attempts.iter().any(|a| a.conn_id.is_none()) {
-            for (conn, attempt) in &state.opened_by {
-                by_attempt.entry(*attempt).or_insert(*conn);
+            for (conn, attempt) in state.opened_by.sorted() {
+                by_attempt.entry(attempt).or_insert(conn);
             }
         }
         for a in &mut state.attempts {
@@ -286,6 +301,132 @@ impl Recorder {
     }
 }
 
+/// Names the connection of an attempt that got no head on it: new if it was opened for the
+/// attempt (or carries its first request), reused otherwise.
+fn assign_conn(state: &mut State, attempt: u32, conn_id: u64) {
+    let opened_here = state.opened_by.get(conn_id) == Some(attempt);
+    let seen = state.used.get_or_insert(conn_id, 0);
+    *seen += 1;
+    let conn = if opened_here || *seen == 1 {
+        ConnUse::New
+    } else {
+        ConnUse::Reused
+    };
+    if let Some(a) = attempt_mut(state, attempt) {
+        a.conn_id = Some(conn_id);
+        a.conn = conn;
+    }
+}
+
+/// A map keyed by connection or attempt id. Both count up from 1, so a vector indexed by id
+/// holds them (a `BTreeMap` costs a search per access and a node per few entries, which adds
+/// up over a run of 100,000 attempts); an id far past the others goes to a sparse map.
+#[derive(Debug)]
+struct DenseMap<V> {
+    slots: Vec<Option<V>>,
+    sparse: BTreeMap<u64, V>,
+}
+
+impl<V> Default for DenseMap<V> {
+    fn default() -> Self {
+        DenseMap {
+            slots: Vec::new(),
+            sparse: BTreeMap::new(),
+        }
+    }
+}
+
+impl<V: Copy> DenseMap<V> {
+    /// How far past the end of `slots` an id may be and still grow them.
+    const MAX_GAP: usize = 1 << 16;
+
+    /// The slot of `id`, growing the slots for it if it is dense enough; `None` if `id`
+    /// lives in the sparse map (once there, always there).
+    fn slot(&mut self, id: u64) -> Option<&mut Option<V>> {
+        if !self.sparse.is_empty() && self.sparse.contains_key(&id) {
+            return None;
+        }
+        let index = usize::try_from(id).ok()?;
+        if index >= self.slots.len() {
+            if index - self.slots.len() > Self::MAX_GAP {
+                return None;
+            }
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.slots.get_mut(index)
+    }
+
+    fn insert(&mut self, id: u64, value: V) {
+        match self.slot(id) {
+            Some(slot) => *slot = Some(value),
+            None => {
+                self.sparse.insert(id, value);
+            }
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<V> {
+        let dense = usize::try_from(id).ok().and_then(|i| *self.slots.get(i)?);
+        dense.or_else(|| self.sparse.get(&id).copied())
+    }
+
+    fn get_or_insert(&mut self, id: u64, default: V) -> &mut V {
+        if self.slot(id).is_some() {
+            // `slot` succeeded just above, so it does again.
+            let index = usize::try_from(id).unwrap_or(usize::MAX);
+            return self.slots[index].get_or_insert(default);
+        }
+        self.sparse.entry(id).or_insert(default)
+    }
+
+    /// Every entry, by ascending id.
+    fn sorted(&self) -> Vec<(u64, V)> {
+        let mut entries: Vec<(u64, V)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Some((i as u64, (*v)?)))
+            .chain(self.sparse.iter().map(|(k, v)| (*k, *v)))
+            .collect();
+        if !self.sparse.is_empty() {
+            entries.sort_by_key(|(id, _)| *id);
+        }
+        entries
+    }
+}
+
 fn attempt_mut(state: &mut State, id: u32) -> Option<&mut Attempt> {
     state.attempts.get_mut((id as usize).checked_sub(1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DenseMap;
+
+    #[test]
+    fn dense_map_keeps_every_id_and_sorts_them() {
+        let mut map: DenseMap<u32> = DenseMap::default();
+        map.insert(3, 30);
+        map.insert(1, 10);
+        *map.get_or_insert(2, 0) += 20;
+        *map.get_or_insert(2, 0) += 1;
+        // Far past the others: kept aside, and stays there when the dense part grows past it.
+        let far = (DenseMap::<u32>::MAX_GAP as u64) * 4;
+        map.insert(far, 7);
+        for id in 4..far + 3 {
+            if id % 1000 == 0 {
+                map.insert(id, 1);
+            }
+        }
+        map.insert(far, 8);
+        assert_eq!(map.get(1), Some(10));
+        assert_eq!(map.get(2), Some(21));
+        assert_eq!(map.get(4), None);
+        assert_eq!(map.get(far), Some(8));
+        assert_eq!(map.get(u64::MAX), None);
+        let sorted = map.sorted();
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(&sorted[..3], &[(1, 10), (2, 21), (3, 30)]);
+        assert!(sorted.contains(&(far, 8)));
+    }
 }

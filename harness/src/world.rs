@@ -46,7 +46,9 @@ impl Host for EndpointHost {
         let control = Arc::new(StreamControl(stream.reset_handle()));
         let info = ConnInfo::new(conn.0, control);
         let endpoint = self.endpoint.clone();
-        tokio::spawn(async move { endpoint.serve(stream, info).await });
+        // Boxed: spawning moves the future through several layers, and the serving future
+        // (hyper's connection state included) is about a kilobyte.
+        tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
     }
 }
 
@@ -400,27 +402,37 @@ fn reconstruct(
 struct SegmentIndex {
     /// The first `ConnectStart` instant of each connection.
     connect_start: BTreeMap<u64, u64>,
-    /// Data segments of each (connection, direction), in log order, which is byte order:
-    /// (offset, end offset, sent_at, deliver_at).
-    data: BTreeMap<(u64, Dir), Vec<(u64, u64, u64, u64)>>,
+    /// Data segments of each (connection, direction), in log order, which is byte order.
+    data: BTreeMap<(u64, Dir), Vec<DataSegment>>,
+}
+
+/// A data segment's byte range and instants.
+#[derive(Clone, Copy)]
+struct DataSegment {
+    start: u64,
+    end: u64,
+    sent_at: u64,
+    deliver_at: u64,
 }
 
 impl SegmentIndex {
     fn new(log: &NetLog) -> SegmentIndex {
         let mut connect_start = BTreeMap::new();
-        let mut data: BTreeMap<(u64, Dir), Vec<(u64, u64, u64, u64)>> = BTreeMap::new();
+        let mut data: BTreeMap<(u64, Dir), Vec<DataSegment>> = BTreeMap::new();
         for event in log.events() {
             match *event {
                 NetEvent::ConnectStart { at, conn, .. } => {
                     connect_start.entry(conn.0).or_insert(at);
                 }
                 NetEvent::Segment(s) if s.kind == SegmentKind::Data => {
-                    data.entry((s.conn.0, s.dir)).or_default().push((
-                        s.offset,
-                        s.offset + u64::from(s.len),
-                        s.sent_at,
-                        s.deliver_at,
-                    ));
+                    data.entry((s.conn.0, s.dir))
+                        .or_default()
+                        .push(DataSegment {
+                            start: s.offset,
+                            end: s.offset + u64::from(s.len),
+                            sent_at: s.sent_at,
+                            deliver_at: s.deliver_at,
+                        });
                 }
                 _ => {}
             }
@@ -441,9 +453,8 @@ impl SegmentIndex {
         let segments = self.data.get(&(conn.0, dir))?;
         // Segments of one direction follow each other without gaps or overlaps, each at
         // least one byte long, so the first one ending past `offset` is the only candidate.
-        let i = segments.partition_point(|&(_, end, _, _)| end <= offset);
-        let &(start, end, sent, deliver) = segments.get(i)?;
-        (start <= offset && offset < end).then_some((sent, deliver))
+        let s = segments.get(segments.partition_point(|s| s.end <= offset))?;
+        (s.start <= offset && offset < s.end).then_some((s.sent_at, s.deliver_at))
     }
 }
 

@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use http_body_util::BodyExt;
-use retrylab::Scenario;
+use retrylab::{Env, Scenario};
 
 fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "bypass.yaml").unwrap_or_else(|e| panic!("{e}"))
@@ -50,9 +50,8 @@ expect: { requests_received: 0 }
     assert!(report.passed(), "{}", report.summary());
 }
 
-#[test]
-fn http_date_compared_with_the_real_clock() {
-    let yaml = r#"
+/// An endpoint that answers 503 with a Retry-After date 30 s ahead, then 200.
+const DATED: &str = r#"
 version: 1
 name: retry-after as a date
 endpoints:
@@ -61,32 +60,39 @@ endpoints:
       - { status: 503, retry_after: { http_date: 30s } }
       - { status: 200 }
 operation: { endpoint: api }
+expect: { retry_after: { honour: max } }
 "#;
-    let report = scenario(yaml).run(|env| async move {
-        let client = env.http_client();
-        loop {
-            let response = client
-                .request(env.operation().request())
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = response.status().as_u16();
-            let date = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| httpdate::parse_http_date(v).ok());
-            let _ = response.into_body().collect().await;
-            if status < 500 {
-                return Ok::<_, String>(status);
-            }
-            // The bug: the real clock is far past the virtual 2026-01-01, so the date looks
-            // past and the client retries at once.
-            let wait = date
-                .and_then(|d| d.duration_since(SystemTime::now()).ok())
-                .unwrap_or(Duration::ZERO);
-            tokio::time::sleep(wait).await;
+
+/// A client that waits until the Retry-After date, as `now` tells the time.
+async fn until_the_date(env: Env, now: fn(&Env) -> SystemTime) -> Result<u16, String> {
+    let client = env.http_client();
+    loop {
+        let response = client
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let date = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok());
+        let _ = response.into_body().collect().await;
+        if status < 500 {
+            return Ok(status);
         }
-    });
+        let wait = date
+            .and_then(|d| d.duration_since(now(&env)).ok())
+            .unwrap_or(Duration::ZERO);
+        tokio::time::sleep(wait).await;
+    }
+}
+
+#[test]
+fn http_date_compared_with_the_real_clock() {
+    // The bug: the real clock is far past the virtual 2026-01-01, so the date looks past and
+    // the client retries at once.
+    let report = scenario(DATED).run(|env| until_the_date(env, |_| SystemTime::now()));
     let message = bypass_message(&report);
     assert!(
         message.contains("real clock (SystemTime::now())"),
@@ -97,40 +103,7 @@ operation: { endpoint: api }
 
 #[test]
 fn http_date_compared_with_the_virtual_clock_passes() {
-    let yaml = r#"
-version: 1
-name: retry-after as a date, read right
-endpoints:
-  api:
-    script:
-      - { status: 503, retry_after: { http_date: 30s } }
-      - { status: 200 }
-operation: { endpoint: api }
-expect: { retry_after: { honour: max } }
-"#;
-    let report = scenario(yaml).run(|env| async move {
-        let client = env.http_client();
-        loop {
-            let response = client
-                .request(env.operation().request())
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = response.status().as_u16();
-            let date = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| httpdate::parse_http_date(v).ok());
-            let _ = response.into_body().collect().await;
-            if status < 500 {
-                return Ok::<_, String>(status);
-            }
-            let wait = date
-                .and_then(|d| d.duration_since(env.now_system()).ok())
-                .unwrap_or(Duration::ZERO);
-            tokio::time::sleep(wait).await;
-        }
-    });
+    let report = scenario(DATED).run(|env| until_the_date(env, Env::now_system));
     assert!(report.passed(), "{}", report.summary());
 }
 

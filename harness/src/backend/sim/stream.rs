@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
 use super::state::{reset_error, ReadStep};
-use super::timer::{poll_until, TimerSlot};
+use super::timer::{poll_until_from, TimerSlot};
 use super::{ConnId, HostId, Network, Side};
 
 /// One end of a connection on the [`Network`].
@@ -135,21 +135,18 @@ impl SimStream {
             return Poll::Ready(Ok(Bytes::new()));
         }
         loop {
-            let step = self.net.lock().read(
-                self.slot,
-                self.conn,
-                self.side,
-                max,
-                Instant::now(),
-                cx.waker(),
-            );
+            let now = Instant::now();
+            let step = self
+                .net
+                .lock()
+                .read(self.slot, self.conn, self.side, max, now, cx.waker());
             return match step {
                 ReadStep::Data(bytes) => Poll::Ready(Ok(bytes)),
                 ReadStep::Eof => Poll::Ready(Ok(Bytes::new())),
                 ReadStep::Reset => Poll::Ready(Err(reset_error())),
                 ReadStep::Wait(None) => Poll::Pending,
                 ReadStep::Wait(Some(at)) => {
-                    ready!(poll_until(&mut self.timer, at, cx));
+                    ready!(poll_until_from(&mut self.timer, at, now, cx));
                     // Due now: read it.
                     continue;
                 }

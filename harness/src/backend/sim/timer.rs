@@ -12,7 +12,18 @@ pub(super) type TimerSlot = Option<Pin<Box<Sleep>>>;
 
 /// Ready once virtual now reaches `at`; otherwise arms `slot` for `at` and registers the task.
 pub(super) fn poll_until(slot: &mut TimerSlot, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
-    if Instant::now() >= at {
+    poll_until_from(slot, at, Instant::now(), cx)
+}
+
+/// [`poll_until`] for a caller that has just read virtual now (reading tokio's paused clock
+/// takes a lock).
+pub(super) fn poll_until_from(
+    slot: &mut TimerSlot,
+    at: Instant,
+    now: Instant,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    if now >= at {
         return Poll::Ready(());
     }
     let sleep = slot.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));

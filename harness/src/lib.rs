@@ -20,6 +20,7 @@ pub mod runner;
 pub mod scenario;
 mod snapshot;
 pub mod trace;
+mod trace_json;
 mod watchdog;
 mod world;
 

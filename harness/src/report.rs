@@ -168,10 +168,10 @@ impl Report {
         }
         if !self.passed() {
             panic!(
-                "{}\nreproduce with: RETRYLAB_SEED={} cargo test -- '{}'",
+                "{}\nseed {}: run again with RETRYLAB_SEED={} to reproduce this run",
                 self.summary(),
                 self.seed,
-                self.name
+                self.seed
             );
         }
     }

@@ -519,3 +519,22 @@ fn connector_clients_are_reconstructed_from_the_wire() {
     );
     assert!(report.trace().attempts.iter().all(|a| a.reconstructed));
 }
+
+#[test]
+fn the_trace_serializes_with_names_resolved() {
+    let report = scenario(BURST).run(|env| retry_loop(env, Duration::from_secs(2), None));
+    let json = report.trace().to_json();
+    let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let second = &value["attempts"][1];
+    assert_eq!(second["method"], "POST");
+    assert_eq!(second["path"], "/orders");
+    assert_eq!(second["start_ms"], 3000);
+    assert_eq!(second["gap_ms"], 2000);
+    assert_eq!(second["conn"], "reused");
+    assert_eq!(second["outcome"]["status"], 503);
+    // Field order is declaration order, so the text itself is stable.
+    assert!(
+        json.starts_with(r#"{"header":[["backend","sim"]"#),
+        "{json}"
+    );
+}

@@ -267,8 +267,15 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 retrylab::trace::seconds(trace.end_ms)
             );
             Row {
-                json: (format == Format::Json)
-                    .then(|| json_row(&name, seed, passed, &report.snapshot_text())),
+                json: (format == Format::Json).then(|| {
+                    json_row_with_trace(
+                        &name,
+                        seed,
+                        passed,
+                        &report.snapshot_text(),
+                        Some(report.trace()),
+                    )
+                }),
                 summary: (!passed).then(|| report.summary()),
                 name,
                 status: if passed { "ok" } else { "FAIL" },
@@ -279,11 +286,26 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
 }
 
 fn json_row(name: &str, seed: u64, passed: bool, text: &str) -> String {
+    json_row_with_trace(name, seed, passed, text, None)
+}
+
+/// One run as JSON: its name, seed, verdict, report text and, when it ran, its trace.
+fn json_row_with_trace(
+    name: &str,
+    seed: u64,
+    passed: bool,
+    text: &str,
+    trace: Option<&retrylab::trace::Trace>,
+) -> String {
+    let trace = trace
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t.to_json()).ok())
+        .unwrap_or(serde_json::Value::Null);
     let value = serde_json::json!({
         "name": name,
         "seed": seed,
         "passed": passed,
         "report": text,
+        "trace": trace,
     });
     value.to_string()
 }

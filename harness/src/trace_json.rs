@@ -1,0 +1,207 @@
+//! The trace as a structured document: stable field order (declaration order), names
+//! resolved, instants in whole milliseconds. What `retrylab run --format json` prints and
+//! what tools diff.
+
+use serde::Serialize;
+
+use crate::trace::{
+    AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind, Name, Trace,
+};
+
+#[derive(Serialize)]
+struct TraceDoc<'a> {
+    header: Vec<(&'a str, &'a str)>,
+    calls: Vec<CallDoc<'a>>,
+    attempts: Vec<AttemptDoc<'a>>,
+    decisions: Vec<DecisionDoc<'a>>,
+    connections: Vec<ConnDoc<'a>>,
+    effects: Vec<EffectDoc<'a>>,
+    late_requests: Vec<LateDoc<'a>>,
+    end_ms: u64,
+}
+
+#[derive(Serialize)]
+struct CallDoc<'a> {
+    client_id: u32,
+    call_id: u32,
+    start_ms: u64,
+    end_ms: Option<u64>,
+    outcome: &'static str,
+    value: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct AttemptDoc<'a> {
+    id: u32,
+    client_id: u32,
+    call_id: u32,
+    n: u32,
+    conn_id: Option<u64>,
+    conn: ConnUse,
+    method: &'a str,
+    path: &'a str,
+    start_ms: u64,
+    head_ms: Option<u64>,
+    end_ms: Option<u64>,
+    gap_ms: Option<u64>,
+    outcome: AttemptOutcome,
+    end: EndKind,
+    body_error: Option<AttemptOutcome>,
+    retry_after: Option<&'a str>,
+    resent: bool,
+    reconstructed: bool,
+}
+
+#[derive(Serialize)]
+struct DecisionDoc<'a> {
+    attempt_id: u32,
+    at_ms: u64,
+    decision: &'static str,
+    delay_ms: Option<u64>,
+    from: Option<&'static str>,
+    stop_reason: Option<&'static str>,
+    state: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ConnDoc<'a> {
+    at_ms: u64,
+    conn_id: u64,
+    endpoint: &'a str,
+    event: ConnEventKind,
+}
+
+#[derive(Serialize)]
+struct EffectDoc<'a> {
+    at_ms: u64,
+    endpoint: &'a str,
+    call_id: Option<u32>,
+    attempt_id: Option<u32>,
+    key: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct LateDoc<'a> {
+    at_ms: u64,
+    endpoint: &'a str,
+    call_id: u32,
+    attempt_id: Option<u32>,
+}
+
+impl Trace {
+    /// The trace as JSON: every record, names resolved, fields in a fixed order.
+    ///
+    /// ```
+    /// let trace = retrylab::trace::Trace::default();
+    /// let json = trace.to_json();
+    /// assert!(json.starts_with(r#"{"header":[],"calls":[],"attempts":[]"#));
+    /// ```
+    pub fn to_json(&self) -> String {
+        let name = |n: Name| self.name(n);
+        let doc = TraceDoc {
+            header: self
+                .header
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect(),
+            calls: self
+                .calls
+                .iter()
+                .map(|c| {
+                    let (outcome, value) = match &c.result {
+                        CallResult::Success(v) => ("success", Some(v.as_str())),
+                        CallResult::Failure(e) => ("failure", Some(e.as_str())),
+                        CallResult::Stopped => ("stopped", None),
+                    };
+                    CallDoc {
+                        client_id: c.client_id,
+                        call_id: c.call_id,
+                        start_ms: c.start_ms,
+                        end_ms: c.end_ms,
+                        outcome,
+                        value,
+                    }
+                })
+                .collect(),
+            attempts: self
+                .attempts
+                .iter()
+                .map(|a| AttemptDoc {
+                    id: a.id,
+                    client_id: a.client_id,
+                    call_id: a.call_id,
+                    n: a.n,
+                    conn_id: a.conn_id,
+                    conn: a.conn,
+                    method: name(a.method),
+                    path: name(a.path),
+                    start_ms: a.start_ms,
+                    head_ms: a.head_ms,
+                    end_ms: a.end_ms,
+                    gap_ms: self.gap_before(a),
+                    outcome: a.outcome,
+                    end: a.end,
+                    body_error: a.body_error,
+                    retry_after: a.retry_after.map(name),
+                    resent: a.resent,
+                    reconstructed: a.reconstructed,
+                })
+                .collect(),
+            decisions: self
+                .decisions
+                .iter()
+                .map(|d| {
+                    let (decision, delay_ms, from, stop_reason) = match d.kind {
+                        DecisionKind::Retry { delay_ms, from } => {
+                            ("retry", Some(delay_ms), Some(from.as_str()), None)
+                        }
+                        DecisionKind::Stop(reason) => ("stop", None, None, Some(reason.as_str())),
+                    };
+                    DecisionDoc {
+                        attempt_id: d.attempt_id,
+                        at_ms: d.at_ms,
+                        decision,
+                        delay_ms,
+                        from,
+                        stop_reason,
+                        state: d.state.map(name),
+                    }
+                })
+                .collect(),
+            connections: self
+                .connections
+                .iter()
+                .map(|c| ConnDoc {
+                    at_ms: c.at_ms,
+                    conn_id: c.conn_id,
+                    endpoint: name(c.endpoint),
+                    event: c.kind,
+                })
+                .collect(),
+            effects: self
+                .effects
+                .iter()
+                .map(|e| EffectDoc {
+                    at_ms: e.at_ms,
+                    endpoint: name(e.endpoint),
+                    call_id: e.call_id,
+                    attempt_id: e.attempt_id,
+                    key: e.key.map(name),
+                })
+                .collect(),
+            late_requests: self
+                .late_requests
+                .iter()
+                .map(|l| LateDoc {
+                    at_ms: l.at_ms,
+                    endpoint: name(l.endpoint),
+                    call_id: l.call_id,
+                    attempt_id: l.attempt_id,
+                })
+                .collect(),
+            end_ms: self.end_ms,
+        };
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_string(&doc).unwrap_or_default()
+    }
+}

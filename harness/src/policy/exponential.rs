@@ -5,8 +5,7 @@ use std::time::Duration;
 use super::generic::{check_max_attempts, ConfigError, Rules, Schedule};
 use super::jitter::Jitter;
 use super::units::duration_ns;
-use super::{AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfter, RetryOn};
-use crate::rng::Stream;
+use super::{Policy, RetryAfter, RetryOn};
 
 /// Parameters of the `exponential` policy (DESIGN section 7; defaults from its table).
 ///
@@ -153,20 +152,4 @@ impl Schedule for Exponential {
     }
 }
 
-impl Policy for Exponential {
-    fn name(&self) -> &'static str {
-        "exponential"
-    }
-    fn decide(&mut self, ctx: &AttemptView, history: &CallHistory, rng: &mut Stream) -> Decision {
-        self.schedule_decide(ctx, history, rng)
-    }
-    fn envelope(&self, ctx: &AttemptView, history: &CallHistory) -> Envelope {
-        self.schedule_envelope(ctx, history)
-    }
-    fn max_attempts(&self) -> Option<u32> {
-        Some(self.rules.max_attempts.max(1))
-    }
-    fn clone_box(&self) -> Box<dyn Policy> {
-        Box::new(self.clone())
-    }
-}
+super::generic::schedule_policy!(Exponential, "exponential");

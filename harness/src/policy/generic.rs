@@ -171,3 +171,42 @@ pub(crate) fn check_not_decorrelated(jitter: Jitter) -> Result<(), ConfigError> 
     }
     Ok(())
 }
+
+/// Implements [`Policy`](super::Policy) for a [`Schedule`]: the generic policies differ only
+/// in their delay curve, so deciding, the envelope and the attempt count all come from the
+/// schedule.
+macro_rules! schedule_policy {
+    ($ty:ty, $name:literal) => {
+        impl $crate::policy::Policy for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn decide(
+                &mut self,
+                ctx: &$crate::policy::AttemptView,
+                history: &$crate::policy::CallHistory,
+                rng: &mut $crate::rng::Stream,
+            ) -> $crate::policy::Decision {
+                $crate::policy::generic::Schedule::schedule_decide(self, ctx, history, rng)
+            }
+            fn envelope(
+                &self,
+                ctx: &$crate::policy::AttemptView,
+                history: &$crate::policy::CallHistory,
+            ) -> $crate::policy::Envelope {
+                $crate::policy::generic::Schedule::schedule_envelope(self, ctx, history)
+            }
+            fn max_attempts(&self) -> Option<u32> {
+                Some(
+                    $crate::policy::generic::Schedule::rules(self)
+                        .max_attempts
+                        .max(1),
+                )
+            }
+            fn clone_box(&self) -> Box<dyn $crate::policy::Policy> {
+                Box::new(self.clone())
+            }
+        }
+    };
+}
+pub(crate) use schedule_policy;

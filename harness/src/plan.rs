@@ -127,6 +127,14 @@ impl Plan {
             return Err(ScenarioErrors(errors));
         }
         let limits = &scenario.limits;
+        let calls = u64::from(scenario.operation.calls.max(1));
+        let (default_time, default_attempts) = match worst_case(&scenario.client) {
+            Some((ms, attempts)) => (
+                Duration::from_millis(ms.saturating_mul(2).saturating_mul(calls)),
+                attempts.saturating_mul(2).saturating_mul(calls),
+            ),
+            None => (DEFAULT_MAX_VIRTUAL_TIME, DEFAULT_MAX_ATTEMPTS),
+        };
         Ok(Plan {
             name: scenario.name.clone(),
             seed,
@@ -145,8 +153,8 @@ impl Plan {
             calls: scenario.operation.calls.max(1),
             max_virtual_time: limits
                 .max_virtual_time
-                .map_or(DEFAULT_MAX_VIRTUAL_TIME, |m| m.as_duration()),
-            max_attempts: Some(limits.max_client_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)),
+                .map_or(default_time, |m| m.as_duration()),
+            max_attempts: Some(limits.max_client_attempts.unwrap_or(default_attempts)),
             wall: limits.wall.map_or(DEFAULT_WALL, |m| m.as_duration()),
             drain: scenario.drain.as_duration(),
         })
@@ -156,10 +164,39 @@ impl Plan {
 /// Where a `kind: dead_letter` endpoint takes messages.
 pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
 
-/// `limits.max_virtual_time` when the scenario gives none (DESIGN section 7: 1 day when the
-/// policy's worst case is unknown).
+/// The worst case of one call of a built-in client (DESIGN section 7): the sum of the longest
+/// delays its policy allows plus `max_attempts × attempt_timeout`, and its attempt count; or
+/// `None` when unknown or unbounded (a custom client, no attempt timeout, no native count).
+fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
+    use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
+    let timeout = crate::policy::attempt_timeout(client)?.as_millis() as u64;
+    let policy = crate::policy::from_spec(client).ok()?;
+    let attempts = policy.max_attempts()?;
+    let client_history = ClientHistory::default();
+    let mut previous: Vec<AttemptView> = Vec::new();
+    let mut at = 0u64;
+    let mut total = u64::from(attempts).saturating_mul(timeout);
+    for n in 1..attempts {
+        // Every attempt times out: the longest each one can take.
+        at = at.saturating_add(timeout);
+        let view = AttemptView::new(n, Observed::Timeout, at.saturating_sub(timeout), None, at);
+        let envelope = policy.envelope(&view, &CallHistory::new(&previous, &client_history));
+        match envelope {
+            Envelope::Retry { max_ms, .. } => {
+                total = total.saturating_add(max_ms);
+                at = at.saturating_add(max_ms);
+            }
+            Envelope::MustStop(_) => break,
+        }
+        previous.push(view);
+    }
+    Some((total, u64::from(attempts)))
+}
+
+/// `limits.max_virtual_time` when the scenario gives none and its worst case is unknown or
+/// unbounded (DESIGN section 7).
 pub(crate) const DEFAULT_MAX_VIRTUAL_TIME: Duration = Duration::from_secs(24 * 3600);
-/// `limits.max_client_attempts` when the scenario gives none.
+/// `limits.max_client_attempts` when the scenario gives none and its worst case is unknown.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u64 = 10_000;
 /// `limits.wall` when the scenario gives none.
 pub(crate) const DEFAULT_WALL: Duration = Duration::from_secs(60);
@@ -470,4 +507,47 @@ fn epoch_unix_ms(scenario: &Scenario) -> u64 {
         .map_or(retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS, |d| {
             d.as_millis() as u64
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::ClientSpec;
+
+    fn client(yaml: &str) -> ClientSpec {
+        let src = format!(
+            "version: 1\nname: t\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api }}\nclient: {yaml}\n"
+        );
+        Scenario::from_yaml_str(&src, "t.yaml")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .client
+    }
+
+    #[test]
+    fn worst_case_of_an_exponential_client() {
+        // 4 attempts of at most 2s, and at most 100 + 200 + 400 ms between them.
+        let spec = client(
+            "{ exponential: { initial: 100ms, max_delay: 20s, jitter: full, max_attempts: 4, attempt_timeout: 2s } }",
+        );
+        assert_eq!(worst_case(&spec), Some((8_700, 4)));
+    }
+
+    #[test]
+    fn no_attempt_timeout_is_unbounded() {
+        let spec = client("{ exponential: { initial: 100ms, max_attempts: 4 } }");
+        assert_eq!(worst_case(&spec), None);
+        assert_eq!(worst_case(&ClientSpec::Custom("mine".into())), None);
+    }
+
+    #[test]
+    fn default_limits_are_twice_the_worst_case_per_call() {
+        let src = "version: 1\nname: t\nendpoints: { api: {} }\n\
+                   operation: { endpoint: api, calls: 3 }\n\
+                   client: { fixed: { delay: 1s, max_attempts: 3, attempt_timeout: 500ms } }\n";
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan::from_scenario(&scenario, 0).unwrap_or_else(|e| panic!("{e}"));
+        // (3 × 0.5 s + 2 × 1 s) × 2 × 3 calls; 3 attempts × 2 × 3 calls.
+        assert_eq!(plan.max_virtual_time, Duration::from_millis(21_000));
+        assert_eq!(plan.max_attempts, Some(18));
+    }
 }

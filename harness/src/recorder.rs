@@ -131,8 +131,9 @@ impl Recorder {
             resent: false,
             reconstructed: false,
         });
+        // The limit is the number of attempts allowed: the one past it stops the run.
         if let Some(max) = state.max_attempts {
-            if u64::from(id) >= max && !state.limit_hit {
+            if u64::from(id) > max && !state.limit_hit {
                 state.limit_hit = true;
                 drop(state);
                 self.stop.notify_waiters();

@@ -538,3 +538,29 @@ fn the_trace_serializes_with_names_resolved() {
         "{json}"
     );
 }
+
+#[test]
+fn the_attempt_past_max_client_attempts_stops_the_run() {
+    let yaml = r#"
+version: 1
+name: endless retries
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api }
+limits: { max_client_attempts: 3 }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        loop {
+            let _ = retry_loop(env.clone(), Duration::from_secs(1), None).await;
+        }
+        #[allow(unreachable_code)]
+        Ok::<(), ()>(())
+    });
+    assert_eq!(report.end(), &RunEnd::AttemptLimit);
+    let attempts = &report.trace().attempts;
+    // Three complete attempts; the fourth started, stopped the run and was dropped with it.
+    assert_eq!(attempts.len(), 4);
+    assert!(attempts[..3]
+        .iter()
+        .all(|a| a.outcome == AttemptOutcome::Status(503)));
+    assert_eq!(attempts[3].outcome, AttemptOutcome::Abandoned);
+}

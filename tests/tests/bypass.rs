@@ -130,7 +130,7 @@ operation: { endpoint: api }
                 return Ok::<_, String>(status);
             }
             // The bug: a real-time pause. Virtual time stands still meanwhile.
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_millis(800));
         }
     });
     let verdict = report

@@ -264,3 +264,26 @@ fn idempotency_key(client_id: u32, call_id: u32) -> HeaderValue {
     // Digits, letters and '-' are always a valid header value.
     HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("key"))
 }
+
+/// The call an idempotency key from [`idempotency_key`] belongs to (`key-3` is call 3 of
+/// client 0); `None` for keys the harness did not hand out.
+pub(crate) fn call_of_key(key: &str) -> Option<u32> {
+    let rest = key.strip_prefix("key-")?;
+    // `key-<client>-<call>` in a fleet, `key-<call>` otherwise.
+    let call = rest.rsplit('-').next()?;
+    call.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_their_call() {
+        for (client, call) in [(0, 0), (0, 7), (2, 5)] {
+            let key = idempotency_key(client, call);
+            assert_eq!(call_of_key(key.to_str().unwrap_or_default()), Some(call));
+        }
+        assert_eq!(call_of_key("user-chosen"), None);
+    }
+}

@@ -178,10 +178,18 @@ pub(crate) fn collect(
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
             let attempt_id = request.and_then(|r| header_u32(&r.headers, &attempt_header));
+            // DESIGN section 7: by idempotency key (the keys `env.operation()` hands out
+            // name their call), else by the harness's call tag, else by call window.
             let call_id = effect
-                .call_tag
+                .key
                 .as_ref()
-                .and_then(|v| v.to_str().ok()?.parse().ok())
+                .and_then(|k| crate::env::call_of_key(k.to_str().ok()?))
+                .or_else(|| {
+                    effect
+                        .call_tag
+                        .as_ref()
+                        .and_then(|v| v.to_str().ok()?.parse().ok())
+                })
                 .or_else(|| call_by_window(&calls, effect.at_ms));
             let key = effect
                 .key

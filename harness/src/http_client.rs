@@ -42,6 +42,21 @@ pub(crate) static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIEN
 pub(crate) static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
 pub(crate) static ATTEMPT_HEADER_NAME: HeaderName = HeaderName::from_static(ATTEMPT_HEADER);
 
+/// The attempt id a request from a harness surface carries, read back (by checks and trace
+/// assembly, from what an endpoint received).
+pub(crate) fn attempt_tag(headers: &http::HeaderMap) -> Option<u32> {
+    numeric_tag(headers, &ATTEMPT_HEADER_NAME)
+}
+
+/// The call id a request from a harness surface carries, read back.
+pub(crate) fn call_tag(headers: &http::HeaderMap) -> Option<u32> {
+    numeric_tag(headers, &CALL_HEADER_NAME)
+}
+
+fn numeric_tag(headers: &http::HeaderMap, name: &HeaderName) -> Option<u32> {
+    headers.get(name)?.to_str().ok()?.parse().ok()
+}
+
 /// The error type of [`HttpClient::request`]: hyper-util's, unchanged.
 pub type Error = hyper_util::client::legacy::Error;
 

@@ -169,7 +169,7 @@ pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
 /// `None` when unknown or unbounded (a custom client, no attempt timeout, no native count).
 fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
     use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
-    let timeout = crate::policy::attempt_timeout(client)?.as_millis() as u64;
+    let timeout = client.attempt_timeout()?.as_ms();
     let policy = crate::policy::from_spec(client).ok()?;
     let attempts = policy.max_attempts()?;
     let client_history = ClientHistory::default();

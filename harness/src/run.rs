@@ -338,7 +338,7 @@ impl crate::scenario::Scenario {
             }
         };
         let mut client = crate::client::ReferenceClient::new(policy);
-        if let Some(timeout) = crate::policy::attempt_timeout(&self.client) {
+        if let Some(timeout) = self.client.attempt_timeout().map(|t| t.as_duration()) {
             client = client.attempt_timeout(timeout);
         }
         let client = client.shared();
@@ -370,92 +370,4 @@ fn seed_is_snapshot_seed(scenario: &crate::scenario::Scenario, seed: u64) -> boo
         _ => scenario.seed,
     };
     seed == snapshot_seed
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plan::PlannedEndpoint;
-    use http_body_util::BodyExt;
-    use retrylab_endpoints::{EndpointConfig, KeepAlive, Step};
-
-    fn plan(config: EndpointConfig, latency_ms: u64) -> Plan {
-        Plan {
-            name: "test".into(),
-            seed: 1,
-            epoch_unix_ms: retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS,
-            default_latency: Duration::from_millis(latency_ms),
-            endpoints: vec![PlannedEndpoint {
-                name: "api".into(),
-                config,
-                latency: Duration::from_millis(latency_ms),
-            }],
-            faults: vec![],
-            operation: crate::env::Operation {
-                endpoint: "api".into(),
-                method: http::Method::POST,
-                url: "http://api/orders".into(),
-                path: "/orders".into(),
-                headers: Default::default(),
-                body: bytes::Bytes::from_static(b"{}"),
-                idempotency_key: None,
-            },
-            key_header: None,
-            calls: 1,
-            max_virtual_time: Duration::from_secs(3600),
-            max_attempts: None,
-            wall: Duration::from_secs(20),
-            drain: Duration::ZERO,
-            https_as_http: false,
-            dead_letter: None,
-        }
-    }
-
-    async fn retry_loop(env: Env) -> Result<u16, String> {
-        let client = env.http_client();
-        loop {
-            let response = client
-                .request(env.operation().request())
-                .await
-                .map_err(|e| format!("{e:?}"))?;
-            let status = response.status().as_u16();
-            response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| format!("{e:?}"))?;
-            if status < 500 {
-                return Ok(status);
-            }
-            tokio::time::sleep(Duration::from_secs(2)).await;
-        }
-    }
-
-    #[test]
-    fn pooled_gaps_are_exact() {
-        let config =
-            EndpointConfig::http("api").script([Step::status(503).times(2), Step::status(200)]);
-        let report = run(plan(config, 250), retry_loop);
-        assert_eq!(
-            report.trace().timeline(),
-            "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
-             t=3.000s  #2  POST /orders  -> 503  conn 1 reused  gap 2.000s\n\
-             t=5.500s  #3  POST /orders  -> 200  conn 1 reused  gap 2.000s\n"
-        );
-        assert!(report.passed(), "{}", report.summary());
-    }
-
-    #[test]
-    fn new_connection_per_attempt() {
-        let config = EndpointConfig::http("api")
-            .keep_alive(KeepAlive::default().max_requests(1))
-            .script([Step::status(503).times(2), Step::status(200)]);
-        let report = run(plan(config, 250), retry_loop);
-        assert_eq!(
-            report.trace().timeline(),
-            "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
-             t=3.000s  #2  POST /orders  -> 503  conn 2 new  gap 2.000s\n\
-             t=6.000s  #3  POST /orders  -> 200  conn 3 new  gap 2.000s\n"
-        );
-    }
 }

@@ -124,6 +124,12 @@ pub struct ScenarioFile {
 
 /// Every `*.yaml` / `*.yml` file under `dir`, sorted by path (the order is the same on every
 /// machine).
+///
+/// ```
+/// let files = retrylab::runner::scenario_files("../scenarios".as_ref()).unwrap();
+/// let http = files.iter().find(|f| f.test_name == "http/429-retry-after").unwrap();
+/// assert_eq!(http.display, "scenarios/http/429-retry-after.yaml");
+/// ```
 pub fn scenario_files(dir: &Path) -> std::io::Result<Vec<ScenarioFile>> {
     let mut found = Vec::new();
     collect(dir, dir, &mut found)?;
@@ -175,7 +181,15 @@ pub fn main(dir: &Path, clients: Clients) -> ! {
     libtest_mimic::run(&args, trials).exit()
 }
 
-/// The tests for every scenario under `dir`.
+/// The tests for every scenario under `dir`: one per file, one per seed of a `seeds:` sweep.
+///
+/// ```
+/// use retrylab::runner::{trials, Clients};
+///
+/// let tests = trials("../scenarios".as_ref(), Clients::new());
+/// assert!(tests.iter().any(|t| t.name() == "http/5xx-burst-then-success"));
+/// assert!(tests.iter().any(|t| t.name() == "policies/full-jitter-100-attempts@seed-3"));
+/// ```
 pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
     let files = match scenario_files(dir) {
         Ok(files) => files,
@@ -235,7 +249,7 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
                 format!("RETRYLAB_SEED={seed} cargo test --test {target} -- --exact {name}");
             let kind = match &scenario.client {
                 ClientSpec::Custom(client) => format!("custom:{client}"),
-                other => crate::policy::policy_name(other).to_owned(),
+                other => other.name().to_owned(),
             };
             trials.push(
                 Trial::test(name, move || run_one(&scenario, seed, &clients, &repro))

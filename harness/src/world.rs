@@ -13,7 +13,7 @@ use crate::backend::sim::{
     ConnId, ConnectDecision, Dir, Host, NetEvent, NetLog, Network, ResetHandle, SegmentKind,
     SimStream,
 };
-use crate::http_client::ATTEMPT_HEADER;
+use crate::http_client::{attempt_tag, call_tag};
 use crate::plan::{Plan, PlannedFault};
 use crate::recorder::Recorder;
 use crate::report::{Report, RunEnd, Verdict};
@@ -113,8 +113,6 @@ pub(crate) fn collect(
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
     // Parsed once: looking a header up by `&str` parses and hashes the name every time.
-    let attempt_header = HeaderName::from_static(ATTEMPT_HEADER);
-    let call_header = HeaderName::from_static(crate::http_client::CALL_HEADER);
     let hand_off_header = HeaderName::from_static(crate::http_client::HAND_OFF_HEADER);
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
@@ -123,8 +121,8 @@ pub(crate) fn collect(
         let endpoint = endpoint_names[index];
         let responses = ResponseIndex::new(ledger);
         for request in &ledger.requests {
-            let attempt_id = header_u32(&request.headers, &attempt_header);
-            let call_id = header_u32(&request.headers, &call_header);
+            let attempt_id = attempt_tag(&request.headers);
+            let call_id = call_tag(&request.headers);
             if request.route.is_none() {
                 unmatched.push(format!(
                     "{} {} at {} on `{}` matched no route (answered 404)",
@@ -177,7 +175,7 @@ pub(crate) fn collect(
         }
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
-            let attempt_id = request.and_then(|r| header_u32(&r.headers, &attempt_header));
+            let attempt_id = request.and_then(|r| attempt_tag(&r.headers));
             // DESIGN section 7: by idempotency key (the keys `env.operation()` hands out
             // name their call), else by the harness's call tag, else by call window.
             let call_id = effect
@@ -295,10 +293,6 @@ impl<'a> ResponseIndex<'a> {
     fn get(&self, index: usize) -> Option<&'a retrylab_endpoints::ResponseRecord> {
         self.by_request.get(index).copied().flatten()
     }
-}
-
-fn header_u32<K: http::header::AsHeaderName>(headers: &http::HeaderMap, name: K) -> Option<u32> {
-    headers.get(name)?.to_str().ok()?.parse().ok()
 }
 
 /// The call with this id: calls are recorded in id order, so this is usually its index.

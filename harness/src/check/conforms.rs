@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{verdict, Ctx};
-use crate::http_client::ATTEMPT_HEADER;
+use crate::http_client::attempt_tag;
 use crate::policy::aws::error_code::error_code;
 use crate::policy::{
     from_spec, AttemptView, ClientHistory, Conformance, Observed, RetryAfterValue, ViolationKind,
@@ -54,11 +54,7 @@ fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
             scripts.push(route.script.as_deref().unwrap_or(&[]));
         }
         for request in &ledger.requests {
-            let Some(attempt) = request
-                .headers
-                .get(ATTEMPT_HEADER)
-                .and_then(|v| v.to_str().ok()?.parse::<u32>().ok())
-            else {
+            let Some(attempt) = attempt_tag(&request.headers) else {
                 continue;
             };
             let step = request
@@ -89,7 +85,7 @@ fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
 
 pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
     let answers = answers(ctx);
-    let reads_error_codes = crate::policy::policy_name(spec).starts_with("aws_");
+    let reads_error_codes = spec.name().starts_with("aws_");
     let (spec, open_count) = with_open_count(spec);
     let spec = &spec;
     let policy = match from_spec(spec) {

@@ -6,35 +6,27 @@ use std::collections::BTreeMap;
 use retrylab_endpoints::RequestRecord;
 
 use super::{verdict, Ctx};
-use crate::http_client::{ATTEMPT_HEADER, CALL_HEADER};
+use crate::http_client::{attempt_tag, call_tag};
 use crate::report::Verdict;
 use crate::scenario::HeaderCheckSpec;
 
 /// The received requests of each call, in arrival order.
 fn by_call<'a>(ctx: &'a Ctx<'_>) -> BTreeMap<u32, Vec<&'a RequestRecord>> {
     let mut calls: BTreeMap<u32, Vec<&RequestRecord>> = BTreeMap::new();
-    for (_, ledger) in ctx.ledgers {
+    for (name, ledger) in ctx.ledgers {
+        // Hand-offs to a dead-letter endpoint are not requests of the operation.
+        if ctx.is_dead_letter(name) {
+            continue;
+        }
         for request in &ledger.requests {
-            let call = request
-                .headers
-                .get(CALL_HEADER)
-                .and_then(|v| v.to_str().ok()?.parse().ok())
-                .unwrap_or(0);
+            let call = call_tag(&request.headers).unwrap_or(0);
             calls.entry(call).or_default().push(request);
         }
     }
     for requests in calls.values_mut() {
-        requests.sort_by_key(|r| (r.at_ms, r.conn_id, attempt_of(r)));
+        requests.sort_by_key(|r| (r.at_ms, r.conn_id, attempt_tag(&r.headers).unwrap_or(0)));
     }
     calls
-}
-
-fn attempt_of(request: &RequestRecord) -> u32 {
-    request
-        .headers
-        .get(ATTEMPT_HEADER)
-        .and_then(|v| v.to_str().ok()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// `same_idempotency_key: true`: every request of a call carried the same key (and one).

@@ -55,7 +55,7 @@ pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
 pub use retry_after::{retry_after_floor, NotBefore, RetryAfter, RetryAfterValue};
 pub use sns::{SnsConfig, SnsDelivery};
-pub use spec::{attempt_timeout, from_spec, policy_name, sns_config, DEFAULT_MAX_ATTEMPTS};
+pub use spec::{from_spec, sns_config, DEFAULT_MAX_ATTEMPTS};
 pub use units::fmt_ms;
 
 /// The instant a retry delay is measured from.

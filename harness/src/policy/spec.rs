@@ -79,16 +79,11 @@ pub fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, String> {
         other => {
             return Err(format!(
                 "the `{}` policy is not supported yet",
-                policy_name(other)
+                other.name()
             ))
         }
     };
     Ok(policy)
-}
-
-/// The `attempt_timeout` a `client:` value sets, if any.
-pub fn attempt_timeout(spec: &ClientSpec) -> Option<Duration> {
-    spec.attempt_timeout().map(|t| t.as_duration())
 }
 
 /// The AWS policy a scenario's `aws_*` parameters describe.
@@ -151,27 +146,6 @@ pub fn sns_config(p: &SnsParams) -> SnsConfig {
     SnsConfig {
         jitter: p.jitter.value(),
         ..base
-    }
-}
-
-/// The YAML key of a policy.
-pub fn policy_name(spec: &ClientSpec) -> &'static str {
-    match spec {
-        ClientSpec::NoRetry => "no_retry",
-        ClientSpec::Fixed(_) => "fixed",
-        ClientSpec::Exponential(_) => "exponential",
-        ClientSpec::Linear(_) => "linear",
-        ClientSpec::Fibonacci(_) => "fibonacci",
-        ClientSpec::AwsStandard(_) => "aws_standard",
-        ClientSpec::AwsStandard21(_) => "aws_standard_2_1",
-        ClientSpec::AwsAdaptive(_) => "aws_adaptive",
-        ClientSpec::SnsDelivery(_) => "sns_delivery",
-        ClientSpec::GrpcRetry(_) => "grpc_retry",
-        ClientSpec::GrpcConnectionBackoff(_) => "grpc_connection_backoff",
-        ClientSpec::RocketmqProducer(_) => "rocketmq_producer",
-        ClientSpec::ServicenowExponential(_) => "servicenow_exponential",
-        ClientSpec::ServicenowHeader(_) => "servicenow_header",
-        ClientSpec::Custom(_) => "custom",
     }
 }
 

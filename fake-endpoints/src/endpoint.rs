@@ -15,12 +15,8 @@ use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Scope};
 use crate::script::{ScopeKey, Script};
 use crate::step::{Commit, Fail, SentResponse, Step};
-use crate::{KeepAlive, CALL_HEADER, CLIENT_HEADER};
-
-/// [`CALL_HEADER`] and [`CLIENT_HEADER`] as header names, parsed once rather than on every
-/// lookup.
-static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
-static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIENT_HEADER);
+use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
+use crate::KeepAlive;
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
 ///

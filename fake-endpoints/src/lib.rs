@@ -52,9 +52,3 @@ pub use retry_after::{http_date, HttpDateFormat, RetryAfter};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};
 pub use step::{Commit, Fail, Respond, SentResponse, Step};
-
-/// Request header naming the client instance (one counter per value under `Scope::Client`).
-pub const CLIENT_HEADER: &str = "x-retrylab-client";
-
-/// Request header carrying the harness's call tag, copied into effect records.
-pub const CALL_HEADER: &str = "x-retrylab-call";

@@ -1,7 +1,99 @@
-//! Naming requests from raw bytes, for requests a client wrote that never reached an endpoint
-//! (the harness parses no HTTP itself).
+//! What the harness writes onto the wire and reads back off it: the `x-retrylab-*` tag
+//! headers, the idempotency keys it hands out, the dead-letter path, and the naming of
+//! requests from raw bytes (for requests a client wrote that never reached an endpoint).
+//!
+//! Every byte of HTTP in retrylab is this crate's, so the harness keeps no copy of these.
+//!
+//! ```
+//! use retrylab_endpoints::wire;
+//!
+//! let key = wire::idempotency_key(0, 3);
+//! assert_eq!(key, "key-3");
+//! assert_eq!(wire::call_of_key("key-3"), Some(3));
+//! assert_eq!(wire::call_of_key("user-chosen"), None);
+//! ```
 
-use http::Method;
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+
+/// Request header naming the client instance (one counter per value under `Scope::Client`).
+pub const CLIENT_HEADER: &str = "x-retrylab-client";
+
+/// Request header carrying the harness's call tag, copied into effect records.
+pub const CALL_HEADER: &str = "x-retrylab-call";
+
+/// Request header carrying the attempt id on requests from harness surfaces.
+pub const ATTEMPT_HEADER: &str = "x-retrylab-attempt";
+
+/// Request header marking a built-in client's hand-off to a dead-letter endpoint (an effect,
+/// not an attempt).
+pub const HAND_OFF_HEADER: &str = "x-retrylab-hand-off";
+
+/// Where a `kind: dead_letter` endpoint takes messages.
+pub const DEAD_LETTER_PATH: &str = "/dead-letters";
+
+/// [`CLIENT_HEADER`] as a header name: cloning a static name costs nothing, parsing the text
+/// costs on every request.
+pub static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIENT_HEADER);
+/// [`CALL_HEADER`] as a header name.
+pub static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
+/// [`ATTEMPT_HEADER`] as a header name.
+pub static ATTEMPT_HEADER_NAME: HeaderName = HeaderName::from_static(ATTEMPT_HEADER);
+/// [`HAND_OFF_HEADER`] as a header name.
+pub static HAND_OFF_HEADER_NAME: HeaderName = HeaderName::from_static(HAND_OFF_HEADER);
+
+/// The attempt id a request from a harness surface carries, read back from what an endpoint
+/// received.
+pub fn attempt_tag(headers: &HeaderMap) -> Option<u32> {
+    numeric_tag(headers, &ATTEMPT_HEADER_NAME)
+}
+
+/// The call id a request from a harness surface carries, read back.
+pub fn call_tag(headers: &HeaderMap) -> Option<u32> {
+    numeric_tag(headers, &CALL_HEADER_NAME)
+}
+
+fn numeric_tag(headers: &HeaderMap, name: &HeaderName) -> Option<u32> {
+    headers.get(name)?.to_str().ok()?.parse().ok()
+}
+
+/// A tag value: `n` in decimal, the same bytes as `HeaderValue::from(n)` in one allocation
+/// instead of two (it is written on every request).
+pub fn decimal(n: u32) -> HeaderValue {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    // Digits are always a valid header value.
+    HeaderValue::from_bytes(&digits[at..]).unwrap_or_else(|_| HeaderValue::from(n))
+}
+
+/// The idempotency key the harness hands out for a call: stable, readable, unique per client
+/// and call (`key-3` is call 3 of client 0, `key-2-5` call 5 of client 2).
+pub fn idempotency_key(client_id: u32, call_id: u32) -> HeaderValue {
+    let text = if client_id == 0 {
+        format!("key-{call_id}")
+    } else {
+        format!("key-{client_id}-{call_id}")
+    };
+    // `from_str` rejects only control characters and DEL; this text is letters, digits and '-'.
+    HeaderValue::from_str(&text).unwrap_or_else(|_| unreachable!("`{text}` is a header value"))
+}
+
+/// The call an idempotency key from [`idempotency_key`] belongs to; `None` for keys the
+/// harness did not hand out.
+pub fn call_of_key(key: &str) -> Option<u32> {
+    let rest = key.strip_prefix("key-")?;
+    // `key-<client>-<call>` in a fleet, `key-<call>` otherwise.
+    let call = rest.rsplit('-').next()?;
+    call.parse().ok()
+}
 
 /// The method and request target of a (possibly partial) HTTP/1 request head, once its request
 /// line has arrived up to the space after the target. The target is returned as written,
@@ -31,6 +123,27 @@ pub fn name_request(bytes: &[u8]) -> Option<(Method, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_name_their_call() {
+        for (client, call) in [(0, 0), (0, 7), (2, 5)] {
+            let key = idempotency_key(client, call);
+            assert_eq!(call_of_key(key.to_str().unwrap_or_default()), Some(call));
+        }
+        assert_eq!(call_of_key("user-chosen"), None);
+        assert_eq!(call_of_key("key-x"), None);
+    }
+
+    #[test]
+    fn tags_read_back_what_was_written() {
+        let mut headers = HeaderMap::new();
+        headers.insert(ATTEMPT_HEADER_NAME.clone(), decimal(12));
+        headers.insert(CALL_HEADER_NAME.clone(), decimal(0));
+        assert_eq!(attempt_tag(&headers), Some(12));
+        assert_eq!(call_tag(&headers), Some(0));
+        headers.insert(CALL_HEADER_NAME.clone(), HeaderValue::from_static("call-0"));
+        assert_eq!(call_tag(&headers), None);
+    }
 
     #[test]
     fn names_complete_partial_and_headerless_heads() {

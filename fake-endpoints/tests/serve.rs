@@ -9,6 +9,7 @@ use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use retrylab_endpoints::wire::{CALL_HEADER, CLIENT_HEADER};
 use retrylab_endpoints::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;

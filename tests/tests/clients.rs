@@ -276,7 +276,7 @@ fn every_client_scenario_names_a_registered_client() {
     let names = registry.names();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/clients");
     let mut used = Vec::new();
-    for file in retrylab::runner::scenario_files(std::path::Path::new(dir)).expect("readable") {
+    for file in retrylab::suite::scenario_files(std::path::Path::new(dir)).expect("readable") {
         let scenario = Scenario::load(&file.path).unwrap_or_else(|e| panic!("{e}"));
         match &scenario.client {
             retrylab::scenario::ClientSpec::Custom(name) => {

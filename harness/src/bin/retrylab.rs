@@ -12,8 +12,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use retrylab::runner::{scenario_files, Clients, ScenarioFile};
 use retrylab::scenario::{ClientSpec, Scenario};
+use retrylab::suite::{scenario_files, Clients, ScenarioFile};
 
 #[derive(Parser)]
 #[command(

@@ -4,14 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::{verdict, Ctx};
-use crate::http_client::attempt_tag;
 use crate::policy::aws::error_code::error_code;
-use crate::policy::{
-    from_spec, AttemptView, ClientHistory, Conformance, Observed, RetryAfterValue, ViolationKind,
-};
+use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::Verdict;
 use crate::scenario::{ClientSpec, PolicySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec};
+use retrylab_endpoints::wire::attempt_tag;
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
 /// delays and what is retried): a client may stop early or go on, as DESIGN's example
@@ -88,9 +86,9 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
     let reads_error_codes = spec.name().starts_with("aws_");
     let (spec, open_count) = with_open_count(spec);
     let spec = &spec;
-    let policy = match from_spec(spec) {
+    let policy = match spec.policy() {
         Ok(policy) => policy,
-        Err(why) => return Verdict::fail("conforms_to", why),
+        Err(why) => return Verdict::fail("conforms_to", why.to_string()),
     };
     let name = policy.name();
     let tolerance = ctx.scenario.tolerance.map_or(0, |t| t.as_ms());
@@ -102,7 +100,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
             .attempts_of(client, call)
             .iter()
             .filter_map(|a| {
-                let outcome = Observed::from_trace(a.outcome)?;
+                let outcome = a.outcome.observed()?;
                 let end = a.end_ms?;
                 let at = a.head_ms.unwrap_or(end);
                 let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)

@@ -30,7 +30,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) trace: &'a Trace,
     pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
     pub(crate) epoch_unix_ms: u64,
-    pub(crate) long_polls: &'a [crate::watchdog::LongPoll],
+    pub(crate) long_polls: &'a [crate::trace::LongPoll],
 }
 
 impl Ctx<'_> {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use retrylab_endpoints::RequestRecord;
 
 use super::{verdict, Ctx};
-use crate::http_client::{attempt_tag, call_tag};
 use crate::report::Verdict;
 use crate::scenario::HeaderCheckSpec;
+use retrylab_endpoints::wire::{attempt_tag, call_tag};
 
 /// The received requests of each call, in arrival order.
 fn by_call<'a>(ctx: &'a Ctx<'_>) -> BTreeMap<u32, Vec<&'a RequestRecord>> {

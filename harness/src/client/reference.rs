@@ -175,7 +175,7 @@ impl ReferenceClient {
                     (Observed::Status(status), Some(headers), Some(body))
                 }
                 Some(Err(kind)) => {
-                    let observed = match Observed::from_trace(traced) {
+                    let observed = match traced.observed() {
                         // The head arrived, then the body broke.
                         Some(Observed::Status(_)) | None => {
                             Observed::Transport(kind.unwrap_or(std::io::ErrorKind::UnexpectedEof))

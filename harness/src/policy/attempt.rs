@@ -4,8 +4,7 @@
 use std::io;
 
 use super::retry_after::RetryAfterValue;
-use super::From;
-use crate::trace::AttemptOutcome;
+use super::Anchor;
 
 /// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: 2026-01-01T00:00:00Z
 /// in Unix milliseconds (DESIGN section 4).
@@ -39,24 +38,6 @@ impl Observed {
             Observed::Transport(kind) => format!("transport error ({kind:?})"),
             Observed::Refused => "refused connection".to_string(),
         }
-    }
-
-    /// The policy's view of a trace outcome; `None` for an attempt the run cut short
-    /// (`Unfinished`), which no policy can judge.
-    ///
-    /// A client that gave up (while connecting or while waiting for the head) timed out from
-    /// the policy's point of view; a reset or a close before the head are transport errors of
-    /// kind `ConnectionReset` and `UnexpectedEof`.
-    pub fn from_trace(outcome: AttemptOutcome) -> Option<Observed> {
-        Some(match outcome {
-            AttemptOutcome::Status(status) => Observed::Status(status),
-            AttemptOutcome::Refused => Observed::Refused,
-            AttemptOutcome::ConnectAbandoned | AttemptOutcome::Abandoned => Observed::Timeout,
-            AttemptOutcome::Reset => Observed::Transport(io::ErrorKind::ConnectionReset),
-            AttemptOutcome::Closed => Observed::Transport(io::ErrorKind::UnexpectedEof),
-            AttemptOutcome::Io(kind) => Observed::Transport(kind.0),
-            AttemptOutcome::Unfinished => return None,
-        })
     }
 }
 
@@ -162,12 +143,12 @@ impl AttemptView {
     }
 
     /// The virtual instant a delay measured `from` this attempt starts at. Without a head,
-    /// `From::Head` falls back to the end: nothing earlier was seen.
-    pub fn anchor_ms(&self, from: From) -> u64 {
+    /// `Anchor::Head` falls back to the end: nothing earlier was seen.
+    pub fn anchor_ms(&self, from: Anchor) -> u64 {
         match from {
-            From::End => self.end_ms,
-            From::Head => self.head_ms.unwrap_or(self.end_ms),
-            From::Start => self.start_ms,
+            Anchor::End => self.end_ms,
+            Anchor::Head => self.head_ms.unwrap_or(self.end_ms),
+            Anchor::Start => self.start_ms,
         }
     }
 
@@ -236,7 +217,7 @@ impl<'a> CallHistory<'a> {
     ///
     /// Stateful policies use this, not their own memory, so that the envelope follows what
     /// the client under test did rather than what the reference client would have done.
-    pub fn observed_delay_ms(&self, ctx: &AttemptView, from: From) -> Option<u64> {
+    pub fn observed_delay_ms(&self, ctx: &AttemptView, from: Anchor) -> Option<u64> {
         self.previous
             .last()
             .map(|prev| ctx.start_ms.saturating_sub(prev.anchor_ms(from)))

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::generic::{check_max_attempts, ConfigError, Rules, Schedule};
 use super::jitter::Jitter;
 use super::units::duration_ns;
-use super::{AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfter, RetryOn};
+use super::{AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfterRule, RetryOn};
 use crate::rng::Stream;
 
 /// Parameters of the `fixed` policy.
@@ -16,12 +16,12 @@ use crate::rng::Stream;
 /// envelope is [2.000s, 2.000s]; `retry_on` and `max_attempts` as for the exponential policy.
 ///
 /// ```
-/// use retrylab::policy::{FixedConfig, RetryAfter};
+/// use retrylab::policy::{FixedConfig, RetryAfterRule};
 /// use std::time::Duration;
 ///
 /// let config = FixedConfig {
 ///     delay: Duration::from_millis(250),
-///     retry_after: RetryAfter::Ignore,
+///     retry_after: RetryAfterRule::Ignore,
 ///     ..Default::default()
 /// };
 /// assert!(config.validate().is_ok());
@@ -34,7 +34,7 @@ pub struct FixedConfig {
     /// The delay before every retry (1 s).
     pub delay: Duration,
     /// Whether `Retry-After` is honoured (honour).
-    pub retry_after: RetryAfter,
+    pub retry_after: RetryAfterRule,
     /// Retryable outcomes (5xx, 429, transport errors, timeouts).
     pub retry_on: RetryOn,
 }
@@ -44,7 +44,7 @@ impl Default for FixedConfig {
         FixedConfig {
             max_attempts: 3,
             delay: Duration::from_secs(1),
-            retry_after: RetryAfter::Honour,
+            retry_after: RetryAfterRule::Honour,
             retry_on: RetryOn::default(),
         }
     }

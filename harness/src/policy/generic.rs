@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::jitter::{Jitter, JitterInput};
-use super::retry_after::{retry_after_floor, RetryAfter};
+use super::retry_after::{retry_after_floor, RetryAfterRule};
 use super::units::ns_to_ms;
-use super::{AttemptView, CallHistory, Decision, Envelope, From, RetryOn, StopReason};
+use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, RetryOn, StopReason};
 use crate::rng::Stream;
 
 /// Classification and attempt counting of a generic policy.
@@ -15,7 +15,7 @@ pub(crate) struct Rules {
     /// Attempts allowed, the first included; below 1 behaves as 1 (a call always makes one).
     pub max_attempts: u32,
     pub retry_on: RetryOn,
-    pub retry_after: RetryAfter,
+    pub retry_after: RetryAfterRule,
 }
 
 impl Rules {
@@ -37,9 +37,9 @@ impl Rules {
     /// The `Retry-After` floor as a delay from `end(n)`, when honoured.
     fn floor_ms(&self, ctx: &AttemptView) -> (u64, Option<super::NotBefore>) {
         match self.retry_after {
-            RetryAfter::Ignore => (0, None),
-            RetryAfter::Honour => match retry_after_floor(ctx) {
-                Some(nb) => (nb.after(ctx.anchor_ms(From::End)), Some(nb)),
+            RetryAfterRule::Ignore => (0, None),
+            RetryAfterRule::Honour => match retry_after_floor(ctx) {
+                Some(nb) => (nb.after(ctx.anchor_ms(Anchor::End)), Some(nb)),
                 None => (0, None),
             },
         }
@@ -62,7 +62,7 @@ impl Rules {
         Envelope::Retry {
             min_ms: lo.max(floor),
             max_ms: hi.max(floor),
-            from: From::End,
+            from: Anchor::End,
             optional: false,
             // A floor inside the window makes the floor an atom of the reference's
             // distribution: no longer uniform.
@@ -80,7 +80,7 @@ impl Rules {
         let (floor, _) = self.floor_ms(ctx);
         Decision::Retry {
             delay: Duration::from_millis(ns_to_ms(sample_ns()).max(floor)),
-            measured_from: From::End,
+            measured_from: Anchor::End,
         }
     }
 }
@@ -104,7 +104,7 @@ pub(crate) trait Schedule {
             initial_ns: self.initial_ns(),
             cap_ns: self.cap_ns(),
             prev_ns: history
-                .observed_delay_ms(ctx, From::End)
+                .observed_delay_ms(ctx, Anchor::End)
                 .map(|ms| ms.saturating_mul(super::units::NS_PER_MS)),
         }
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::generic::{check_max_attempts, check_not_decorrelated, ConfigError, Rules, Schedule};
 use super::jitter::Jitter;
 use super::units::duration_ns;
-use super::{Policy, RetryAfter, RetryOn};
+use super::{Policy, RetryAfterRule, RetryOn};
 
 /// Parameters of the `linear` policy.
 ///
@@ -43,7 +43,7 @@ pub struct LinearConfig {
     /// The jitter (full).
     pub jitter: Jitter,
     /// Whether `Retry-After` is honoured (honour).
-    pub retry_after: RetryAfter,
+    pub retry_after: RetryAfterRule,
     /// Retryable outcomes (5xx, 429, transport errors, timeouts).
     pub retry_on: RetryOn,
 }
@@ -56,7 +56,7 @@ impl Default for LinearConfig {
             step: Duration::from_millis(100),
             max_delay: Duration::from_secs(20),
             jitter: Jitter::Full,
-            retry_after: RetryAfter::Honour,
+            retry_after: RetryAfterRule::Honour,
             retry_on: RetryOn::default(),
         }
     }

@@ -26,7 +26,6 @@ mod linear;
 mod no_retry;
 mod retry_after;
 pub mod sns;
-mod spec;
 mod units;
 
 #[cfg(test)]
@@ -53,19 +52,15 @@ pub use http_date::format_imf_fixdate;
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
-pub use retry_after::{retry_after_floor, NotBefore, RetryAfter, RetryAfterValue};
+pub use retry_after::{retry_after_floor, NotBefore, RetryAfterRule, RetryAfterValue};
 pub use sns::{SnsConfig, SnsDelivery};
-pub use spec::{from_spec, sns_config, DEFAULT_MAX_ATTEMPTS};
 pub use units::fmt_ms;
 
 /// The instant a retry delay is measured from.
-///
-/// Note that importing it by name shadows the prelude's `From` trait in that module (write
-/// `core::convert::From` there, or import it as `policy::From as Anchor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum From {
-    /// `end(n)`: the generic policies (DESIGN's `gap`).
+pub enum Anchor {
+    /// `end(n)`: the generic policies (the `gap` of the checks).
     End,
     /// `head(n)`: when a policy's delay counts from the response head.
     Head,
@@ -73,13 +68,13 @@ pub enum From {
     Start,
 }
 
-impl From {
+impl Anchor {
     /// The word used in messages: `end`, `head` or `start`.
     pub fn as_str(self) -> &'static str {
         match self {
-            From::End => "end",
-            From::Head => "head",
-            From::Start => "start",
+            Anchor::End => "end",
+            Anchor::Head => "head",
+            Anchor::Start => "start",
         }
     }
 }
@@ -130,7 +125,7 @@ pub enum Decision {
         /// The sleep, a whole number of milliseconds.
         delay: Duration,
         /// The instant of the attempt just made that the delay counts from.
-        measured_from: From,
+        measured_from: Anchor,
     },
     /// End the call.
     Stop(StopReason),
@@ -148,7 +143,7 @@ pub enum Envelope {
         /// Inclusive upper bound, whole ms, after rounding.
         max_ms: u64,
         /// The instant both bounds count from.
-        from: From,
+        from: Anchor,
         /// True when stopping here is also correct; false means a client that stops
         /// violates the policy (it gave up with attempts left).
         optional: bool,

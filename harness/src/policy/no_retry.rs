@@ -2,7 +2,7 @@
 
 use super::generic::Rules;
 use super::{
-    AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfter, RetryOn, StopReason,
+    AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfterRule, RetryOn, StopReason,
 };
 use crate::rng::Stream;
 
@@ -49,7 +49,7 @@ impl NoRetry {
             rules: Rules {
                 max_attempts: 1,
                 retry_on: config.retry_on,
-                retry_after: RetryAfter::Ignore,
+                retry_after: RetryAfterRule::Ignore,
             },
         }
     }

@@ -109,7 +109,7 @@ impl fmt::Display for RetryAfterValue {
 
 /// Whether a policy honours `Retry-After` (scenario key `retry_after: honour | ignore`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RetryAfter {
+pub enum RetryAfterRule {
     /// The next attempt starts no earlier than the `Retry-After` says; the delay is the
     /// larger of the backoff and the `Retry-After`.
     #[default]

@@ -56,9 +56,10 @@ pub use client::{
     AwsJitter, AwsParams, AwsSdk, ClientSpec, ExponentialParams, FixedParams, GrpcCode,
     GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
     GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, HeaderUnit, Jitter,
-    LinearParams, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition, RocketmqParams,
-    ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy,
-    SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
+    LinearParams, PolicyError, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition,
+    RocketmqParams, ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction,
+    SnsDeliveryPolicy, SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy,
+    SnsThrottlePolicy, DEFAULT_MAX_ATTEMPTS,
 };
 pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
 pub use endpoint::{

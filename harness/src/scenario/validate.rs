@@ -1053,7 +1053,7 @@ impl Validator<'_> {
         if phases <= u64::from(h.num_retries)
             && (1..=h.max_delay_target).contains(&h.min_delay_target)
         {
-            let total = crate::policy::sns_config(x).total_retry_time();
+            let total = x.config().total_retry_time();
             if total > crate::policy::sns::MAX_TOTAL_RETRY_TIME {
                 self.err_expected(
                     &dp,

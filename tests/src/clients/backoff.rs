@@ -3,14 +3,14 @@
 //!
 //! Its sleeps are tokio's (feature `tokio`), on the virtual clock. Its `max_elapsed_time`
 //! reads the backoff's `Clock`: the default `SystemClock` is real time, which barely moves
-//! during a run; `retrylab::clocks::VirtualStdClock` (feature `backoff` of retrylab, from
+//! during a run; `retrylab::env::VirtualStdClock` (feature `backoff` of retrylab, from
 //! `env.std_clock()`) is the run's clock.
 
 use std::time::Duration;
 
 use ::backoff::exponential::ExponentialBackoff;
 use ::backoff::{Clock, SystemClock};
-use retrylab::clocks::VirtualStdClock;
+use retrylab::env::VirtualStdClock;
 use retrylab::Env;
 
 use super::{attempt, AttemptError};

@@ -22,7 +22,7 @@
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
 
 use http_body_util::BodyExt;
-use retrylab::runner::Clients;
+use retrylab::suite::Clients;
 use retrylab::Env;
 
 pub mod backoff;

@@ -10,6 +10,7 @@
 
 mod connect;
 mod connector;
+mod endpoint_host;
 mod host;
 mod ids;
 mod log;
@@ -24,6 +25,7 @@ mod tests;
 
 pub use connect::Connect;
 pub use connector::SimConnector;
+pub use endpoint_host::EndpointHost;
 pub use host::{ConnectDecision, Host};
 pub use ids::{ConnId, Dir, HostId, Side};
 pub use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};

@@ -21,7 +21,7 @@ use self::adaptive::Limiter;
 use self::classify::Class;
 use super::generic::ConfigError;
 use super::units::{duration_ns, ns_to_ms, NS_PER_MS};
-use super::{AttemptView, CallHistory, Decision, Envelope, From, NotBefore, Policy, StopReason};
+use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, NotBefore, Policy, StopReason};
 use crate::rng::Stream;
 
 pub use adaptive::{
@@ -153,7 +153,7 @@ pub enum AwsSdk {
 /// let mut policy = config.into_policy();
 /// let first = AttemptView::new(1, Observed::Status(503), 0, Some(10), 10);
 /// let decision = policy.decide(&first, &CallHistory::empty(), &mut Stream::new(1, "x"));
-/// assert_eq!(decision, Decision::Retry { delay: Duration::from_secs(1), measured_from: retrylab::policy::From::End });
+/// assert_eq!(decision, Decision::Retry { delay: Duration::from_secs(1), measured_from: retrylab::policy::Anchor::End });
 /// assert_eq!(policy.describe_state().as_deref(), Some("quota 495/500"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -482,7 +482,7 @@ impl Policy for AwsRetry {
                 state.quota.charge(cost);
                 Decision::Retry {
                     delay: Duration::from_millis(ns_to_ms(window.sample_ns(rng))),
-                    measured_from: From::End,
+                    measured_from: Anchor::End,
                 }
             }
         };
@@ -509,7 +509,7 @@ impl Policy for AwsRetry {
                 Envelope::Retry {
                     min_ms,
                     max_ms,
-                    from: From::End,
+                    from: Anchor::End,
                     optional: false,
                     not_before,
                     uniform: window.is_uniform() && max_ms > min_ms,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
 use crate::policy::{
-    AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, From, Observed,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
@@ -181,7 +181,7 @@ fn window(e: Envelope) -> (u64, u64) {
         Envelope::Retry {
             min_ms,
             max_ms,
-            from: From::End,
+            from: Anchor::End,
             optional: false,
             ..
         } => (min_ms, max_ms),
@@ -535,7 +535,7 @@ fn adaptive_limiter_delays_after_a_throttle() {
         p.decide(&v, &CallHistory::empty(), &mut rng),
         Decision::Retry {
             delay: Duration::from_millis(1980),
-            measured_from: From::End
+            measured_from: Anchor::End
         }
     );
     assert_eq!(

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::generic::ConfigError;
 use super::units::{duration_ns, fmt_ms, ns_to_ms};
-use super::{AttemptView, CallHistory, Decision, Envelope, From, Next, Observed, Policy};
+use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, Next, Observed, Policy};
 use super::{StopReason, StopReason::*};
 use crate::rng::Stream;
 
@@ -419,7 +419,7 @@ impl Policy for SnsDelivery {
                 let ns = rng.uniform_u64(lo_ns, hi_ns);
                 Decision::Retry {
                     delay: Duration::from_millis(ns_to_ms(ns).max(floor_ms)),
-                    measured_from: From::End,
+                    measured_from: Anchor::End,
                 }
             }
         }
@@ -438,7 +438,7 @@ impl Policy for SnsDelivery {
                 Envelope::Retry {
                     min_ms: lo.max(floor_ms),
                     max_ms: hi.max(floor_ms),
-                    from: From::End,
+                    from: Anchor::End,
                     optional: false,
                     not_before: None,
                     uniform: hi > lo && floor_ms <= lo,

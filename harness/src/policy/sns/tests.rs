@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{SnsBackoff, SnsConfig, SnsPhase};
 use crate::policy::{
-    AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, From, Observed,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
@@ -134,7 +134,7 @@ fn window(e: Envelope) -> (u64, u64) {
         Envelope::Retry {
             min_ms,
             max_ms,
-            from: From::End,
+            from: Anchor::End,
             optional: false,
             ..
         } => (min_ms, max_ms),

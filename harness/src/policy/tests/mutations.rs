@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::sim::{generic_client, run, status, with_ra, Client, Reply};
 use crate::policy::{
     conforms, ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig,
-    Observed, Policy, RetryAfter, Violation, ViolationKind,
+    Observed, Policy, RetryAfterRule, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -122,7 +122,7 @@ fn exponential(jitter: Jitter, max_attempts: u32, cap_ms: u64) -> Box<dyn Policy
         multiplier: 2.0,
         max_delay: Duration::from_millis(cap_ms),
         jitter,
-        retry_after: RetryAfter::Honour,
+        retry_after: RetryAfterRule::Honour,
         ..Default::default()
     }
     .into_policy()
@@ -533,7 +533,7 @@ fn fixed_clients() {
     let p = FixedConfig {
         max_attempts: 4,
         delay: Duration::from_millis(500),
-        retry_after: RetryAfter::Honour,
+        retry_after: RetryAfterRule::Honour,
         ..Default::default()
     }
     .into_policy();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::sim::{failure, run_reference, status, with_ra, Reply};
 use crate::policy::{
     conforms, ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig,
-    Observed, Policy, RetryAfter,
+    Observed, Policy, RetryAfterRule,
 };
 
 fn policies() -> Vec<Box<dyn Policy>> {
@@ -18,7 +18,7 @@ fn policies() -> Vec<Box<dyn Policy>> {
         Jitter::Equal,
         Jitter::Decorrelated,
     ] {
-        for retry_after in [RetryAfter::Honour, RetryAfter::Ignore] {
+        for retry_after in [RetryAfterRule::Honour, RetryAfterRule::Ignore] {
             out.push(
                 ExponentialConfig {
                     max_attempts: 8,

@@ -5,8 +5,8 @@ use std::io;
 use std::time::Duration;
 
 use crate::policy::{
-    AttemptView, CallHistory, ClientHistory, Envelope, ExponentialConfig, FibonacciConfig,
-    FixedConfig, From, Jitter, LinearConfig, NoRetryConfig, Observed, Policy, RetryAfter,
+    Anchor, AttemptView, CallHistory, ClientHistory, Envelope, ExponentialConfig, FibonacciConfig,
+    FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed, Policy, RetryAfterRule,
     RetryAfterValue, RetryOn, StopReason, DEFAULT_EPOCH_UNIX_MS,
 };
 
@@ -29,7 +29,7 @@ fn window(envelope: Envelope) -> (u64, u64) {
         Envelope::Retry {
             min_ms,
             max_ms,
-            from: From::End,
+            from: Anchor::End,
             optional: false,
             ..
         } => (min_ms, max_ms),
@@ -266,7 +266,7 @@ fn fibonacci_vectors() {
     assert_eq!(far.max_attempts(), Some(3));
 }
 
-fn fixed(delay_ms: u64, retry_after: RetryAfter) -> Box<dyn Policy> {
+fn fixed(delay_ms: u64, retry_after: RetryAfterRule) -> Box<dyn Policy> {
     FixedConfig {
         max_attempts: 5,
         delay: MS(delay_ms),
@@ -283,7 +283,7 @@ fn throttled(ra: RetryAfterValue) -> AttemptView {
 
 #[test]
 fn fixed_with_retry_after_seconds() {
-    let policy = fixed(500, RetryAfter::Honour);
+    let policy = fixed(500, RetryAfterRule::Honour);
     let history = CallHistory::empty();
     // RA 2 s from the head (110) = instant 2110 = 1960 ms after the end (150).
     let env = policy.envelope(&throttled(RetryAfterValue::Seconds(2)), &history);
@@ -305,7 +305,7 @@ fn fixed_with_retry_after_seconds() {
         .with_retry_after(RetryAfterValue::Seconds(2));
     assert_eq!(window(policy.envelope(&at_end, &history)), (2000, 2000));
     // A backoff longer than the RA wins: 3000 ms.
-    let long = fixed(3000, RetryAfter::Honour);
+    let long = fixed(3000, RetryAfterRule::Honour);
     assert_eq!(window(long.envelope(&at_end, &history)), (3000, 3000));
     // RA 0 imposes nothing beyond the backoff.
     assert_eq!(
@@ -313,7 +313,7 @@ fn fixed_with_retry_after_seconds() {
         (500, 500)
     );
     // Ignored by configuration.
-    let ignoring = fixed(500, RetryAfter::Ignore);
+    let ignoring = fixed(500, RetryAfterRule::Ignore);
     let env = ignoring.envelope(&throttled(RetryAfterValue::Seconds(2)), &history);
     assert!(matches!(
         env,
@@ -328,7 +328,7 @@ fn fixed_with_retry_after_seconds() {
 
 #[test]
 fn retry_after_http_dates() {
-    let policy = fixed(500, RetryAfter::Honour);
+    let policy = fixed(500, RetryAfterRule::Honour);
     let history = CallHistory::empty();
     // The wall clock at the head (110 ms) is the epoch + 110 ms; the date is the epoch + 3 s,
     // reached at instant 3000, i.e. 2850 ms after the end (150).
@@ -360,7 +360,7 @@ fn retry_after_http_dates() {
 
 #[test]
 fn invalid_retry_after_is_ignored() {
-    let policy = fixed(500, RetryAfter::Honour);
+    let policy = fixed(500, RetryAfterRule::Honour);
     for raw in ["1.5", "-3", "soon", "", "2, 3"] {
         let env = policy.envelope(
             &throttled(RetryAfterValue::parse(raw)),
@@ -517,11 +517,11 @@ fn defaults_follow_the_design_table() {
             2.0,
             Duration::from_secs(20),
             Jitter::Full,
-            RetryAfter::Honour
+            RetryAfterRule::Honour
         )
     );
     assert_eq!(e.retry_on.to_string(), "5xx, 429, transport, timeout");
-    assert_eq!(FixedConfig::default().retry_after, RetryAfter::Honour);
+    assert_eq!(FixedConfig::default().retry_after, RetryAfterRule::Honour);
     assert_eq!(FixedConfig::default().max_attempts, 3);
     assert_eq!(LinearConfig::default().max_attempts, 3);
     assert_eq!(FibonacciConfig::default().max_attempts, 3);

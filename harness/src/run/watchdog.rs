@@ -4,7 +4,7 @@
 //! (`std::thread::sleep`, blocking IO, a busy loop) stops it, so what it meant as a pause of
 //! one second takes no virtual time at all. The watchdog times each poll of the client's
 //! future with the real clock and files the long ones. It is a diagnostic: it reads the real
-//! clock only to explain a run, and nothing it measures enters the trace (DESIGN section 5).
+//! clock only to explain a run, and nothing it measures enters the trace ([determinism](../../../docs/architecture.md#determinism)).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,21 +12,12 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use crate::trace::LongPoll;
+
 /// A poll longer than this blocked the thread. A correct client's poll takes microseconds;
 /// the margin is wide so that a test thread descheduled on a loaded machine (CI runs many
 /// simulations on two cores) is not taken for a blocking client.
 pub(crate) const LONG_POLL: Duration = Duration::from_millis(500);
-
-/// A poll of the client that blocked the thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LongPoll {
-    /// The virtual instant it happened at.
-    pub(crate) at_ms: u64,
-    /// Attempts the run had started when the poll began, and when it ended.
-    pub(crate) attempts: (u32, u32),
-    /// How much real time it took, in ms.
-    pub(crate) wall_ms: u64,
-}
 
 /// The long polls of one run, shared with the futures being watched.
 #[derive(Debug, Clone, Default)]

@@ -7,16 +7,24 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
+use http::HeaderName;
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use retrylab_endpoints::VirtualClock;
+use retrylab_endpoints::{wire, VirtualClock};
 
-use crate::connector::EnvConnector;
-use crate::http_client::HttpClient;
-use crate::recorder::Recorder;
+mod clocks;
+mod connector;
+mod http_client;
+mod operation;
+
+pub use clocks::VirtualStdClock;
+pub use connector::EnvConnector;
+pub use http_client::{AttemptBody, Error as HttpError, HttpClient};
+pub use operation::Operation;
+
 use crate::rng::Stream;
+use crate::trace::record::Recorder;
 
 /// The pinned configuration of `env.http_client()`, printed in the trace header.
 pub const HTTP_CLIENT_CONFIG: &str =
@@ -24,68 +32,6 @@ pub const HTTP_CLIENT_CONFIG: &str =
 
 /// The pool idle timeout of `env.http_client()`.
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The request a scenario's `operation:` describes, for one call.
-///
-/// ```
-/// # use retrylab::Operation;
-/// # fn demo(op: &Operation) {
-/// let request = op.request(); // an http::Request<Full<Bytes>> ready to send
-/// assert_eq!(request.uri(), &op.url.parse::<http::Uri>().unwrap());
-/// # }
-/// ```
-#[derive(Debug, Clone)]
-pub struct Operation {
-    /// The endpoint's name.
-    pub endpoint: String,
-    /// Request method.
-    pub method: Method,
-    /// Full URL (`http://<endpoint><path>`).
-    pub url: String,
-    /// Path with query.
-    pub path: String,
-    /// Request headers, including the idempotency key when the scenario sets one.
-    pub headers: HeaderMap,
-    /// Request body.
-    pub body: Bytes,
-    /// The idempotency key of this call, when the scenario asks for one.
-    pub idempotency_key: Option<(HeaderName, HeaderValue)>,
-}
-
-impl Operation {
-    /// A fresh request for this operation (build one per attempt: bodies are consumed).
-    pub fn request(&self) -> Request<Full<Bytes>> {
-        let mut request = Request::new(Full::new(self.body.clone()));
-        *request.method_mut() = self.method.clone();
-        // The URL was validated when the scenario was planned; a bad one would have been a
-        // located scenario error.
-        *request.uri_mut() = parsed_url(&self.url);
-        *request.headers_mut() = self.headers.clone();
-        request
-    }
-}
-
-thread_local! {
-    /// The URL parsed last on this thread: a client sends the same operation over and over,
-    /// and cloning a parsed `Uri` shares its bytes where parsing copies and validates them.
-    static LAST_URL: std::cell::RefCell<Option<(String, http::Uri)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// `url` parsed (the default URI if it does not parse, as `str::parse` would give).
-fn parsed_url(url: &str) -> http::Uri {
-    LAST_URL.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((text, uri)) = last.as_ref() {
-            if text == url {
-                return uri.clone();
-            }
-        }
-        let uri: http::Uri = url.parse().unwrap_or_default();
-        *last = Some((url.to_owned(), uri.clone()));
-        uri
-    })
-}
 
 /// One client instance's shared state.
 pub(crate) struct ClientInstance {
@@ -195,7 +141,7 @@ impl Env {
     pub fn operation(&self) -> Operation {
         let mut operation = self.instance.operation.clone();
         if let Some(name) = &self.instance.key_header {
-            let value = idempotency_key(self.instance.client_id, self.call_id);
+            let value = wire::idempotency_key(self.instance.client_id, self.call_id);
             operation.headers.insert(name.clone(), value.clone());
             operation.idempotency_key = Some((name.clone(), value));
         }
@@ -206,11 +152,7 @@ impl Env {
     /// `kind: dead_letter` endpoint: `http://<name>/dead-letters`.
     pub fn dead_letter_url(&self) -> Option<String> {
         let name = self.instance.dead_letter.as_ref()?;
-        Some(format!(
-            "{}{}",
-            self.url(name),
-            crate::plan::DEAD_LETTER_PATH
-        ))
+        Some(format!("{}{}", self.url(name), wire::DEAD_LETTER_PATH))
     }
 
     /// Which logical call this is (from 0).
@@ -229,9 +171,9 @@ impl Env {
     }
 
     /// A `std::time::Instant` clock on virtual time, for crates that take a clock (see
-    /// [`clocks`](crate::clocks)).
-    pub fn std_clock(&self) -> crate::clocks::VirtualStdClock {
-        crate::clocks::VirtualStdClock
+    /// [`VirtualStdClock`]).
+    pub fn std_clock(&self) -> VirtualStdClock {
+        VirtualStdClock
     }
 
     /// The virtual clock of the run.
@@ -251,39 +193,5 @@ impl Env {
         full.push_str("env/");
         full.push_str(label);
         Stream::new(self.instance.seed, &full).next_u64()
-    }
-}
-
-/// The idempotency key of a call: stable, readable, unique per client and call.
-fn idempotency_key(client_id: u32, call_id: u32) -> HeaderValue {
-    let text = if client_id == 0 {
-        format!("key-{call_id}")
-    } else {
-        format!("key-{client_id}-{call_id}")
-    };
-    // Digits, letters and '-' are always a valid header value.
-    HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("key"))
-}
-
-/// The call an idempotency key from [`idempotency_key`] belongs to (`key-3` is call 3 of
-/// client 0); `None` for keys the harness did not hand out.
-pub(crate) fn call_of_key(key: &str) -> Option<u32> {
-    let rest = key.strip_prefix("key-")?;
-    // `key-<client>-<call>` in a fleet, `key-<call>` otherwise.
-    let call = rest.rsplit('-').next()?;
-    call.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_name_their_call() {
-        for (client, call) in [(0, 0), (0, 7), (2, 5)] {
-            let key = idempotency_key(client, call);
-            assert_eq!(call_of_key(key.to_str().unwrap_or_default()), Some(call));
-        }
-        assert_eq!(call_of_key("user-chosen"), None);
     }
 }

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::report::Report;
+use super::Report;
 use crate::trace::{seconds, CallResult, ConnEventKind, Side};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.

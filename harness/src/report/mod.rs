@@ -2,6 +2,10 @@
 
 use std::fmt::Write as _;
 
+mod snapshot;
+
+pub(crate) use snapshot::name_for as snapshot_name;
+
 use crate::trace::Trace;
 
 /// How a run ended.
@@ -96,7 +100,7 @@ pub struct Report {
     /// What each endpoint recorded, by endpoint name (for the request checks).
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
-    pub(crate) long_polls: Vec<crate::watchdog::LongPoll>,
+    pub(crate) long_polls: Vec<crate::trace::LongPoll>,
 }
 
 impl Report {
@@ -153,7 +157,7 @@ impl Report {
     /// The report as snapshot text: calls, the compacted attempt timeline, connections,
     /// effects and verdicts.
     pub fn snapshot_text(&self) -> String {
-        crate::snapshot::render(self)
+        snapshot::render(self)
     }
 
     /// Panics with the failed verdicts and the timeline unless every verdict passed; then,
@@ -163,7 +167,7 @@ impl Report {
     pub fn assert(&self) {
         if let Some(name) = &self.snapshot {
             if self.end != RunEnd::WallLimit {
-                crate::snapshot::assert(name, &self.snapshot_text());
+                snapshot::assert(name, &self.snapshot_text());
             }
         }
         if !self.passed() {

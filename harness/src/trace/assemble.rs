@@ -1,101 +1,39 @@
-//! The simulated world of one run: endpoints on the network, scheduled faults, and, at the
-//! end, the trace assembled from what the client surfaces, the network and the endpoints saw.
+//! The trace of one run, assembled at its end from what the client surfaces recorded, what
+//! the network logged and what the endpoints' ledgers hold; attempts of clients that only use
+//! `env.connector()` are reconstructed from the network's segments and the ledgers.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use http::HeaderName;
-use retrylab_endpoints::{
-    ConnInfo, ConnectAction, ConnectionControl, Endpoint, LedgerSnapshot, ResponseOutcome,
+use retrylab_endpoints::wire::{self, HAND_OFF_HEADER_NAME};
+use retrylab_endpoints::{Endpoint, LedgerSnapshot, ResponseOutcome};
+
+use super::record::Recorder;
+use super::{
+    seconds, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
+    Interner, LateRequest, Name, Side, Trace,
 };
+use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, Network, SegmentKind};
 
-use crate::backend::sim::{
-    ConnId, ConnectDecision, Dir, Host, NetEvent, NetLog, Network, ResetHandle, SegmentKind,
-    SimStream,
-};
-use crate::http_client::{attempt_tag, call_tag};
-use crate::plan::{Plan, PlannedFault};
-use crate::recorder::Recorder;
-use crate::report::{Report, RunEnd, Verdict};
-use crate::trace::{
-    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, Interner,
-    LateRequest, Name, Side, Trace,
-};
-
-/// An endpoint as a host of the sim network.
-pub(crate) struct EndpointHost {
-    endpoint: Endpoint,
+/// What a run leaves behind, besides the trace.
+pub(crate) struct Assembled {
+    /// The run's trace.
+    pub(crate) trace: Trace,
+    /// Requests that matched no route, one sentence each (answered 404).
+    pub(crate) unmatched: Vec<String>,
+    /// Each endpoint's ledger, by endpoint name, in the scenario's order.
+    pub(crate) ledgers: Vec<(String, LedgerSnapshot)>,
 }
 
-impl EndpointHost {
-    pub(crate) fn new(endpoint: Endpoint) -> EndpointHost {
-        EndpointHost { endpoint }
-    }
-}
-
-impl Host for EndpointHost {
-    fn on_syn(&self, conn: ConnId) -> ConnectDecision {
-        match self.endpoint.on_connect(conn.0) {
-            ConnectAction::Accept => ConnectDecision::Accept,
-            ConnectAction::Refuse => ConnectDecision::Refuse,
-            ConnectAction::Blackhole => ConnectDecision::Blackhole,
-        }
-    }
-
-    fn accept(&self, conn: ConnId, stream: SimStream) {
-        let control = Arc::new(StreamControl(stream.reset_handle()));
-        let info = ConnInfo::new(conn.0, control);
-        let endpoint = self.endpoint.clone();
-        // Boxed: spawning moves the future through several layers, and the serving future
-        // (hyper's connection state included) is about a kilobyte.
-        tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
-    }
-}
-
-/// Lets an endpoint reset a connection whose stream hyper owns.
-struct StreamControl(ResetHandle);
-
-impl ConnectionControl for StreamControl {
-    fn reset(&self) {
-        self.0.reset();
-    }
-}
-
-/// Starts a task per scheduled fault.
-pub(crate) fn schedule_faults(network: &Network, faults: &[PlannedFault]) {
-    for fault in faults {
-        let network = network.clone();
-        let fault = fault.clone();
-        let start = network.start();
-        tokio::spawn(async move {
-            match fault {
-                PlannedFault::Partition {
-                    at,
-                    endpoint,
-                    lasts,
-                } => {
-                    tokio::time::sleep_until(start + at).await;
-                    // The endpoint name was validated when the plan was made.
-                    let _ = network.partition(&endpoint);
-                    tokio::time::sleep(lasts).await;
-                    let _ = network.heal(&endpoint);
-                }
-            }
-        });
-    }
-}
-
-/// Builds the report: the trace from every source, and run-level verdicts.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn collect(
-    plan: Plan,
-    end: RunEnd,
+/// Assembles the trace from every source. `header` is the trace header (backend, seed, the
+/// pinned configuration).
+pub(crate) fn assemble(
+    header: Vec<(String, String)>,
     end_ms: u64,
     calls: Vec<Call>,
     recorder: Recorder,
     network: &Network,
     endpoints: &[(String, Endpoint)],
-) -> Report {
+) -> Assembled {
     let endpoint_names: Vec<Name> = endpoints
         .iter()
         .map(|(name, _)| recorder.intern(name))
@@ -112,8 +50,6 @@ pub(crate) fn collect(
     let mut effects = Vec::new();
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
-    // Parsed once: looking a header up by `&str` parses and hashes the name every time.
-    let hand_off_header = HeaderName::from_static(crate::http_client::HAND_OFF_HEADER);
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
 
@@ -121,18 +57,18 @@ pub(crate) fn collect(
         let endpoint = endpoint_names[index];
         let responses = ResponseIndex::new(ledger);
         for request in &ledger.requests {
-            let attempt_id = attempt_tag(&request.headers);
-            let call_id = call_tag(&request.headers);
+            let attempt_id = wire::attempt_tag(&request.headers);
+            let call_id = wire::call_tag(&request.headers);
             if request.route.is_none() {
                 unmatched.push(format!(
                     "{} {} at {} on `{}` matched no route (answered 404)",
                     request.method,
                     request.uri,
-                    crate::trace::seconds(request.at_ms),
+                    seconds(request.at_ms),
                     interner.name(endpoint)
                 ));
             }
-            if request.headers.contains_key(&hand_off_header) {
+            if request.headers.contains_key(&HAND_OFF_HEADER_NAME) {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
                 continue;
             }
@@ -175,13 +111,13 @@ pub(crate) fn collect(
         }
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
-            let attempt_id = request.and_then(|r| attempt_tag(&r.headers));
+            let attempt_id = request.and_then(|r| wire::attempt_tag(&r.headers));
             // DESIGN section 7: by idempotency key (the keys `env.operation()` hands out
             // name their call), else by the harness's call tag, else by call window.
             let call_id = effect
                 .key
                 .as_ref()
-                .and_then(|k| crate::env::call_of_key(k.to_str().ok()?))
+                .and_then(|k| wire::call_of_key(k.to_str().ok()?))
                 .or_else(|| {
                     effect
                         .call_tag
@@ -210,47 +146,7 @@ pub(crate) fn collect(
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
     let connections = connection_events(&log, &mut interner);
 
-    let mut header = vec![
-        ("backend".to_owned(), "sim".to_owned()),
-        ("seed".to_owned(), plan.seed.to_string()),
-        (
-            "client".to_owned(),
-            crate::env::HTTP_CLIENT_CONFIG.to_owned(),
-        ),
-        (
-            "server".to_owned(),
-            "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
-        ),
-    ];
-    if plan.https_as_http {
-        header.push((
-            "tls".to_owned(),
-            "https URLs are served as plain HTTP in the simulation".to_owned(),
-        ));
-    }
-
-    let mut verdicts = Vec::new();
-    if let Some(name) = end.verdict_name() {
-        let message = match end {
-            RunEnd::VirtualTimeLimit => format!(
-                "the run reached limits.max_virtual_time ({}) before every call returned",
-                crate::trace::seconds(plan.max_virtual_time.as_millis() as u64)
-            ),
-            RunEnd::AttemptLimit => format!(
-                "the client made limits.max_client_attempts ({}) attempts; the run was stopped",
-                plan.max_attempts.unwrap_or_default()
-            ),
-            _ => "the run did not complete".to_owned(),
-        };
-        verdicts.push(Verdict::fail(name, message));
-    }
-    for note in unmatched {
-        verdicts.push(Verdict::fail("unmatched_request", note));
-    }
-
-    Report {
-        name: plan.name,
-        seed: plan.seed,
+    Assembled {
         trace: Trace {
             header,
             names: interner.into_names(),
@@ -262,10 +158,7 @@ pub(crate) fn collect(
             decisions,
             end_ms,
         },
-        end,
-        verdicts,
-        snapshot: None,
-        long_polls: Vec::new(),
+        unmatched,
         ledgers: endpoints
             .iter()
             .map(|(name, _)| name.clone())

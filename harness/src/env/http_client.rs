@@ -14,48 +14,20 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Request, Response};
+use http::{HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, Connected};
 use hyper_util::client::legacy::Client;
 
+use retrylab_endpoints::wire::{
+    self, ATTEMPT_HEADER_NAME, CALL_HEADER_NAME, CLIENT_HEADER_NAME, HAND_OFF_HEADER_NAME,
+};
+
+use super::connector::EnvConnector;
 use crate::backend::sim::ConnId;
-use crate::connector::EnvConnector;
-use crate::recorder::Recorder;
+use crate::trace::record::Recorder;
 use crate::trace::{AttemptOutcome, EndKind, IoKind};
-
-/// The header carrying the client instance id on requests from harness surfaces.
-pub const CLIENT_HEADER: &str = "x-retrylab-client";
-/// The header carrying the logical call id on requests from harness surfaces.
-pub const CALL_HEADER: &str = "x-retrylab-call";
-/// The header carrying the attempt id on requests from harness surfaces.
-pub const ATTEMPT_HEADER: &str = "x-retrylab-attempt";
-
-/// The header marking a built-in client's hand-off to a dead-letter endpoint (not an
-/// attempt).
-pub const HAND_OFF_HEADER: &str = "x-retrylab-hand-off";
-
-/// [`CLIENT_HEADER`], [`CALL_HEADER`] and [`ATTEMPT_HEADER`] as header names: cloning a
-/// static name costs nothing, parsing the text costs on every request.
-pub(crate) static CLIENT_HEADER_NAME: HeaderName = HeaderName::from_static(CLIENT_HEADER);
-pub(crate) static CALL_HEADER_NAME: HeaderName = HeaderName::from_static(CALL_HEADER);
-pub(crate) static ATTEMPT_HEADER_NAME: HeaderName = HeaderName::from_static(ATTEMPT_HEADER);
-
-/// The attempt id a request from a harness surface carries, read back (by checks and trace
-/// assembly, from what an endpoint received).
-pub(crate) fn attempt_tag(headers: &http::HeaderMap) -> Option<u32> {
-    numeric_tag(headers, &ATTEMPT_HEADER_NAME)
-}
-
-/// The call id a request from a harness surface carries, read back.
-pub(crate) fn call_tag(headers: &http::HeaderMap) -> Option<u32> {
-    numeric_tag(headers, &CALL_HEADER_NAME)
-}
-
-fn numeric_tag(headers: &http::HeaderMap, name: &HeaderName) -> Option<u32> {
-    headers.get(name)?.to_str().ok()?.parse().ok()
-}
 
 /// The error type of [`HttpClient::request`]: hyper-util's, unchanged.
 pub type Error = hyper_util::client::legacy::Error;
@@ -120,8 +92,8 @@ impl HttpClient {
             recorder,
             client_id,
             call_id,
-            client_value: decimal_value(client_id),
-            call_value: decimal_value(call_id),
+            client_value: wire::decimal(client_id),
+            call_value: wire::decimal(call_id),
         }
     }
 
@@ -155,7 +127,7 @@ impl HttpClient {
         // Names parsed once (a `&str` name is parsed and validated on every insert).
         headers.insert(CLIENT_HEADER_NAME.clone(), self.client_value.clone());
         headers.insert(CALL_HEADER_NAME.clone(), self.call_value.clone());
-        headers.insert(ATTEMPT_HEADER_NAME.clone(), decimal_value(id));
+        headers.insert(ATTEMPT_HEADER_NAME.clone(), wire::decimal(id));
         let guard = AttemptGuard {
             recorder: self.recorder.clone(),
             id,
@@ -224,9 +196,12 @@ impl HttpClient {
     /// the trace does not rebuild it as an attempt either.
     pub(crate) async fn hand_off(&self, mut request: Request<Full<Bytes>>) -> Result<u16, Error> {
         let headers = request.headers_mut();
-        headers.insert(HAND_OFF_HEADER, HeaderValue::from_static("dead-letter"));
-        headers.insert(CLIENT_HEADER, HeaderValue::from(self.client_id));
-        headers.insert(CALL_HEADER, HeaderValue::from(self.call_id));
+        headers.insert(
+            HAND_OFF_HEADER_NAME.clone(),
+            HeaderValue::from_static("dead-letter"),
+        );
+        headers.insert(CLIENT_HEADER_NAME.clone(), wire::decimal(self.client_id));
+        headers.insert(CALL_HEADER_NAME.clone(), wire::decimal(self.call_id));
         let response = self.inner.request(request).await?;
         let status = response.status().as_u16();
         // Read to the end so the connection returns to the pool.
@@ -262,24 +237,6 @@ impl tower_service::Service<Request<Full<Bytes>>> for HttpClient {
     fn call(&mut self, request: Request<Full<Bytes>>) -> Self::Future {
         Box::pin(self.request(request))
     }
-}
-
-/// `n` in decimal as a header value: the same bytes as `HeaderValue::from(n)`, in one
-/// allocation instead of two.
-fn decimal_value(n: u32) -> HeaderValue {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    // Digits are always a valid header value.
-    HeaderValue::from_bytes(&digits[at..]).unwrap_or_else(|_| HeaderValue::from(n))
 }
 
 fn conn_of(connected: &Connected) -> Option<u64> {

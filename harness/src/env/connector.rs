@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use http::Uri;
 
 use crate::backend::sim::{SimConnector, SimStream};
-use crate::recorder::Recorder;
+use crate::trace::record::Recorder;
 
 /// The connector handed to clients: connects to the scenario's endpoints by name
 /// (`http://api/...` reaches endpoint `api`).

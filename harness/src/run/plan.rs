@@ -170,7 +170,7 @@ pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
 fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
     use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
     let timeout = client.attempt_timeout()?.as_ms();
-    let policy = crate::policy::from_spec(client).ok()?;
+    let policy = client.policy().ok()?;
     let attempts = policy.max_attempts()?;
     let client_history = ClientHistory::default();
     let mut previous: Vec<AttemptView> = Vec::new();

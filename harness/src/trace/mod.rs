@@ -10,6 +10,12 @@ use std::io;
 
 use serde::Serialize;
 
+use crate::policy::Observed;
+
+pub(crate) mod assemble;
+mod json;
+pub(crate) mod record;
+
 /// An interned string: an index into [`Trace::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
@@ -51,6 +57,24 @@ pub enum AttemptOutcome {
 }
 
 impl AttemptOutcome {
+    /// The policy's view of this outcome; `None` for an attempt the run cut short
+    /// (`Unfinished`), which no policy can judge.
+    ///
+    /// A client that gave up (while connecting or while waiting for the head) timed out from
+    /// the policy's point of view; a reset or a close before the head are transport errors of
+    /// kind `ConnectionReset` and `UnexpectedEof`.
+    pub fn observed(self) -> Option<Observed> {
+        Some(match self {
+            AttemptOutcome::Status(status) => Observed::Status(status),
+            AttemptOutcome::Refused => Observed::Refused,
+            AttemptOutcome::ConnectAbandoned | AttemptOutcome::Abandoned => Observed::Timeout,
+            AttemptOutcome::Reset => Observed::Transport(io::ErrorKind::ConnectionReset),
+            AttemptOutcome::Closed => Observed::Transport(io::ErrorKind::UnexpectedEof),
+            AttemptOutcome::Io(kind) => Observed::Transport(kind.0),
+            AttemptOutcome::Unfinished => return None,
+        })
+    }
+
     /// The HTTP status, when a response head arrived.
     pub fn status(&self) -> Option<u16> {
         match self {
@@ -215,7 +239,7 @@ pub enum DecisionKind {
         /// The delay, in whole ms.
         delay_ms: u64,
         /// `end`, `head` or `start` of the attempt.
-        from: crate::policy::From,
+        from: crate::policy::Anchor,
     },
     /// Stop, for this reason.
     Stop(crate::policy::StopReason),
@@ -343,7 +367,7 @@ impl Trace {
             match decision.kind {
                 DecisionKind::Retry { delay_ms, from } => {
                     let _ = write!(line, "  => retry in {}", seconds(delay_ms));
-                    if from != crate::policy::From::End {
+                    if from != crate::policy::Anchor::End {
                         let _ = write!(line, " from {}", from.as_str());
                     }
                 }
@@ -438,6 +462,17 @@ impl Interner {
     pub fn into_names(self) -> Vec<String> {
         self.names
     }
+}
+
+/// A poll of the client that blocked the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LongPoll {
+    /// The virtual instant it happened at.
+    pub(crate) at_ms: u64,
+    /// Attempts the run had started when the poll began, and when it ended.
+    pub(crate) attempts: (u32, u32),
+    /// How much real time it took, in ms.
+    pub(crate) wall_ms: u64,
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! // tests/scenarios.rs, with `[[test]] name = "scenarios" harness = false` in Cargo.toml
-//! use retrylab::runner::Clients;
+//! use retrylab::suite::Clients;
 //!
 //! retrylab::scenario_main!(dir = "scenarios", clients = Clients::new().register("orders", |env| async move {
 //!     let response = env.http_client().request(env.operation().request()).await;
@@ -30,7 +30,7 @@ type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
 /// Clients written in Rust that scenarios name with `client: { custom: <name> }`.
 ///
 /// ```
-/// use retrylab::runner::Clients;
+/// use retrylab::suite::Clients;
 ///
 /// let clients = Clients::new().register("orders", |env| async move {
 ///     let response = env.http_client().request(env.operation().request()).await;
@@ -126,7 +126,7 @@ pub struct ScenarioFile {
 /// machine).
 ///
 /// ```
-/// let files = retrylab::runner::scenario_files("../scenarios".as_ref()).unwrap();
+/// let files = retrylab::suite::scenario_files("../scenarios".as_ref()).unwrap();
 /// let http = files.iter().find(|f| f.test_name == "http/429-retry-after").unwrap();
 /// assert_eq!(http.display, "scenarios/http/429-retry-after.yaml");
 /// ```
@@ -184,7 +184,7 @@ pub fn main(dir: &Path, clients: Clients) -> ! {
 /// The tests for every scenario under `dir`: one per file, one per seed of a `seeds:` sweep.
 ///
 /// ```
-/// use retrylab::runner::{trials, Clients};
+/// use retrylab::suite::{trials, Clients};
 ///
 /// let tests = trials("../scenarios".as_ref(), Clients::new());
 /// assert!(tests.iter().any(|t| t.name() == "http/5xx-burst-then-success"));
@@ -287,12 +287,12 @@ fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Re
 #[macro_export]
 macro_rules! scenario_main {
     (dir = $dir:expr $(,)?) => {
-        $crate::scenario_main!(dir = $dir, clients = $crate::runner::Clients::new());
+        $crate::scenario_main!(dir = $dir, clients = $crate::suite::Clients::new());
     };
     (dir = $dir:expr, clients = $clients:expr $(,)?) => {
         fn main() {
             let dir = ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join($dir);
-            $crate::runner::main(&dir, $clients)
+            $crate::suite::main(&dir, $clients)
         }
     };
 }

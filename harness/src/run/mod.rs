@@ -15,15 +15,17 @@ use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
-use crate::backend::sim::{Network, SimConnector};
-use crate::connector::EnvConnector;
-use crate::env::{ClientInstance, Env};
-use crate::plan::Plan;
-use crate::recorder::Recorder;
+mod faults;
+pub(crate) mod plan;
+mod watchdog;
+
+use self::plan::Plan;
+use self::watchdog::Watchdog;
+use crate::backend::sim::{EndpointHost, Network, SimConnector};
+use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
-use crate::trace::{Call, CallResult};
-use crate::watchdog::Watchdog;
-use crate::world::{self, EndpointHost};
+use crate::trace::record::Recorder;
+use crate::trace::{assemble, seconds, Call, CallResult};
 
 thread_local! {
     /// Panic messages of the run on this thread; `None` on threads that are not run threads.
@@ -194,7 +196,7 @@ where
         let _ = network.set_latency(&planned.name, planned.latency, planned.latency);
         endpoints.push((planned.name.clone(), endpoint));
     }
-    world::schedule_faults(&network, &plan.faults);
+    faults::schedule(&network, &plan.faults);
 
     let recorder = Recorder::new(clock, plan.max_attempts);
     let connector = EnvConnector::new(SimConnector::new(network.clone()), recorder.clone());
@@ -244,9 +246,56 @@ where
     }
     let end_ms = clock.now_ms();
     drop(instance);
-    let mut report = world::collect(plan, end, end_ms, calls, recorder, &network, &endpoints);
-    report.long_polls = watchdog.long_polls();
-    report
+    let header = trace_header(&plan);
+    let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
+    let mut verdicts = Vec::new();
+    if let Some(name) = end.verdict_name() {
+        let message = match end {
+            RunEnd::VirtualTimeLimit => format!(
+                "the run reached limits.max_virtual_time ({}) before every call returned",
+                seconds(plan.max_virtual_time.as_millis() as u64)
+            ),
+            RunEnd::AttemptLimit => format!(
+                "the client made limits.max_client_attempts ({}) attempts; the run was stopped",
+                plan.max_attempts.unwrap_or_default()
+            ),
+            _ => "the run did not complete".to_owned(),
+        };
+        verdicts.push(Verdict::fail(name, message));
+    }
+    for note in assembled.unmatched {
+        verdicts.push(Verdict::fail("unmatched_request", note));
+    }
+    Report {
+        name: plan.name,
+        seed: plan.seed,
+        trace: assembled.trace,
+        end,
+        verdicts,
+        snapshot: None,
+        long_polls: watchdog.long_polls(),
+        ledgers: assembled.ledgers,
+    }
+}
+
+/// The trace header: the backend, the seed and the pinned client and server configuration.
+fn trace_header(plan: &Plan) -> Vec<(String, String)> {
+    let mut header = vec![
+        ("backend".to_owned(), "sim".to_owned()),
+        ("seed".to_owned(), plan.seed.to_string()),
+        ("client".to_owned(), HTTP_CLIENT_CONFIG.to_owned()),
+        (
+            "server".to_owned(),
+            "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
+        ),
+    ];
+    if plan.https_as_http {
+        header.push((
+            "tls".to_owned(),
+            "https URLs are served as plain HTTP in the simulation".to_owned(),
+        ));
+    }
+    header
 }
 
 impl crate::scenario::Scenario {
@@ -298,7 +347,7 @@ impl crate::scenario::Scenario {
                 }
                 if self.snapshot && seed_is_snapshot_seed(self, seed) {
                     let seed_override = std::env::var("RETRYLAB_SEED").is_ok().then_some(seed);
-                    report.snapshot = Some(crate::snapshot::name_for(
+                    report.snapshot = Some(crate::report::snapshot_name(
                         &self.source.file,
                         &self.name,
                         seed_override,
@@ -325,10 +374,10 @@ impl crate::scenario::Scenario {
 
     /// Like [`run_builtin`](Self::run_builtin), with an explicit seed.
     pub fn run_builtin_with_seed(&self, seed: u64) -> Report {
-        let policy = match crate::policy::from_spec(&self.client) {
+        let policy = match self.client.policy() {
             Ok(policy) => policy,
             Err(why) => {
-                let error = self.error_at("client", why);
+                let error = self.error_at("client", why.to_string());
                 return failed_report(
                     self.name.clone(),
                     seed,

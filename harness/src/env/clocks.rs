@@ -22,7 +22,7 @@
 /// readings are virtual durations; the instants themselves mean nothing outside the run.
 ///
 /// ```
-/// use retrylab::clocks::VirtualStdClock;
+/// use retrylab::env::VirtualStdClock;
 /// use retrylab::Scenario;
 ///
 /// let scenario = Scenario::from_yaml_str(
@@ -56,7 +56,7 @@ impl VirtualStdClock {
 /// # #[cfg(feature = "backoff")] {
 /// use std::time::Duration;
 /// use backoff::exponential::ExponentialBackoff;
-/// use retrylab::clocks::VirtualStdClock;
+/// use retrylab::env::VirtualStdClock;
 ///
 /// let defaults = backoff::ExponentialBackoff::default();
 /// let backoff: ExponentialBackoff<VirtualStdClock> = ExponentialBackoff {

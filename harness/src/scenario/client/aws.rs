@@ -1,0 +1,105 @@
+//! The AWS SDK retry modes: `aws_standard`, `aws_standard_2_1`, `aws_adaptive`.
+
+use serde::{Deserialize, Serialize};
+
+use super::defaults::*;
+use crate::scenario::duration::Millis;
+
+/// `aws_standard`, `aws_standard_2_1`, `aws_adaptive`.
+///
+/// ```
+/// use retrylab::scenario::{AwsJitter, AwsParams, AwsSdk};
+///
+/// let p = AwsParams::default();
+/// assert_eq!((p.initial_tokens, p.jitter, p.sdk), (500, AwsJitter::Random, AwsSdk::Botocore));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AwsParams {
+    /// Attempts in all, the first included (default 3; 2.1's DynamoDB rule: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Retry quota bucket size (default 500).
+    #[serde(default = "tokens_500", skip_serializing_if = "is_tokens_500")]
+    pub initial_tokens: u32,
+    /// MAX_BACKOFF (default 20s).
+    #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
+    pub max_backoff: Millis,
+    /// `random` (default) or `none` (fixes b = 1, as the SDK test suites do).
+    #[serde(default, skip_serializing_if = "AwsJitter::is_random")]
+    pub jitter: AwsJitter,
+    /// The service, for 2.1's per-service rules (`dynamodb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// Whether the operation long-polls (default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub long_polling: bool,
+    /// Which SDK's reading of 2.0 to follow (default `botocore`).
+    #[serde(default, skip_serializing_if = "AwsSdk::is_botocore")]
+    pub sdk: AwsSdk,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout: Option<Millis>,
+}
+
+impl Default for AwsParams {
+    fn default() -> Self {
+        AwsParams {
+            max_attempts: None,
+            initial_tokens: tokens_500(),
+            max_backoff: s_20(),
+            jitter: AwsJitter::Random,
+            service: None,
+            long_polling: false,
+            sdk: AwsSdk::Botocore,
+            attempt_timeout: None,
+        }
+    }
+}
+
+/// AWS backoff jitter.
+///
+/// ```
+/// use retrylab::scenario::AwsJitter;
+/// assert_eq!(AwsJitter::default(), AwsJitter::Random);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AwsJitter {
+    /// `b` uniform in `[0, 1)`.
+    #[default]
+    Random,
+    /// `b = 1`.
+    None,
+}
+
+impl AwsJitter {
+    fn is_random(&self) -> bool {
+        *self == AwsJitter::Random
+    }
+}
+
+/// Which SDK's reading of Retry Behavior 2.0 to follow.
+///
+/// ```
+/// use retrylab::scenario::AwsSdk;
+/// assert_eq!(AwsSdk::default(), AwsSdk::Botocore);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AwsSdk {
+    /// botocore: a bare 5xx costs 5; `x-amz-retry-after` ignored.
+    #[default]
+    Botocore,
+    /// smithy-rs: a bare 5xx costs 10; `x-amz-retry-after` honoured.
+    SmithyRs,
+}
+
+impl AwsSdk {
+    fn is_botocore(&self) -> bool {
+        *self == AwsSdk::Botocore
+    }
+}

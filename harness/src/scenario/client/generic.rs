@@ -1,0 +1,308 @@
+//! The generic policies: `no_retry`, `fixed`, `exponential`, `linear`, `fibonacci`.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::defaults::*;
+use crate::scenario::duration::Millis;
+use crate::scenario::values::status_code;
+
+/// Jitter applied to a computed delay.
+///
+/// ```
+/// use retrylab::scenario::Jitter;
+/// assert_eq!(Jitter::default(), Jitter::Full);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Jitter {
+    /// The computed delay exactly.
+    None,
+    /// Uniform in `[0, delay]`.
+    #[default]
+    Full,
+    /// `delay/2` plus uniform in `[0, delay/2]`.
+    Equal,
+    /// Uniform in `[initial, previous * 3]`, capped.
+    Decorrelated,
+}
+
+/// Whether a generic policy waits for a `Retry-After` header.
+///
+/// ```
+/// use retrylab::scenario::RetryAfterPolicy;
+/// assert_eq!(RetryAfterPolicy::default(), RetryAfterPolicy::Honour);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RetryAfterPolicy {
+    /// Wait at least what the header says.
+    #[default]
+    Honour,
+    /// Ignore the header.
+    Ignore,
+}
+
+impl RetryAfterPolicy {
+    fn is_honour(&self) -> bool {
+        *self == RetryAfterPolicy::Honour
+    }
+}
+
+/// What a generic policy retries on: a status (`429`), a status class (`5xx`),
+/// `transport` (connection errors) or `timeout` (attempt timeouts).
+///
+/// ```
+/// use retrylab::scenario::RetryCondition;
+///
+/// assert!(RetryCondition::Class(5).matches_status(503));
+/// assert_eq!(RetryCondition::defaults().len(), 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RetryCondition {
+    /// This status code.
+    Status(u16),
+    /// Every status of this class: `5` is `5xx`.
+    Class(u8),
+    /// Connection errors: refused, reset, closed early.
+    Transport,
+    /// The attempt timed out.
+    Timeout,
+}
+
+impl RetryCondition {
+    /// `[5xx, 429, transport, timeout]`, the default of the generic policies.
+    pub fn defaults() -> Vec<RetryCondition> {
+        vec![
+            RetryCondition::Class(5),
+            RetryCondition::Status(429),
+            RetryCondition::Transport,
+            RetryCondition::Timeout,
+        ]
+    }
+
+    /// Whether a response with `status` matches.
+    pub fn matches_status(&self, status: u16) -> bool {
+        match *self {
+            RetryCondition::Status(s) => s == status,
+            RetryCondition::Class(c) => status / 100 == c as u16,
+            _ => false,
+        }
+    }
+}
+
+impl Serialize for RetryCondition {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            RetryCondition::Status(s) => serializer.serialize_u16(s),
+            RetryCondition::Class(c) => serializer.serialize_str(&format!("{c}xx")),
+            RetryCondition::Transport => serializer.serialize_str("transport"),
+            RetryCondition::Timeout => serializer.serialize_str("timeout"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RetryCondition {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RetryCondition;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a status code such as `429`, a class such as `5xx`, `transport` or `timeout`",
+                )
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RetryCondition, E> {
+                status_code::check(v).map(RetryCondition::Status)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RetryCondition, E> {
+                match v {
+                    "transport" => Ok(RetryCondition::Transport),
+                    "timeout" => Ok(RetryCondition::Timeout),
+                    _ => match v.as_bytes() {
+                        [c @ b'1'..=b'5', b'x', b'x'] => Ok(RetryCondition::Class(c - b'0')),
+                        _ => Err(E::unknown_variant(
+                            v,
+                            &["1xx", "2xx", "3xx", "4xx", "5xx", "transport", "timeout"],
+                        )),
+                    },
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `fixed`: the same delay before every retry.
+///
+/// ```
+/// use retrylab::scenario::{FixedParams, Millis};
+/// assert_eq!(FixedParams::default().delay, Millis::from_secs(1));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FixedParams {
+    /// The delay (default 1s).
+    #[serde(default = "s_1", skip_serializing_if = "is_s_1")]
+    pub delay: Millis,
+    /// Whether to wait for `Retry-After` (default `honour`).
+    #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
+    pub retry_after: RetryAfterPolicy,
+    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    #[serde(
+        default = "retry_on_default",
+        skip_serializing_if = "is_retry_on_default"
+    )]
+    pub retry_on: Vec<RetryCondition>,
+    /// Attempts in all, the first included (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout: Option<Millis>,
+}
+
+impl Default for FixedParams {
+    fn default() -> Self {
+        FixedParams {
+            delay: s_1(),
+            retry_after: RetryAfterPolicy::Honour,
+            retry_on: retry_on_default(),
+            max_attempts: None,
+            attempt_timeout: None,
+        }
+    }
+}
+
+/// `exponential`: `initial * multiplier^(n-1)` capped at `max_delay`, then jittered.
+///
+/// ```
+/// use retrylab::scenario::{ExponentialParams, Jitter, Millis};
+///
+/// let p = ExponentialParams::default();
+/// assert_eq!((p.initial, p.multiplier, p.max_delay, p.jitter),
+///            (Millis::from_ms(100), 2.0, Millis::from_secs(20), Jitter::Full));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ExponentialParams {
+    /// The first delay (default 100ms).
+    #[serde(default = "ms_100", skip_serializing_if = "is_ms_100")]
+    pub initial: Millis,
+    /// Growth per retry (default 2).
+    #[serde(default = "two", skip_serializing_if = "is_two")]
+    pub multiplier: f64,
+    /// Cap on the delay before jitter (default 20s).
+    #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
+    pub max_delay: Millis,
+    /// Jitter (default `full`).
+    #[serde(default = "jitter_full", skip_serializing_if = "is_jitter_full")]
+    pub jitter: Jitter,
+    /// Whether to wait for `Retry-After` (default `honour`).
+    #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
+    pub retry_after: RetryAfterPolicy,
+    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    #[serde(
+        default = "retry_on_default",
+        skip_serializing_if = "is_retry_on_default"
+    )]
+    pub retry_on: Vec<RetryCondition>,
+    /// Attempts in all, the first included (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout: Option<Millis>,
+}
+
+impl Default for ExponentialParams {
+    fn default() -> Self {
+        ExponentialParams {
+            initial: ms_100(),
+            multiplier: two(),
+            max_delay: s_20(),
+            jitter: Jitter::Full,
+            retry_after: RetryAfterPolicy::Honour,
+            retry_on: retry_on_default(),
+            max_attempts: None,
+            attempt_timeout: None,
+        }
+    }
+}
+
+/// `linear` (`initial + (n-1) * step`) and `fibonacci` (first `initial`, second `step`, then
+/// each the sum of the two before), capped at `max_delay`.
+///
+/// ```
+/// use retrylab::scenario::{Jitter, LinearParams};
+/// assert_eq!(LinearParams::default().jitter, Jitter::None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LinearParams {
+    /// The first delay (default 100ms).
+    #[serde(default = "ms_100", skip_serializing_if = "is_ms_100")]
+    pub initial: Millis,
+    /// Linear: the increase per retry; Fibonacci: the second delay (default 100ms).
+    #[serde(default = "ms_100", skip_serializing_if = "is_ms_100")]
+    pub step: Millis,
+    /// Cap on the delay before jitter (default 20s).
+    #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
+    pub max_delay: Millis,
+    /// Jitter (default `none`: these schedules are usually written to be exact).
+    #[serde(default = "jitter_none", skip_serializing_if = "is_jitter_none")]
+    pub jitter: Jitter,
+    /// Whether to wait for `Retry-After` (default `honour`).
+    #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
+    pub retry_after: RetryAfterPolicy,
+    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    #[serde(
+        default = "retry_on_default",
+        skip_serializing_if = "is_retry_on_default"
+    )]
+    pub retry_on: Vec<RetryCondition>,
+    /// Attempts in all, the first included (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout: Option<Millis>,
+}
+
+impl Default for LinearParams {
+    fn default() -> Self {
+        LinearParams {
+            initial: ms_100(),
+            step: ms_100(),
+            max_delay: s_20(),
+            jitter: Jitter::None,
+            retry_after: RetryAfterPolicy::Honour,
+            retry_on: retry_on_default(),
+            max_attempts: None,
+            attempt_timeout: None,
+        }
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for RetryCondition {
+    fn schema_name() -> String {
+        "RetryCondition".to_string()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        crate::scenario::schema::from_json(serde_json::json!({
+            "anyOf": [
+                { "type": "integer", "minimum": 100, "maximum": 599 },
+                { "type": "string", "pattern": "^[1-5]xx$" },
+                { "enum": ["transport", "timeout"] }
+            ]
+        }))
+    }
+}

@@ -1,0 +1,213 @@
+//! Client policies: `client: { <policy>: { params } }`, also used by `expect.conforms_to`.
+//!
+//! One file per policy family, mirroring `policy/`. Every parameter struct carries the
+//! defaults of the [client policy tables](../../../docs/scenario-format.md), and skips
+//! defaulted values when serialized so a scenario written back stays short. Native documents
+//! (`delivery_policy:` for SNS, `service_config:` for gRPC) keep the spelling of their owners
+//! (camelCase), so a policy copied from AWS or a gRPC service config pastes in.
+
+mod aws;
+mod defaults;
+mod generic;
+mod grpc;
+mod policy;
+mod rocketmq;
+mod servicenow;
+mod sns;
+
+use serde::{Deserialize, Serialize};
+
+pub use aws::{AwsJitter, AwsParams, AwsSdk};
+pub use generic::{
+    ExponentialParams, FixedParams, Jitter, LinearParams, RetryAfterPolicy, RetryCondition,
+};
+pub use grpc::{
+    GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
+    GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, ProtoDuration,
+};
+pub use policy::{PolicyError, DEFAULT_MAX_ATTEMPTS};
+pub use rocketmq::RocketmqParams;
+pub use servicenow::{HeaderUnit, ServicenowExponentialParams, ServicenowHeaderParams};
+pub use sns::{
+    SnsBackoffFunction, SnsDeliveryPolicy, SnsEndpointType, SnsParams, SnsRequestPolicy,
+    SnsRetryPolicy, SnsThrottlePolicy,
+};
+
+use super::duration::Millis;
+
+/// A client policy. Externally tagged: `client: no_retry`, `client: { exponential: {...} }`,
+/// `client: { custom: orders }`.
+///
+/// The same type is used for `expect.conforms_to` (see [`PolicySpec`]).
+///
+/// ```
+/// use retrylab::scenario::{ClientSpec, ExponentialParams, Jitter, Millis};
+///
+/// let c = ClientSpec::Exponential(ExponentialParams {
+///     initial: Millis::from_ms(100),
+///     jitter: Jitter::Full,
+///     max_attempts: Some(4),
+///     ..ExponentialParams::default()
+/// });
+/// assert_eq!(c.name(), "exponential");
+/// assert_eq!(c.max_attempts(), Some(4));
+/// assert_eq!(ClientSpec::default(), ClientSpec::NoRetry);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientSpec {
+    /// One attempt, no retry.
+    #[default]
+    NoRetry,
+    /// A fixed delay between attempts.
+    Fixed(FixedParams),
+    /// Exponential backoff with jitter.
+    Exponential(ExponentialParams),
+    /// A delay growing by a fixed step.
+    Linear(LinearParams),
+    /// Delays following the Fibonacci sequence.
+    Fibonacci(LinearParams),
+    /// AWS SDK standard retry mode (Retry Behavior 2.0).
+    AwsStandard(AwsParams),
+    /// AWS SDK standard retry mode 2.1.
+    #[serde(rename = "aws_standard_2_1")]
+    AwsStandard21(AwsParams),
+    /// AWS SDK adaptive retry mode.
+    AwsAdaptive(AwsParams),
+    /// Amazon SNS delivery to an HTTP/S subscription.
+    SnsDelivery(SnsParams),
+    /// gRPC retry policy (A6).
+    GrpcRetry(GrpcRetryParams),
+    /// gRPC connection backoff.
+    GrpcConnectionBackoff(GrpcConnectionBackoffParams),
+    /// RocketMQ / ApsaraMQ producer send retries.
+    RocketmqProducer(RocketmqParams),
+    /// ServiceNow cloud-request exponential backoff.
+    ServicenowExponential(ServicenowExponentialParams),
+    /// ServiceNow cloud-request response-header backoff.
+    ServicenowHeader(ServicenowHeaderParams),
+    /// A client registered in Rust under this name.
+    Custom(String),
+}
+
+/// A policy named by `expect.conforms_to`: the same shape as `client:`.
+///
+/// ```
+/// use retrylab::scenario::{ClientSpec, Expectations, FixedParams, PolicySpec};
+/// let envelope: PolicySpec = ClientSpec::Fixed(FixedParams::default());
+/// let e = Expectations::default().conforms_to(envelope);
+/// assert_eq!(e.check_names(), ["conforms_to"]);
+/// ```
+pub type PolicySpec = ClientSpec;
+
+impl ClientSpec {
+    /// Every policy name, as written in YAML.
+    ///
+    /// ```
+    /// use retrylab::scenario::ClientSpec;
+    /// assert!(ClientSpec::NAMES.contains(&"aws_standard_2_1"));
+    /// ```
+    pub const NAMES: &'static [&'static str] = &[
+        "no_retry",
+        "fixed",
+        "exponential",
+        "linear",
+        "fibonacci",
+        "aws_standard",
+        "aws_standard_2_1",
+        "aws_adaptive",
+        "sns_delivery",
+        "grpc_retry",
+        "grpc_connection_backoff",
+        "rocketmq_producer",
+        "servicenow_exponential",
+        "servicenow_header",
+        "custom",
+    ];
+
+    /// The policy's name as written in YAML.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientSpec::NoRetry => "no_retry",
+            ClientSpec::Fixed(_) => "fixed",
+            ClientSpec::Exponential(_) => "exponential",
+            ClientSpec::Linear(_) => "linear",
+            ClientSpec::Fibonacci(_) => "fibonacci",
+            ClientSpec::AwsStandard(_) => "aws_standard",
+            ClientSpec::AwsStandard21(_) => "aws_standard_2_1",
+            ClientSpec::AwsAdaptive(_) => "aws_adaptive",
+            ClientSpec::SnsDelivery(_) => "sns_delivery",
+            ClientSpec::GrpcRetry(_) => "grpc_retry",
+            ClientSpec::GrpcConnectionBackoff(_) => "grpc_connection_backoff",
+            ClientSpec::RocketmqProducer(_) => "rocketmq_producer",
+            ClientSpec::ServicenowExponential(_) => "servicenow_exponential",
+            ClientSpec::ServicenowHeader(_) => "servicenow_header",
+            ClientSpec::Custom(_) => "custom",
+        }
+    }
+
+    /// Whether this is the default, `no_retry`.
+    pub fn is_no_retry(&self) -> bool {
+        *self == ClientSpec::NoRetry
+    }
+
+    /// `max_attempts` as written, for the policies that take it (the generic, AWS,
+    /// gRPC-connection and RocketMQ ones; the first attempt counts).
+    pub fn max_attempts(&self) -> Option<u32> {
+        match self {
+            ClientSpec::Fixed(p) => p.max_attempts,
+            ClientSpec::Exponential(p) => p.max_attempts,
+            ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => p.max_attempts,
+            ClientSpec::AwsStandard(p)
+            | ClientSpec::AwsStandard21(p)
+            | ClientSpec::AwsAdaptive(p) => p.max_attempts,
+            ClientSpec::GrpcConnectionBackoff(p) => p.max_attempts,
+            ClientSpec::RocketmqProducer(p) => p.max_attempts,
+            _ => None,
+        }
+    }
+
+    /// The per-attempt timeout, when set.
+    pub fn attempt_timeout(&self) -> Option<Millis> {
+        match self {
+            ClientSpec::NoRetry | ClientSpec::Custom(_) => None,
+            ClientSpec::Fixed(p) => p.attempt_timeout,
+            ClientSpec::Exponential(p) => p.attempt_timeout,
+            ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => p.attempt_timeout,
+            ClientSpec::AwsStandard(p)
+            | ClientSpec::AwsStandard21(p)
+            | ClientSpec::AwsAdaptive(p) => p.attempt_timeout,
+            ClientSpec::SnsDelivery(p) => p.attempt_timeout,
+            ClientSpec::GrpcRetry(p) => p.attempt_timeout,
+            ClientSpec::GrpcConnectionBackoff(p) => p.attempt_timeout,
+            ClientSpec::RocketmqProducer(p) => p.attempt_timeout,
+            ClientSpec::ServicenowExponential(p) => p.attempt_timeout,
+            ClientSpec::ServicenowHeader(p) => p.attempt_timeout,
+        }
+    }
+
+    /// Whether the policy counts attempts natively (SNS `numRetries`, gRPC `maxAttempts`,
+    /// ServiceNow `max_retries`) and so rejects `max_attempts`.
+    ///
+    /// ```
+    /// use retrylab::scenario::ClientSpec;
+    /// assert!(ClientSpec::has_native_count("grpc_retry"));
+    /// assert!(!ClientSpec::has_native_count("exponential"));
+    /// ```
+    pub fn has_native_count(name: &str) -> bool {
+        matches!(
+            name,
+            "sns_delivery" | "grpc_retry" | "servicenow_exponential" | "servicenow_header"
+        )
+    }
+
+    /// Where a policy with a native count keeps it, for error messages.
+    pub(crate) fn native_count_key(name: &str) -> &'static str {
+        match name {
+            "sns_delivery" => "delivery_policy.healthyRetryPolicy.numRetries",
+            "grpc_retry" => "service_config.retryPolicy.maxAttempts",
+            _ => "max_retries",
+        }
+    }
+}

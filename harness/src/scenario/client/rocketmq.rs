@@ -1,0 +1,52 @@
+//! `rocketmq_producer`: a RocketMQ producer's send retries.
+
+use serde::{Deserialize, Serialize};
+
+use super::defaults::*;
+use crate::scenario::duration::Millis;
+
+/// `rocketmq_producer`.
+///
+/// ```
+/// use retrylab::scenario::RocketmqParams;
+/// assert_eq!(RocketmqParams::default().throttle_codes, [530, 42900, 215]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RocketmqParams {
+    /// Backoff after the first throttle (default 10ms).
+    #[serde(default = "ms_10", skip_serializing_if = "is_ms_10")]
+    pub initial_backoff: Millis,
+    /// Growth per throttle (default 2).
+    #[serde(default = "two", skip_serializing_if = "is_two")]
+    pub multiplier: f64,
+    /// Cap (default 1s).
+    #[serde(default = "s_1", skip_serializing_if = "is_s_1")]
+    pub max_backoff: Millis,
+    /// Error codes that mean "throttled" (default `[530, 42900, 215]`).
+    #[serde(
+        default = "throttle_codes_default",
+        skip_serializing_if = "is_throttle_codes_default"
+    )]
+    pub throttle_codes: Vec<i64>,
+    /// Send attempts in all, the first included (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout: Option<Millis>,
+}
+
+impl Default for RocketmqParams {
+    fn default() -> Self {
+        RocketmqParams {
+            initial_backoff: ms_10(),
+            multiplier: two(),
+            max_backoff: s_1(),
+            throttle_codes: throttle_codes_default(),
+            max_attempts: None,
+            attempt_timeout: None,
+        }
+    }
+}

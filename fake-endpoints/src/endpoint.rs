@@ -4,9 +4,10 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::{Bytes, BytesMut};
-use http::{request, uri, HeaderName, HeaderValue, StatusCode, Uri};
+use http::{HeaderName, HeaderValue, StatusCode, Uri, request, uri};
 use tokio::sync::oneshot;
 
+use crate::KeepAlive;
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
@@ -16,7 +17,6 @@ use crate::route::{Matcher, Scope};
 use crate::script::{ScopeKey, Script};
 use crate::step::{Commit, Fail, SentResponse, Step};
 use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
-use crate::KeepAlive;
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
 ///

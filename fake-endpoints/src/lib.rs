@@ -38,7 +38,7 @@ mod serve;
 mod step;
 pub mod wire;
 
-pub use clock::{ms, secs, VirtualClock, DEFAULT_EPOCH_UNIX_MS};
+pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
 pub use conn::{ConnInfo, ConnectionControl, NoReset};
 pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
@@ -48,7 +48,7 @@ pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,
 };
-pub use retry_after::{http_date, HttpDateFormat, RetryAfter};
+pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};
 pub use step::{Commit, Fail, Respond, SentResponse, Step};

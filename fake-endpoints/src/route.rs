@@ -4,7 +4,7 @@ use std::fmt::Debug;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::step::{header_pair, Step};
+use crate::step::{Step, header_pair};
 
 /// Which requests share a script counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -135,8 +135,10 @@ mod tests {
         assert!(route.matcher.matches(&Method::POST, "/orders", &headers));
         assert!(!route.matcher.matches(&Method::GET, "/orders", &headers));
         assert!(!route.matcher.matches(&Method::POST, "/orders/1", &headers));
-        assert!(Route::any()
-            .matcher
-            .matches(&Method::DELETE, "/x", &HeaderMap::new()));
+        assert!(
+            Route::any()
+                .matcher
+                .matches(&Method::DELETE, "/x", &HeaderMap::new())
+        );
     }
 }

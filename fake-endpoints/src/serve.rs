@@ -1,8 +1,8 @@
 //! Serving one connection with hyper's HTTP/1 server.
 
 use std::convert::Infallible;
-use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! Endpoints served over `tokio::io::duplex` on a paused runtime, driven by hyper's HTTP/1
 //! client (or raw bytes where the exact wire matters).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode};

@@ -40,6 +40,10 @@ fn main() {
         trace.end_ms as f64 / 86_400_000.0,
         wall.as_secs_f64(),
         wall.as_secs_f64() * 1e6 / trace.attempts.len().max(1) as f64,
-        if report.passed() { "all passed".to_owned() } else { report.summary() }
+        if report.passed() {
+            "all passed".to_owned()
+        } else {
+            report.summary()
+        }
     );
 }

@@ -144,9 +144,11 @@ fn backon_gives_up_after_max_times() {
             .await
     });
     assert_eq!(failed(&report), ["stop_reason"], "{}", report.summary());
-    assert!(verdict(&report, "stop_reason")
-        .message
-        .contains("has no recorded decision"));
+    assert!(
+        verdict(&report, "stop_reason")
+            .message
+            .contains("has no recorded decision")
+    );
     assert_eq!(report.trace().calls[0].end_ms, Some(308));
 }
 
@@ -225,9 +227,11 @@ fn backon_f32_factor_is_a_millisecond_late() {
         "{}",
         report.summary()
     );
-    assert!(verdict(&report, "gaps")
-        .message
-        .contains("attempt 3 started 0.201s after attempt 2 ended"));
+    assert!(
+        verdict(&report, "gaps")
+            .message
+            .contains("attempt 3 started 0.201s after attempt 2 ended")
+    );
     assert!(verdict(&report, "total_time").message.contains("0.712s"));
     assert!(verdict(&report, "outcome").passed && verdict(&report, "attempts").passed);
     // Capping at the exact 400ms removes the drift of the last delay only.

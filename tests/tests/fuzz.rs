@@ -10,8 +10,8 @@
 //! `cargo test --release -p retrylab-tests --test fuzz -- --ignored` (100,000 cases).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};

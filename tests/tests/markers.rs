@@ -152,9 +152,11 @@ fn must_fail_applies_to_a_custom_client_too() {
         Ok::<_, String>(status)
     });
     assert!(report.passed(), "{}", report.summary());
-    assert!(verdict(&report, "retry_after")
-        .message
-        .contains("attempt 2 started 0.000s after the head"));
+    assert!(
+        verdict(&report, "retry_after")
+            .message
+            .contains("attempt 2 started 0.000s after the head")
+    );
 }
 
 #[test]

@@ -559,8 +559,10 @@ limits: { max_client_attempts: 3 }
     let attempts = &report.trace().attempts;
     // Three complete attempts; the fourth started, stopped the run and was dropped with it.
     assert_eq!(attempts.len(), 4);
-    assert!(attempts[..3]
-        .iter()
-        .all(|a| a.outcome == AttemptOutcome::Status(503)));
+    assert!(
+        attempts[..3]
+            .iter()
+            .all(|a| a.outcome == AttemptOutcome::Status(503))
+    );
     assert_eq!(attempts[3].outcome, AttemptOutcome::Abandoned);
 }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use retrylab::scenario::{ClientSpec, Scenario};
-use retrylab::suite::{scenario_files, Clients, ScenarioFile};
+use retrylab::suite::{Clients, ScenarioFile, scenario_files};
 
 #[derive(Parser)]
 #[command(
@@ -216,7 +216,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 detail: "invalid scenario".to_owned(),
                 summary: Some(error.clone()),
                 json: Some(json_row(&file.test_name, 0, false, &error)),
-            }]
+            }];
         }
     };
     if let ClientSpec::Custom(name) = &scenario.client {
@@ -255,7 +255,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                         status: "FAIL",
                         detail: "not runnable".to_owned(),
                         summary: Some(error),
-                    }
+                    };
                 }
             };
             let passed = report.passed();

@@ -1,6 +1,6 @@
 //! `attempts` (per call), `total_attempts` and `requests_received`.
 
-use super::{count_text, verdict, Ctx};
+use super::{Ctx, count_text, verdict};
 use crate::report::Verdict;
 use crate::scenario::CountSpec;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::policy::aws::error_code::error_code;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::Verdict;

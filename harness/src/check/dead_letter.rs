@@ -1,6 +1,6 @@
 //! `dead_lettered: n`: messages that reached the scenario's dead-letter endpoints.
 
-use super::{count_text, verdict, Ctx};
+use super::{Ctx, count_text, verdict};
 use crate::report::Verdict;
 use crate::scenario::CountSpec;
 use crate::trace::seconds;

@@ -4,10 +4,10 @@
 //! Effects are attributed by the harness's call tag (requests from its surfaces carry one),
 //! else by the sequential call window they fell in.
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 use crate::scenario::EffectsSpec;
-use crate::trace::{seconds, CallResult};
+use crate::trace::{CallResult, seconds};
 
 pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
     let mut problems = Vec::new();

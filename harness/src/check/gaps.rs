@@ -1,9 +1,9 @@
 //! `gaps` and `gaps_each`: `gap(n+1) = start(n+1) - end(n)` within a call.
 
-use super::{bound_text, verdict, Ctx};
+use super::{Ctx, bound_text, verdict};
 use crate::report::Verdict;
 use crate::scenario::{BoundSpec, Millis};
-use crate::trace::{seconds, Attempt};
+use crate::trace::{Attempt, seconds};
 
 /// The gap before `next`, or why there is none.
 fn gap(previous: &Attempt, next: &Attempt) -> Result<u64, String> {

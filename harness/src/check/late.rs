@@ -1,6 +1,6 @@
 //! `late_requests: n`: requests that reached an endpoint after their call returned.
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 use crate::trace::seconds;
 

@@ -1,7 +1,7 @@
 //! `max_rate: { window, at_most }`: no endpoint received more than `at_most` requests in any
 //! sliding window of `window` (a window `[t, t + window)` starting at any request).
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 use crate::scenario::MaxRateSpec;
 use crate::trace::seconds;

@@ -22,7 +22,7 @@ use retrylab_endpoints::LedgerSnapshot;
 
 use crate::report::{Report, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
-use crate::trace::{seconds, Attempt, Trace};
+use crate::trace::{Attempt, Trace, seconds};
 
 /// What every check reads.
 pub(crate) struct Ctx<'a> {

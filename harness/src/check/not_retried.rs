@@ -1,6 +1,6 @@
 //! `not_retried_on: [400, ...]`: no attempt follows a response with one of these statuses.
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 
 pub(super) fn check(ctx: &Ctx<'_>, statuses: &[u16]) -> Verdict {

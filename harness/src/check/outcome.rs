@@ -1,6 +1,6 @@
 //! `outcome`, `outcomes` and `stop_reason`: how calls ended.
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 use crate::scenario::{Outcome, StopReason};
 use crate::trace::{CallResult, DecisionKind};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use retrylab_endpoints::RequestRecord;
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::report::Verdict;
 use crate::scenario::HeaderCheckSpec;
 use retrylab_endpoints::wire::{attempt_tag, call_tag};

@@ -3,7 +3,7 @@
 //! A delay-seconds value is measured from `head(n)`; an HTTP-date is compared with the
 //! virtual wall clock at `start(n+1)` (DESIGN section 4).
 
-use super::{verdict, Ctx};
+use super::{Ctx, verdict};
 use crate::policy::RetryAfterValue;
 use crate::report::Verdict;
 use crate::scenario::{InvalidRetryAfter, RetryAfterCheckSpec, RetryAfterHonour};

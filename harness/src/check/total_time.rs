@@ -1,6 +1,6 @@
 //! `total_time`: how long each call took, from the closure's call to its return.
 
-use super::{bound_text, verdict, Ctx};
+use super::{Ctx, bound_text, verdict};
 use crate::report::Verdict;
 use crate::scenario::{BoundSpec, Millis};
 use crate::trace::seconds;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 
+use crate::Env;
 use crate::policy::aws::error_code::error_code;
 use crate::policy::{
     AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
@@ -16,7 +17,6 @@ use crate::policy::{
 };
 use crate::rng::Stream;
 use crate::trace::{AttemptOutcome, DecisionKind};
-use crate::Env;
 
 /// Why a call of the reference client failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,7 +230,7 @@ impl ReferenceClient {
                     return match outcome {
                         Observed::Status(status) => Ok(status),
                         _ => Ok(0),
-                    }
+                    };
                 }
                 Decision::Stop(reason) => {
                     // A message given up on goes to the scenario's dead-letter endpoint, when

@@ -17,8 +17,8 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper_util::client::legacy::connect::{capture_connection, CaptureConnection, Connected};
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::{CaptureConnection, Connected, capture_connection};
 
 use retrylab_endpoints::wire::{
     self, ATTEMPT_HEADER_NAME, CALL_HEADER_NAME, CLIENT_HEADER_NAME, HAND_OFF_HEADER_NAME,
@@ -104,7 +104,7 @@ impl HttpClient {
     pub fn request(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static + use<> {
         self.send(request).1
     }
 
@@ -114,7 +114,7 @@ impl HttpClient {
         mut request: Request<Full<Bytes>>,
     ) -> (
         u32,
-        impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static,
+        impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static + use<>,
     ) {
         let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
         let id = self.recorder.begin(

@@ -11,7 +11,7 @@ use http::HeaderName;
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use retrylab_endpoints::{wire, VirtualClock};
+use retrylab_endpoints::{VirtualClock, wire};
 
 mod clocks;
 mod connector;
@@ -27,8 +27,7 @@ use crate::rng::Stream;
 use crate::trace::record::Recorder;
 
 /// The pinned configuration of `env.http_client()`, printed in the trace header.
-pub const HTTP_CLIENT_CONFIG: &str =
-    "hyper-util legacy client, pool_timer TokioTimer, pool idle timeout 90s, retry_canceled_requests on";
+pub const HTTP_CLIENT_CONFIG: &str = "hyper-util legacy client, pool_timer TokioTimer, pool idle timeout 90s, retry_canceled_requests on";
 
 /// The pool idle timeout of `env.http_client()`.
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);

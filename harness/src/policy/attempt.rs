@@ -3,8 +3,8 @@
 
 use std::io;
 
-use super::retry_after::RetryAfterValue;
 use super::Anchor;
+use super::retry_after::RetryAfterValue;
 
 /// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: 2026-01-01T00:00:00Z
 /// in Unix milliseconds (DESIGN section 4).

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::generic::{check_max_attempts, ConfigError, Rules, Schedule};
+use super::generic::{ConfigError, Rules, Schedule, check_max_attempts};
 use super::jitter::Jitter;
 use super::units::duration_ns;
 use super::{AttemptView, CallHistory, Decision, Envelope, Policy, RetryAfterRule, RetryOn};

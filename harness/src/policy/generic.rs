@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::jitter::{Jitter, JitterInput};
-use super::retry_after::{retry_after_floor, RetryAfterRule};
+use super::retry_after::{RetryAfterRule, retry_after_floor};
 use super::units::ns_to_ms;
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, RetryOn, StopReason};
 use crate::rng::Stream;

@@ -39,11 +39,11 @@ use serde::Serialize;
 use crate::rng::Stream;
 
 pub use attempt::{
-    AttemptView, CallHistory, ClientHistory, Observed, DEFAULT_EPOCH_UNIX_MS, NO_CLIENT_HISTORY,
+    AttemptView, CallHistory, ClientHistory, DEFAULT_EPOCH_UNIX_MS, NO_CLIENT_HISTORY, Observed,
 };
 pub use aws::{AwsConfig, AwsRetry};
 pub use classify::{RetryOn, RetryOnItem, RetryOnParseError};
-pub use conformance::{conforms, Conformance, Violation, ViolationKind};
+pub use conformance::{Conformance, Violation, ViolationKind, conforms};
 pub use exponential::{Exponential, ExponentialConfig};
 pub use fibonacci::{Fibonacci, FibonacciConfig};
 pub use fixed::{Fixed, FixedConfig};
@@ -52,7 +52,7 @@ pub use http_date::format_imf_fixdate;
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
-pub use retry_after::{retry_after_floor, NotBefore, RetryAfterRule, RetryAfterValue};
+pub use retry_after::{NotBefore, RetryAfterRule, RetryAfterValue, retry_after_floor};
 pub use sns::{SnsConfig, SnsDelivery};
 pub use units::fmt_ms;
 

@@ -18,7 +18,7 @@
 use std::fmt;
 use std::time::UNIX_EPOCH;
 
-use super::attempt::{clamp_i64, AttemptView};
+use super::attempt::{AttemptView, clamp_i64};
 use super::http_date;
 
 /// A parsed `Retry-After` value.
@@ -168,7 +168,7 @@ pub fn retry_after_floor(ctx: &AttemptView) -> Option<NotBefore> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::attempt::{Observed, DEFAULT_EPOCH_UNIX_MS};
+    use crate::policy::attempt::{DEFAULT_EPOCH_UNIX_MS, Observed};
 
     #[test]
     fn delay_seconds() {

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::Report;
-use crate::trace::{seconds, CallResult, ConnEventKind, Side};
+use crate::trace::{CallResult, ConnEventKind, Side, seconds};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.
 const LIST_LIMIT: usize = 100;

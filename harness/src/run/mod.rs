@@ -25,7 +25,7 @@ use crate::backend::sim::{EndpointHost, Network, SimConnector};
 use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
 use crate::trace::record::Recorder;
-use crate::trace::{assemble, seconds, Call, CallResult};
+use crate::trace::{Call, CallResult, assemble, seconds};
 
 thread_local! {
     /// Panic messages of the run on this thread; `None` on threads that are not run threads.
@@ -172,7 +172,7 @@ where
                 plan.seed,
                 RunEnd::NotRunnable,
                 format!("could not build the runtime: {:?}", error.kind()),
-            )
+            );
         }
     };
     runtime.block_on(simulate(plan, client))

@@ -479,9 +479,11 @@ mod tests {
             assert!(text.parse::<Millis>().is_err(), "{text}");
         }
         assert!("99999999999999999999999999d".parse::<Millis>().is_err());
-        assert!("999999999999999999999999999999999999d"
-            .parse::<Millis>()
-            .is_err());
+        assert!(
+            "999999999999999999999999999999999999d"
+                .parse::<Millis>()
+                .is_err()
+        );
     }
 
     #[test]

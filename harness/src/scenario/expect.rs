@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::PolicySpec;
 use super::duration::{DurationOrNone, Millis};
-use super::values::{status_code, BoundSpec, CountSpec};
+use super::values::{BoundSpec, CountSpec, status_code};
 
 /// The checks of a scenario. Each applies to every logical call unless its name starts with
 /// `total_`; absent checks are not run.

@@ -6,8 +6,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::duration::{Millis, EXPECTED_DURATION};
-use super::values::{one_key_map, DurationRange};
+use super::duration::{EXPECTED_DURATION, Millis};
+use super::values::{DurationRange, one_key_map};
 
 /// A latency: `1500ms`, `{ uniform: [a, b] }`, `{ lognormal: { median, sigma, max } }` or
 /// `{ exponential: { mean, max } }`.

@@ -128,7 +128,7 @@ impl schemars::JsonSchema for SeedRange {
     fn schema_name() -> String {
         "SeedRange".to_string()
     }
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    fn json_schema(_: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
         super::schema::string_pattern(r"^[0-9]+\.\.=?[0-9]+$", EXPECTED_SEEDS)
     }
 }

@@ -51,15 +51,15 @@ mod turmoil;
 mod validate;
 mod values;
 
-pub use builder::{ScenarioBuilder, CODE_FILE};
+pub use builder::{CODE_FILE, ScenarioBuilder};
 pub use client::{
-    AwsJitter, AwsParams, AwsSdk, ClientSpec, ExponentialParams, FixedParams, GrpcCode,
-    GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
+    AwsJitter, AwsParams, AwsSdk, ClientSpec, DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams,
+    GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
     GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, HeaderUnit, Jitter,
     LinearParams, PolicyError, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition,
     RocketmqParams, ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction,
     SnsDeliveryPolicy, SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy,
-    SnsThrottlePolicy, DEFAULT_MAX_ATTEMPTS,
+    SnsThrottlePolicy,
 };
 pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
 pub use endpoint::{

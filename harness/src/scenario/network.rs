@@ -234,7 +234,7 @@ impl schemars::JsonSchema for FaultSpec {
     fn schema_name() -> String {
         "FaultSpec".to_string()
     }
-    fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        RawFault::json_schema(gen)
+    fn json_schema(generator: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
+        RawFault::json_schema(generator)
     }
 }

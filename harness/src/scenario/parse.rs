@@ -10,8 +10,8 @@ use serde_path_to_error::Segment;
 use serde_saphyr::DuplicateKeyPolicy;
 
 use super::client::ClientSpec;
-use super::error::{did_you_mean, Location, ScenarioError, ScenarioErrors};
-use super::locations::{join, SourceInfo};
+use super::error::{Location, ScenarioError, ScenarioErrors, did_you_mean};
+use super::locations::{SourceInfo, join};
 use super::model::Scenario;
 use super::validate;
 
@@ -163,7 +163,9 @@ fn bare_message(e: &serde_saphyr::Error) -> String {
     let text = match e {
         serde_saphyr::Error::Message { msg, .. } => msg.clone(),
         serde_saphyr::Error::Budget { breach, .. } => {
-            format!("the document exceeds the parser's limits ({breach:?}; nesting is limited to {MAX_DEPTH} levels)")
+            format!(
+                "the document exceeds the parser's limits ({breach:?}; nesting is limited to {MAX_DEPTH} levels)"
+            )
         }
         other => other.to_string(),
     };

@@ -3,9 +3,9 @@
 //! The derived types get their schema from `schemars`; these describe what the hand-written
 //! visitors accept, so editors validate the same forms the parser does.
 
-use schemars::gen::SchemaGenerator;
-use schemars::schema::Schema;
 use schemars::JsonSchema;
+use schemars::r#gen::SchemaGenerator;
+use schemars::schema::Schema;
 use serde_json::json;
 
 use super::duration::{DurationOrNone, Millis, OffsetMillis};

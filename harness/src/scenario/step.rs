@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::duration::{Millis, OffsetMillis};
 use super::headers::HeadersSpec;
-use super::latency::{one_entry, LatencySpec};
-use super::values::{status_code, DurationRange, Probability};
+use super::latency::{LatencySpec, one_entry};
+use super::values::{DurationRange, Probability, status_code};
 
 /// Declares a step struct: the shared step fields plus some of its own. Script steps and
 /// timeline steps differ only in `times` and `during`, and serde's `flatten` (which would

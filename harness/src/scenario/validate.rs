@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::client::{ClientSpec, GrpcRetryPolicy, SnsEndpointType};
 use super::duration::{DurationOrNone, Millis};
 use super::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
-use super::error::{did_you_mean, ScenarioError};
+use super::error::{ScenarioError, did_you_mean};
 use super::expect::Expectations;
 use super::headers::HeadersSpec;
 use super::latency::LatencySpec;

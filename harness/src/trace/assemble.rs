@@ -9,8 +9,8 @@ use retrylab_endpoints::{Endpoint, LedgerSnapshot, ResponseOutcome};
 
 use super::record::Recorder;
 use super::{
-    seconds, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
-    Interner, LateRequest, Name, Side, Trace,
+    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, Interner,
+    LateRequest, Name, Side, Trace, seconds,
 };
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, Network, SegmentKind};
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use ::backon::{ExponentialBuilder, FibonacciBuilder, Retryable};
 use retrylab::Env;
 
-use super::{attempt, AttemptError};
+use super::{AttemptError, attempt};
 
 /// `ExponentialBuilder::default()`: no jitter, factor 2, min delay 1s, max delay 60s,
 /// 3 retries (backon's documented defaults). Retries 429, 5xx and transport errors.

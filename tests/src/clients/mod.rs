@@ -22,8 +22,8 @@
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
 
 use http_body_util::BodyExt;
-use retrylab::suite::Clients;
 use retrylab::Env;
+use retrylab::suite::Clients;
 
 pub mod backoff;
 pub mod backon;

@@ -9,12 +9,12 @@
 use std::time::Duration;
 
 use ::tokio_retry2::strategy::{
-    jitter as jittered, ExponentialBackoff, FixedInterval, MaxInterval,
+    ExponentialBackoff, FixedInterval, MaxInterval, jitter as jittered,
 };
 use ::tokio_retry2::{Retry, RetryError};
 use retrylab::Env;
 
-use super::{attempt, AttemptError};
+use super::{AttemptError, attempt};
 
 /// One attempt, as tokio-retry2 wants it: 429, 5xx and transport errors are transient, the
 /// rest permanent. With `honour_retry_after`, a `Retry-After` becomes

@@ -35,8 +35,9 @@ pub fn harness_service(
     Req,
     Response = Response<Bytes>,
     Error = AttemptError,
-    Future = impl Future<Output = Result<Response<Bytes>, AttemptError>>,
-> + Clone {
+    Future = impl Future<Output = Result<Response<Bytes>, AttemptError>> + use<>,
+> + Clone
++ use<> {
     let client = env.http_client();
     ::tower::service_fn(move |request: Req| {
         let sent = client.request(request);

@@ -4,11 +4,11 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use tokio::time::Instant;
 
-use super::timer::{poll_until, TimerSlot};
+use super::timer::{TimerSlot, poll_until};
 use super::{ConnId, ConnectDecision, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 
 /// Where a connect attempt is.
@@ -258,7 +258,7 @@ impl Future for Connect {
                 }
                 State::Lost { .. } => return Poll::Pending,
                 State::Done => {
-                    return Poll::Ready(Err(io::Error::other("connect polled after completion")))
+                    return Poll::Ready(Err(io::Error::other("connect polled after completion")));
                 }
             }
         }

@@ -3,15 +3,15 @@
 use std::fmt;
 use std::io;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
-use super::state::{reset_error, ReadStep};
-use super::timer::{poll_until_from, TimerSlot};
+use super::state::{ReadStep, reset_error};
+use super::timer::{TimerSlot, poll_until_from};
 use super::{ConnId, HostId, Network, Side};
 
 /// One end of a connection on the [`Network`].

@@ -20,12 +20,12 @@ use std::time::Duration;
 use self::adaptive::Limiter;
 use self::classify::Class;
 use super::generic::ConfigError;
-use super::units::{duration_ns, ns_to_ms, NS_PER_MS};
+use super::units::{NS_PER_MS, duration_ns, ns_to_ms};
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, NotBefore, Policy, StopReason};
 use crate::rng::Stream;
 
 pub use adaptive::{
-    Cubic, BETA, MAX_RATE_ADJUST_SCALE, MIN_CAPACITY, MIN_FILL_RATE, SCALE_CONSTANT, SMOOTHING,
+    BETA, Cubic, MAX_RATE_ADJUST_SCALE, MIN_CAPACITY, MIN_FILL_RATE, SCALE_CONSTANT, SMOOTHING,
     TIME_BUCKET_RANGE,
 };
 pub use classify::{THROTTLING_ERROR_CODES, TRANSIENT_ERROR_CODES, TRANSIENT_STATUSES};

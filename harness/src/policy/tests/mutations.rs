@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use super::sim::{generic_client, run, status, with_ra, Client, Reply};
+use super::sim::{Client, Reply, generic_client, run, status, with_ra};
 use crate::policy::{
-    conforms, ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig,
-    Observed, Policy, RetryAfterRule, Violation, ViolationKind,
+    ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed,
+    Policy, RetryAfterRule, Violation, ViolationKind, conforms,
 };
 use crate::rng::Stream;
 

@@ -4,10 +4,10 @@
 use std::io;
 use std::time::Duration;
 
-use super::sim::{failure, run_reference, status, with_ra, Reply};
+use super::sim::{Reply, failure, run_reference, status, with_ra};
 use crate::policy::{
-    conforms, ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig,
-    Observed, Policy, RetryAfterRule,
+    ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed,
+    Policy, RetryAfterRule, conforms,
 };
 
 fn policies() -> Vec<Box<dyn Policy>> {

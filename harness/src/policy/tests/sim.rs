@@ -2,7 +2,7 @@
 //! the resulting attempt views. No network, no runtime: latency is a constant.
 
 use crate::policy::{
-    AttemptView, CallHistory, Decision, Observed, Policy, RetryAfterValue, DEFAULT_EPOCH_UNIX_MS,
+    AttemptView, CallHistory, DEFAULT_EPOCH_UNIX_MS, Decision, Observed, Policy, RetryAfterValue,
 };
 use crate::rng::Stream;
 

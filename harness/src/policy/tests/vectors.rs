@@ -5,9 +5,9 @@ use std::io;
 use std::time::Duration;
 
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Envelope, ExponentialConfig, FibonacciConfig,
-    FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed, Policy, RetryAfterRule,
-    RetryAfterValue, RetryOn, StopReason, DEFAULT_EPOCH_UNIX_MS,
+    Anchor, AttemptView, CallHistory, ClientHistory, DEFAULT_EPOCH_UNIX_MS, Envelope,
+    ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed,
+    Policy, RetryAfterRule, RetryAfterValue, RetryOn, StopReason,
 };
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -525,24 +525,30 @@ fn defaults_follow_the_design_table() {
     assert_eq!(FixedConfig::default().max_attempts, 3);
     assert_eq!(LinearConfig::default().max_attempts, 3);
     assert_eq!(FibonacciConfig::default().max_attempts, 3);
-    assert!(ExponentialConfig {
-        multiplier: f64::NAN,
-        ..Default::default()
-    }
-    .validate()
-    .is_err());
-    assert!(LinearConfig {
-        jitter: Jitter::Decorrelated,
-        ..Default::default()
-    }
-    .validate()
-    .is_err());
-    assert!(FixedConfig {
-        max_attempts: 0,
-        ..Default::default()
-    }
-    .validate()
-    .is_err());
+    assert!(
+        ExponentialConfig {
+            multiplier: f64::NAN,
+            ..Default::default()
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        LinearConfig {
+            jitter: Jitter::Decorrelated,
+            ..Default::default()
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        FixedConfig {
+            max_attempts: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err()
+    );
     // Unvalidated nonsense does not panic: NaN growth sits at the cap (from the second
     // retry: the first is `initial` whatever the multiplier, as x^0 = 1).
     let nan = ExponentialConfig {

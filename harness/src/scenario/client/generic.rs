@@ -296,7 +296,7 @@ impl schemars::JsonSchema for RetryCondition {
     fn schema_name() -> String {
         "RetryCondition".to_string()
     }
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    fn json_schema(_: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
         crate::scenario::schema::from_json(serde_json::json!({
             "anyOf": [
                 { "type": "integer", "minimum": 100, "maximum": 599 },

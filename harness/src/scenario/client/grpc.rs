@@ -247,7 +247,7 @@ impl schemars::JsonSchema for ProtoDuration {
     fn schema_name() -> String {
         "ProtoDuration".to_string()
     }
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    fn json_schema(_: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
         crate::scenario::schema::string_pattern(
             r"^[0-9]+(\.[0-9]{1,3})?s$",
             "seconds, such as `0.1s`",
@@ -379,7 +379,7 @@ impl schemars::JsonSchema for GrpcCode {
     fn schema_name() -> String {
         "GrpcCode".to_string()
     }
-    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    fn json_schema(_: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
         crate::scenario::schema::string_enum(&GrpcCode::NAMES)
     }
 }

@@ -25,7 +25,7 @@ pub use grpc::{
     GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
     GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, ProtoDuration,
 };
-pub use policy::{PolicyError, DEFAULT_MAX_ATTEMPTS};
+pub use policy::{DEFAULT_MAX_ATTEMPTS, PolicyError};
 pub use rocketmq::RocketmqParams;
 pub use servicenow::{HeaderUnit, ServicenowExponentialParams, ServicenowHeaderParams};
 pub use sns::{

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
 
 /// 2026-01-01T00:00:00Z in milliseconds since the Unix epoch: the default virtual wall clock
-/// epoch (DESIGN section 4).
+/// epoch (docs/architecture.md#attempts-time-and-ordering).
 pub const DEFAULT_EPOCH_UNIX_MS: u64 = 1_767_225_600_000;
 
 /// A duration of `n` milliseconds, for builders that read like sentences:

@@ -1,14 +1,20 @@
 //! The connect schedule: what happens to each connection attempt.
 
+use serde::{Deserialize, Serialize};
+
 use crate::script::schedule_index;
 
-/// What the network does with one connection attempt.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// What the network does with one connection attempt (a scenario's `connect: [{ action }]`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum ConnectAction {
     /// The connection is established.
     #[default]
     Accept,
-    /// RST after one round trip.
+    /// Refused: RST after one round trip.
     Refuse,
     /// The connect never completes.
     Blackhole,

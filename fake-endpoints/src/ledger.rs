@@ -153,13 +153,15 @@ pub struct EffectRecord {
     pub call_tag: Option<HeaderValue>,
 }
 
-/// Which side closed a connection first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which end of a connection: the one that connected, or the endpoint's (who closed a
+/// connection first, in the ledger and the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Side {
-    /// The endpoint.
-    Server,
-    /// The client.
+    /// The client end (the one that connected).
     Client,
+    /// The endpoint end.
+    Server,
 }
 
 /// How a connection closed.

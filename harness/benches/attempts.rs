@@ -1,5 +1,5 @@
 //! Attempts per second through the public API, against the floor of hyper-util over a bare
-//! in-memory stream measured in the same process (issue A1).
+//! in-memory stream measured in the same process.
 //!
 //! `cargo bench -p retrylab --bench attempts` prints one line per case. The wall clock is read
 //! here, in the benchmark, never on the simulated path.

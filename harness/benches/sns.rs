@@ -1,6 +1,6 @@
 //! `sns_delivery` with `endpoint_type: aws_managed` against an always-503 endpoint: 100,016
 //! attempts over about 23 virtual days through the reference client, judged by
-//! `conforms_to` (issue B1). `cargo bench -p retrylab --bench sns` prints the figures.
+//! `conforms_to`. `cargo bench -p retrylab --bench sns` prints the figures.
 
 use std::time::Instant;
 

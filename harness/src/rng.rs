@@ -1,4 +1,4 @@
-//! Labelled random substreams (DESIGN section 5).
+//! Labelled random substreams (docs/architecture.md#determinism).
 //!
 //! Every consumer of randomness draws from its own stream, derived from the scenario seed and a
 //! label such as `endpoint/api/latency` or `client/3/jitter`. Adding one draw in one place

@@ -1,5 +1,5 @@
 //! Bypass diagnostics: each sign that a client went around the simulation is detected and
-//! explained (issue F1).
+//! explained.
 
 use std::time::{Duration, SystemTime};
 

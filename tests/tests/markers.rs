@@ -1,5 +1,5 @@
 //! `must_fail: [...]` and `status: known_failure`, the two markers of a scenario that
-//! demonstrates a defect (DESIGN section 7): what makes such a scenario pass, and what makes
+//! demonstrates a defect (docs/scenario-format.md): what makes such a scenario pass, and what makes
 //! it fail.
 
 use retrylab::{Report, Scenario};

@@ -1,5 +1,5 @@
 //! The simulation core through the public API: exact timelines, transport faults, commits
-//! detached from connections, dedupe, limits and determinism (issue A1).
+//! detached from connections, dedupe, limits and determinism.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Bypass diagnostics (DESIGN section 6): signs that the client went around the simulation,
+//! Bypass diagnostics (docs/architecture.md#plugging-a-client-in): signs that the client went around the simulation,
 //! explained in a verdict instead of leaving a puzzling failure.
 //!
 //! - no request reached an endpoint: the client talked to the real network (its own

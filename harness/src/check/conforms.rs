@@ -12,7 +12,7 @@ use crate::scenario::{RetryAfterSpec, StepSpec};
 use retrylab_endpoints::wire::attempt_tag;
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
-/// delays and what is retried): a client may stop early or go on, as DESIGN's example
+/// delays and what is retried): a client may stop early or go on, as the format's example
 /// expects `attempts: 4` beside a `conforms_to` without a count.
 fn with_open_count(spec: &PolicySpec) -> (PolicySpec, bool) {
     let mut spec = spec.clone();

@@ -1,5 +1,5 @@
 //! Checks: one module per expectation kind, each producing [`Verdict`]s that explain
-//! themselves and point at the attempt (DESIGN section 7, "Expectations").
+//! themselves and point at the attempt (docs/scenario-format.md#expectations).
 //!
 //! Expectations apply to every logical call unless their name starts with `total_`.
 

@@ -1,7 +1,7 @@
 //! `retry_after: { honour, cap, invalid }`: did the client wait as the server asked?
 //!
 //! A delay-seconds value is measured from `head(n)`; an HTTP-date is compared with the
-//! virtual wall clock at `start(n+1)` (DESIGN section 4).
+//! virtual wall clock at `start(n+1)` (docs/architecture.md#attempts-time-and-ordering).
 
 use super::{Ctx, verdict};
 use crate::policy::RetryAfterValue;

@@ -1,5 +1,5 @@
 //! `env.http_client()`: hyper-util's legacy client on the simulated network, recording every
-//! request as an attempt (DESIGN section 4).
+//! request as an attempt (docs/architecture.md#attempts-time-and-ordering).
 //!
 //! Each [`HttpClient::request`] is one attempt: `start` is the call instant, `head` the
 //! instant the response head reached the client, `end` the first of: the last body byte
@@ -167,7 +167,7 @@ impl HttpClient {
                         id,
                         ended: false,
                     };
-                    // An empty body has ended with its head (DESIGN section 4: end is the
+                    // An empty body has ended with its head (docs/architecture.md#attempts-time-and-ordering: end is the
                     // last body byte delivered).
                     if body.inner.is_end_stream() {
                         body.finish(EndKind::Body, None);

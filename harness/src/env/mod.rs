@@ -1,4 +1,4 @@
-//! `Env`: what a client under test receives (DESIGN section 6).
+//! `Env`: what a client under test receives (docs/architecture.md#plugging-a-client-in).
 //!
 //! The run calls the user's closure once per logical call with an `Env`. Clones share one
 //! client instance's state (its connection pool), which persists across that client's calls.

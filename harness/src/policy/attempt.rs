@@ -7,7 +7,7 @@ use super::Anchor;
 use super::retry_after::RetryAfterValue;
 
 /// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: 2026-01-01T00:00:00Z
-/// in Unix milliseconds (DESIGN section 4).
+/// in Unix milliseconds (docs/architecture.md#attempts-time-and-ordering).
 pub const DEFAULT_EPOCH_UNIX_MS: i64 = 1_767_225_600_000;
 
 /// What an attempt came to, as far as a retry policy cares.
@@ -41,7 +41,7 @@ impl Observed {
     }
 }
 
-/// One attempt of a call, in virtual milliseconds since the run started (DESIGN section 4).
+/// One attempt of a call, in virtual milliseconds since the run started (docs/architecture.md#attempts-time-and-ordering).
 ///
 /// Built by the reference client as it runs, or from a trace for the conformance check.
 /// Header names are stored lower-case so that policies compare them without case folding.

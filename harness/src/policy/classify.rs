@@ -119,7 +119,7 @@ impl FromStr for RetryOnItem {
 /// The set of outcomes a policy retries. A 2xx is a success whatever the set says, and an
 /// outcome outside the set stops the call as not retryable.
 ///
-/// The default is DESIGN's: `5xx, 429, transport, timeout` (so 4xx other than 429 are not
+/// The default of the scenario format: `5xx, 429, transport, timeout` (so 4xx other than 429 are not
 /// retried).
 ///
 /// ```

@@ -7,7 +7,7 @@ use super::jitter::Jitter;
 use super::units::duration_ns;
 use super::{Policy, RetryAfterRule, RetryOn};
 
-/// Parameters of the `exponential` policy (DESIGN section 7; defaults from its table).
+/// Parameters of the `exponential` policy (defaults: docs/scenario-format.md#client-policies).
 ///
 /// Model choices:
 /// - retry `n` (after attempt `n`, `n` = 1 for the first retry) has base

@@ -10,7 +10,7 @@ use crate::rng::Stream;
 
 /// Parameters of the `fixed` policy.
 ///
-/// Model choices: every retry sleeps `delay` (default 1 s: DESIGN gives none), without
+/// Model choices: every retry sleeps `delay` (default 1 s: a model choice), without
 /// jitter, measured from `end(n)`; with `retry_after: honour` the sleep is
 /// `max(delay, Retry-After)`, so a `Retry-After: 2` on a 1 s policy gives exactly 2 s and the
 /// envelope is [2.000s, 2.000s]; `retry_on` and `max_attempts` as for the exponential policy.

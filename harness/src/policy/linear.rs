@@ -9,7 +9,7 @@ use super::{Policy, RetryAfterRule, RetryOn};
 
 /// Parameters of the `linear` policy.
 ///
-/// Model choices (DESIGN gives no defaults for `linear`; we take the exponential's, with
+/// Model choices (no published client fixes defaults for `linear`; we take the exponential's, with
 /// `step` equal to `initial`):
 /// - retry `n` has base `min(initial + step × (n-1), max_delay)` in integer nanoseconds
 ///   (saturating), the cap applied before the jitter;

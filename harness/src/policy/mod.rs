@@ -1,10 +1,10 @@
-//! Retry policies (DESIGN section 2): what a reference client does after an attempt
+//! Retry policies (docs/architecture.md#pipeline-and-concept-folders): what a reference client does after an attempt
 //! ([`Policy::decide`]) and what any correct client may do ([`Policy::envelope`]).
 //!
 //! A policy sees one attempt at a time ([`AttemptView`]), with the earlier attempts of its
 //! call and its client's scope ([`CallHistory`]). All instants are whole virtual milliseconds;
 //! delays are computed in integer nanoseconds and rounded once, to the nearest millisecond,
-//! at the sleep (DESIGN section 5). Randomness comes only from the [`Stream`] passed in.
+//! at the sleep (docs/architecture.md#determinism). Randomness comes only from the [`Stream`] passed in.
 //!
 //! Policy instances are per client: a policy with client-wide state (a retry quota) keeps it
 //! in `self`, changes it in [`Policy::decide`] for the reference client, and replays it with

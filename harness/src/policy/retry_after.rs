@@ -1,7 +1,7 @@
 //! `Retry-After` (RFC 9110 section 10.2.3): parsing, and the floor it puts under the next
 //! attempt when a policy honours it.
 //!
-//! Model choices, each one a place where clients differ (reference section 6):
+//! Model choices, each one a place where clients differ (docs/retry-behaviours.md#6-retry-after):
 //! - delay-seconds is one or more ASCII digits and nothing else after trimming surrounding
 //!   whitespace; a value too large for `u64` saturates (it is still a valid, huge delay);
 //!   a sign, a fraction or an exponent makes the value invalid;

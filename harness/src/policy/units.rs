@@ -1,4 +1,4 @@
-//! Integer time arithmetic shared by the policies (DESIGN section 5: delays are computed in
+//! Integer time arithmetic shared by the policies (docs/architecture.md#determinism: delays are computed in
 //! integer nanoseconds and rounded once, to whole milliseconds, at the sleep).
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Running a planned scenario on the sim backend (DESIGN sections 3 and 6).
+//! Running a planned scenario on the sim backend (docs/architecture.md: backends and the runtime contract).
 //!
 //! Every run gets its own OS thread with a current-thread tokio runtime on paused (virtual)
 //! time, so a user's `#[tokio::test]` runtime never meets the simulation's. Two guards bound

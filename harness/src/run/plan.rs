@@ -12,7 +12,7 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    CommitSpec, ConnectAction as ScenarioConnect, DateFormat, EndpointKind, EndpointSpec, FailSpec,
+    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec,
     FaultSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
     StepSpec,
 };
@@ -164,7 +164,7 @@ impl Plan {
 /// Where a `kind: dead_letter` endpoint takes messages.
 pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
 
-/// The worst case of one call of a built-in client (DESIGN section 7): the sum of the longest
+/// The worst case of one call of a built-in client (docs/scenario-format.md): the sum of the longest
 /// delays its policy allows plus `max_attempts × attempt_timeout`, and its attempt count; or
 /// `None` when unknown or unbounded (a custom client, no attempt timeout, no native count).
 fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
@@ -194,7 +194,7 @@ fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
 }
 
 /// `limits.max_virtual_time` when the scenario gives none and its worst case is unknown or
-/// unbounded (DESIGN section 7).
+/// unbounded (docs/scenario-format.md).
 pub(crate) const DEFAULT_MAX_VIRTUAL_TIME: Duration = Duration::from_secs(24 * 3600);
 /// `limits.max_client_attempts` when the scenario gives none and its worst case is unknown.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u64 = 10_000;
@@ -351,11 +351,7 @@ fn endpoint_config(
     }
     if !spec.connect.is_empty() {
         config = config.connect(spec.connect.iter().map(|step| {
-            let built = match step.action {
-                ScenarioConnect::Accept => ConnectStep::accept(),
-                ScenarioConnect::Refuse => ConnectStep::refuse(),
-                ScenarioConnect::Blackhole => ConnectStep::blackhole(),
-            };
+            let built = ConnectStep::new(step.action);
             match step.times {
                 Some(n) => built.times(n),
                 None => built,

@@ -1,6 +1,6 @@
 //! Whole-millisecond durations: `250ms`, `2s`, `1.5s`, `5m`, `1h`, `1d`.
 //!
-//! Virtual time advances in whole milliseconds (DESIGN section 4), so a scenario duration that
+//! Virtual time advances in whole milliseconds (docs/architecture.md#attempts-time-and-ordering), so a scenario duration that
 //! is not a whole number of milliseconds is an error rather than something silently rounded.
 //! Parsing uses integer arithmetic only, so `0.1s` is exactly 100 ms.
 

@@ -300,24 +300,15 @@ impl ConnectStepSpec {
     }
 }
 
-/// What a connection attempt gets.
+/// What a connection attempt gets: the endpoints' own type, so the scenario, the endpoint
+/// and the sim network speak one vocabulary.
 ///
 /// ```
 /// use retrylab::scenario::ConnectAction;
 /// let a: ConnectAction = serde_saphyr::from_str("blackhole").unwrap();
 /// assert_eq!(a, ConnectAction::Blackhole);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ConnectAction {
-    /// The connection is accepted.
-    Accept,
-    /// Refused: RST after one round trip.
-    Refuse,
-    /// Black-holed: the connect never completes.
-    Blackhole,
-}
+pub use retrylab_endpoints::ConnectAction;
 
 /// When the endpoint closes connections: `{ idle_timeout: none | <dur>, max_requests: n }`.
 ///

@@ -1,6 +1,6 @@
 //! Scenario files: types, parsing, validation.
 //!
-//! A scenario is a YAML file (DESIGN section 7) or a value built in code. Every way in
+//! A scenario is a YAML file or a value built in code. Every way in
 //! ([`Scenario::load`], [`Scenario::from_yaml_str`], [`Scenario::builder`]) runs the same
 //! validation, and every error is located: `file:line:col path: message`.
 //!
@@ -26,7 +26,10 @@
 //! assert_eq!(scenario.expect.check_names(), ["outcome", "gaps"]);
 //! ```
 //!
-//! The keys, and which of them this version runs, are listed in `KEYS.md` beside this file.
+//! The rest of this page is the format's reference (`docs/scenario-format.md` in the
+//! repository): every key, its default, and whether this version runs it.
+#![doc = ""]
+#![doc = include_str!("../../docs/scenario-format.md")]
 
 mod builder;
 mod client;

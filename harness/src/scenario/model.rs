@@ -16,7 +16,7 @@ use super::operation::OperationSpec;
 use super::search::SearchSpec;
 use super::turmoil::{BackendKind, TurmoilSpec};
 
-/// A parsed, validated scenario (DESIGN section 7).
+/// A parsed, validated scenario (docs/scenario-format.md).
 ///
 /// Load one from a file with [`Scenario::load`], from text with [`Scenario::from_yaml_str`],
 /// or build one in code with [`Scenario::builder`]; write it back with [`Scenario::to_yaml`].

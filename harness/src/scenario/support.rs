@@ -2,8 +2,8 @@
 //!
 //! The whole v1 format parses from the start; a key whose feature is not built yet is
 //! answered here with a located "not supported yet" error when a scenario is run, never with
-//! "unknown key". When an issue builds a feature, it deletes that feature's line below (and
-//! its row in `KEYS.md`).
+//! "unknown key". Building a feature deletes that feature's line below (and marks its rows
+//! built in `docs/scenario-format.md`).
 
 use super::client::ClientSpec;
 use super::endpoint::{EndpointKind, EndpointSpec};
@@ -31,7 +31,7 @@ pub(crate) const BUILT_POLICIES: &[&str] = &[
 
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
-    /// built in this version: the keys DESIGN lists as "built later" (except partitions and
+    /// built in this version: the keys `docs/scenario-format.md` marks planned (except partitions and
     /// fixed per-endpoint latencies, which the sim network runs), endpoint kinds other
     /// than `http`, policies other than those in `BUILT_POLICIES` (`no_retry`, `fixed`,
     /// `exponential`, `linear`, `fibonacci`, the AWS modes, `sns_delivery` and `custom`), and backends other than `sim`. Empty when the scenario can

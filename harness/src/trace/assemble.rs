@@ -112,7 +112,7 @@ pub(crate) fn assemble(
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
             let attempt_id = request.and_then(|r| wire::attempt_tag(&r.headers));
-            // DESIGN section 7: by idempotency key (the keys `env.operation()` hands out
+            // docs/scenario-format.md#expectations: by idempotency key (the keys `env.operation()` hands out
             // name their call), else by the harness's call tag, else by call window.
             let call_id = effect
                 .key
@@ -139,7 +139,7 @@ pub(crate) fn assemble(
         }
     }
 
-    // Ordered by harness-assigned ids, never by observation order (DESIGN section 4).
+    // Ordered by harness-assigned ids, never by observation order (docs/architecture.md#attempts-time-and-ordering).
     attempts.sort_by_key(|a| (a.start_ms, a.conn_id.unwrap_or(u64::MAX), a.id));
     renumber(&mut attempts);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
@@ -217,7 +217,7 @@ fn reconstruct(
     id: u32,
 ) -> Attempt {
     let conn = ConnId(request.conn_id);
-    // DESIGN section 4: start is the connect start on a new connection, the request's first
+    // docs/architecture.md#attempts-time-and-ordering: start is the connect start on a new connection, the request's first
     // byte on a reused one.
     let connect_start = (request.seq == 1)
         .then(|| segments.connect_start(conn))

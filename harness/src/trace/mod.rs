@@ -1,4 +1,4 @@
-//! The trace: what happened, in virtual time (DESIGN section 4).
+//! The trace: what happened, in virtual time (docs/architecture.md#attempts-time-and-ordering).
 //!
 //! Records are small `Copy`-friendly structs with interned names, appended while the
 //! simulation runs; text is only produced when a trace is rendered (a timeline for humans, a
@@ -107,7 +107,7 @@ pub enum EndKind {
     Unfinished,
 }
 
-/// One attempt: one HTTP request issued by the client (DESIGN section 4).
+/// One attempt: one HTTP request issued by the client (docs/architecture.md#attempts-time-and-ordering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attempt {
     /// Harness-wide attempt number, from 1, in start order.
@@ -148,14 +148,7 @@ pub struct Attempt {
 }
 
 /// Who closed a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// The client end.
-    Client,
-    /// The endpoint end.
-    Server,
-}
+pub use retrylab_endpoints::Side;
 
 /// What happened to a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -198,8 +198,8 @@ impl Policy<Req, Response<Bytes>, AttemptError> for BudgetPolicy {
 
 thread_local! {
     /// The budget shared by the calls of one run. A budget spans calls, and a registered
-    /// client is one function for every run; each run has a thread of its own (DESIGN
-    /// section 3), and its first call makes a fresh budget.
+    /// client is one function for every run; each run has a thread of its own
+    /// (docs/architecture.md#the-run-thread-and-its-guards), and its first call makes a fresh budget.
     static BUDGET: RefCell<Option<Arc<TpsBudget>>> = const { RefCell::new(None) };
 }
 

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, ready};
 use tokio::time::Instant;
 
 use super::timer::{TimerSlot, poll_until};
-use super::{ConnId, ConnectDecision, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
+use super::{ConnId, ConnectAction, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 
 /// Where a connect attempt is.
 enum State {
@@ -92,15 +92,15 @@ fn arrive_syn(net: &Network, conn: ConnId, host: HostId, epoch: Option<u64>) -> 
     let at = inner.ms(now);
     let reply_at = now + inner.host(host).from;
     let outcome = match decision {
-        ConnectDecision::Accept => SynOutcome::Accept,
-        ConnectDecision::Refuse => SynOutcome::Refuse,
-        ConnectDecision::Blackhole => SynOutcome::Blackhole,
+        ConnectAction::Accept => SynOutcome::Accept,
+        ConnectAction::Refuse => SynOutcome::Refuse,
+        ConnectAction::Blackhole => SynOutcome::Blackhole,
     };
     inner
         .events
         .push(NetEvent::SynArrived { at, conn, outcome });
     match decision {
-        ConnectDecision::Accept => {
+        ConnectAction::Accept => {
             let slot = inner.open_conn(conn, host);
             drop(inner);
             handler.accept(
@@ -109,8 +109,8 @@ fn arrive_syn(net: &Network, conn: ConnId, host: HostId, epoch: Option<u64>) -> 
             );
             Arrival::Accepted { slot, reply_at }
         }
-        ConnectDecision::Refuse => Arrival::Refused { reply_at },
-        ConnectDecision::Blackhole => Arrival::Lost,
+        ConnectAction::Refuse => Arrival::Refused { reply_at },
+        ConnectAction::Blackhole => Arrival::Lost,
     }
 }
 

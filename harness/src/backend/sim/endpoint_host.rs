@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use retrylab_endpoints::{ConnInfo, ConnectAction, ConnectionControl, Endpoint};
 
-use super::{ConnId, ConnectDecision, Host, ResetHandle, SimStream};
+use super::{ConnId, Host, ResetHandle, SimStream};
 
 /// An endpoint as a host of the sim network.
 pub struct EndpointHost {
@@ -18,12 +18,8 @@ impl EndpointHost {
 }
 
 impl Host for EndpointHost {
-    fn on_syn(&self, conn: ConnId) -> ConnectDecision {
-        match self.endpoint.on_connect(conn.0) {
-            ConnectAction::Accept => ConnectDecision::Accept,
-            ConnectAction::Refuse => ConnectDecision::Refuse,
-            ConnectAction::Blackhole => ConnectDecision::Blackhole,
-        }
+    fn on_syn(&self, conn: ConnId) -> ConnectAction {
+        self.endpoint.on_connect(conn.0)
     }
 
     fn accept(&self, conn: ConnId, stream: SimStream) {

@@ -19,14 +19,10 @@ pub struct ConnId(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct HostId(pub u32);
 
-/// Which end of a connection a [`SimStream`](super::SimStream) is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Side {
-    /// The end returned by [`Network::connect`](super::Network::connect).
-    Client,
-    /// The end handed to [`Host::accept`](super::Host::accept).
-    Server,
-}
+/// Which end of a connection a [`SimStream`](super::SimStream) is: `Client` is the end
+/// returned by [`Network::connect`](super::Network::connect), `Server` the end handed to
+/// [`Host::accept`](super::Host::accept).
+pub use retrylab_endpoints::Side;
 
 /// The direction a segment travels in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,25 +33,33 @@ pub enum Dir {
     ServerToClient,
 }
 
-impl Side {
+/// The sim network's arithmetic on a connection's ends (a trait because [`Side`] is the
+/// endpoints' type, shared with the ledger and the trace).
+pub(super) trait EndIndex {
     /// Index of this end in per-connection arrays.
-    pub(super) fn index(self) -> usize {
+    fn index(self) -> usize;
+    /// The direction this end writes in.
+    fn writes(self) -> Dir;
+    /// The direction this end reads from.
+    fn reads(self) -> Dir;
+}
+
+impl EndIndex for Side {
+    fn index(self) -> usize {
         match self {
             Side::Client => 0,
             Side::Server => 1,
         }
     }
 
-    /// The direction this end writes in.
-    pub(super) fn writes(self) -> Dir {
+    fn writes(self) -> Dir {
         match self {
             Side::Client => Dir::ClientToServer,
             Side::Server => Dir::ServerToClient,
         }
     }
 
-    /// The direction this end reads from.
-    pub(super) fn reads(self) -> Dir {
+    fn reads(self) -> Dir {
         self.writes().reverse()
     }
 }

@@ -1,7 +1,7 @@
 //! The in-memory TCP network of the sim backend.
 //!
 //! A [`Network`] joins clients and named [`Host`]s with per-direction segment queues whose
-//! segments carry delivery instants in tokio's virtual time (DESIGN §3): connect takes one
+//! segments carry delivery instants in tokio's virtual time (docs/architecture.md#backends-and-the-runtime-contract): connect takes one
 //! round trip, refuse fails after one, black-hole never completes; FIN, RST
 //! (`io::ErrorKind::ConnectionReset`), and partitions that hold segments until they heal.
 //! Everything is recorded in a [`NetLog`] in whole milliseconds since the network's start.
@@ -26,7 +26,8 @@ mod tests;
 pub use connect::Connect;
 pub use connector::SimConnector;
 pub use endpoint_host::EndpointHost;
-pub use host::{ConnectDecision, Host};
+pub use host::Host;
+pub use retrylab_endpoints::ConnectAction;
 pub use ids::{ConnId, Dir, HostId, Side};
 pub use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
 pub use network::Network;

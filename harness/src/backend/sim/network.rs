@@ -17,51 +17,6 @@ use super::{Host, HostId, NetLog, SimConnector};
 /// [`SimStream`](super::SimStream). Every segment has a delivery instant in tokio's virtual
 /// time, so the network is meant for a current-thread runtime with paused time. It is cheap
 /// to clone (all clones share one state) and `Send + Sync`.
-///
-/// # Example
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::time::Duration;
-/// use retrylab::backend::sim::{ConnId, ConnectDecision, Host, Network, SimStream};
-/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-///
-/// /// Echoes what it reads.
-/// struct Echo;
-/// impl Host for Echo {
-///     fn on_syn(&self, _conn: ConnId) -> ConnectDecision {
-///         ConnectDecision::Accept
-///     }
-///     fn accept(&self, _conn: ConnId, mut stream: SimStream) {
-///         tokio::spawn(async move {
-///             let mut buf = [0u8; 64];
-///             while let Ok(n) = stream.read(&mut buf).await {
-///                 if n == 0 || stream.write_all(&buf[..n]).await.is_err() {
-///                     break;
-///                 }
-///             }
-///         });
-///     }
-/// }
-///
-/// let rt = tokio::runtime::Builder::new_current_thread()
-///     .enable_time()
-///     .start_paused(true)
-///     .build()?;
-/// rt.block_on(async {
-///     let net = Network::new(tokio::time::Instant::now(), Duration::from_millis(10));
-///     net.add_host("echo", Arc::new(Echo));
-///     let mut stream = net.connect("echo").await?;
-///     assert_eq!(net.now_ms(), 20); // one round trip
-///     stream.write_all(b"hi").await?;
-///     let mut buf = [0u8; 2];
-///     stream.read_exact(&mut buf).await?;
-///     assert_eq!((&buf, net.now_ms()), (b"hi", 40));
-///     assert_eq!(stream.conn_id(), ConnId(1));
-///     Ok::<_, std::io::Error>(())
-/// })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Clone)]
 pub struct Network {
     pub(super) inner: Arc<Mutex<Inner>>,

@@ -12,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::ids::EndIndex as _;
 use super::pipe::{Pipe, Seg};
 use super::{ConnId, Dir, Host, HostId, NetEvent, SegmentEvent, SegmentKind, Side};
 

@@ -19,13 +19,13 @@ const L: Duration = Duration::from_millis(250);
 
 /// A host whose decision tests can change, handing accepted streams to the test.
 struct ChanHost {
-    decision: Mutex<ConnectDecision>,
+    decision: Mutex<ConnectAction>,
     tx: mpsc::UnboundedSender<(u64, SimStream)>,
     start: Instant,
 }
 
 impl Host for ChanHost {
-    fn on_syn(&self, _conn: ConnId) -> ConnectDecision {
+    fn on_syn(&self, _conn: ConnId) -> ConnectAction {
         *self.decision.lock().unwrap()
     }
     fn accept(&self, _conn: ConnId, stream: SimStream) {
@@ -42,7 +42,7 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn new(decision: ConnectDecision) -> Fixture {
+    fn new(decision: ConnectAction) -> Fixture {
         let start = Instant::now();
         let net = Network::new(start, L);
         let (tx, accepted) = mpsc::unbounded_channel();
@@ -134,7 +134,7 @@ fn network_and_streams_are_send_sync() {
 
 #[tokio::test(start_paused = true)]
 async fn connect_takes_one_round_trip_and_data_one_way() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     assert_eq!((client.conn_id(), client.side()), (ConnId(1), Side::Client));
     assert_eq!((server.conn_id(), server.side()), (ConnId(1), Side::Server));
@@ -180,7 +180,7 @@ async fn connect_takes_one_round_trip_and_data_one_way() {
 
 #[tokio::test(start_paused = true)]
 async fn segments_keep_order_when_latency_drops() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     client.write_all(b"slow").await.unwrap();
     f.net
@@ -202,7 +202,7 @@ async fn segments_keep_order_when_latency_drops() {
 
 #[tokio::test(start_paused = true)]
 async fn fin_arrives_after_data_and_repeats() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     server.write_all(b"abc").await.unwrap();
     server.shutdown().await.unwrap();
@@ -226,7 +226,7 @@ async fn fin_arrives_after_data_and_repeats() {
 
 #[tokio::test(start_paused = true)]
 async fn dropping_a_stream_sends_fin() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, server) = f.pair().await;
     drop(server);
     assert_eq!(read_at(&f.net, &mut client, 16).await, (Ok(vec![]), 750));
@@ -247,7 +247,7 @@ async fn dropping_a_stream_sends_fin() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_surfaces_after_queued_data() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     server.write_all(b"abc").await.unwrap();
     server.reset();
@@ -284,7 +284,7 @@ async fn reset_surfaces_after_queued_data() {
 
 #[tokio::test(start_paused = true)]
 async fn writes_fail_once_rst_is_delivered_even_with_unread_data() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, server) = f.pair().await;
     server.reset();
     sleep(Duration::from_millis(249)).await;
@@ -298,7 +298,7 @@ async fn writes_fail_once_rst_is_delivered_even_with_unread_data() {
 
 #[tokio::test(start_paused = true)]
 async fn reset_handle_aborts_a_stream_owned_by_another_task() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     let handle = server.reset_handle();
     let net = f.net.clone();
@@ -316,7 +316,7 @@ async fn reset_handle_aborts_a_stream_owned_by_another_task() {
 
 #[tokio::test(start_paused = true)]
 async fn refused_after_one_round_trip() {
-    let f = Fixture::new(ConnectDecision::Refuse);
+    let f = Fixture::new(ConnectAction::Refuse);
     let r = f.net.connect("api").await;
     assert_eq!(
         (kind(r), f.net.now_ms()),
@@ -341,7 +341,7 @@ async fn refused_after_one_round_trip() {
 
 #[tokio::test(start_paused = true)]
 async fn blackhole_never_completes() {
-    let f = Fixture::new(ConnectDecision::Blackhole);
+    let f = Fixture::new(ConnectAction::Blackhole);
     let r = timeout(Duration::from_secs(10), f.net.connect("api")).await;
     assert!(r.is_err(), "connect completed: {r:?}");
     assert_eq!(f.net.now_ms(), 10_000);
@@ -363,7 +363,7 @@ async fn blackhole_never_completes() {
 
 #[tokio::test(start_paused = true)]
 async fn unknown_host_fails_at_once_naming_known_hosts() {
-    let f = Fixture::new(ConnectDecision::Accept);
+    let f = Fixture::new(ConnectAction::Accept);
     let err = f.net.connect("nope").await.unwrap_err();
     assert_eq!((err.kind(), f.net.now_ms()), (io::ErrorKind::NotFound, 0));
     let text = err.to_string();
@@ -377,7 +377,7 @@ async fn unknown_host_fails_at_once_naming_known_hosts() {
 
 #[tokio::test(start_paused = true)]
 async fn connection_ids_follow_connect_calls() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let a = f.net.connect("api");
     let b = f.net.connect("api");
     assert_eq!(
@@ -397,7 +397,7 @@ async fn connection_ids_follow_connect_calls() {
     ids.sort();
     assert_eq!(ids, [ConnId(1), ConnId(2)]);
     // The host's decision applies per SYN.
-    *f.host.decision.lock().unwrap() = ConnectDecision::Refuse;
+    *f.host.decision.lock().unwrap() = ConnectAction::Refuse;
     let c = f.net.connect("api");
     assert_eq!(c.conn_id(), Some(ConnId(3)));
     assert_eq!(kind(c.await), io::ErrorKind::ConnectionRefused);
@@ -405,7 +405,7 @@ async fn connection_ids_follow_connect_calls() {
 
 #[tokio::test(start_paused = true)]
 async fn partition_holds_segments_until_heal() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;
     client.write_all(b"inflight").await.unwrap(); // due at 750
     sleep_until(f.at(600)).await;
@@ -487,7 +487,7 @@ async fn partition_holds_segments_until_heal() {
 
 #[tokio::test(start_paused = true)]
 async fn partition_holds_connect_reply_until_heal() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let net = f.net.clone();
     let connecting = tokio::spawn(async move {
         let s = net.connect("api").await;
@@ -504,7 +504,7 @@ async fn partition_holds_connect_reply_until_heal() {
 
 #[tokio::test(start_paused = true)]
 async fn a_syn_in_flight_during_any_part_of_a_partition_is_lost() {
-    let f = Fixture::new(ConnectDecision::Accept);
+    let f = Fixture::new(ConnectAction::Accept);
     // Sent during the partition, which heals before the SYN would arrive.
     f.net.partition("api").unwrap();
     let during = f.net.connect("api");
@@ -550,7 +550,7 @@ fn log_events_stay_small() {
 
 #[tokio::test(start_paused = true)]
 async fn writing_to_a_dropped_peer_gets_rst() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, server) = f.pair().await;
     drop(server); // FIN due at 750
     sleep_until(f.at(1000)).await;
@@ -583,7 +583,7 @@ async fn writing_to_a_dropped_peer_gets_rst() {
 
 #[tokio::test(start_paused = true)]
 async fn data_in_flight_to_a_dropped_end_is_answered_with_rst() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, server) = f.pair().await;
     client.write_all(b"req").await.unwrap(); // due at 750
     sleep_until(f.at(600)).await;
@@ -595,7 +595,7 @@ async fn data_in_flight_to_a_dropped_end_is_answered_with_rst() {
 
 #[tokio::test(start_paused = true)]
 async fn connect_abandoned_after_accept_resets_the_server_end() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let r = timeout(Duration::from_millis(300), f.net.connect("api")).await;
     assert!(r.is_err());
     let (at, mut server) = f.accepted.recv().await.unwrap();
@@ -625,7 +625,7 @@ async fn connect_abandoned_after_accept_resets_the_server_end() {
 
 #[tokio::test(start_paused = true)]
 async fn connect_abandoned_before_syn_arrival_still_delivers_the_syn() {
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let r = timeout(Duration::from_millis(100), f.net.connect("api")).await;
     assert!(r.is_err());
     let (at, mut server) = f.accepted.recv().await.unwrap();
@@ -642,7 +642,7 @@ async fn zero_latency_connects_at_once_and_recycles_slots() {
     net.add_host(
         "api",
         Arc::new(ChanHost {
-            decision: Mutex::new(ConnectDecision::Accept),
+            decision: Mutex::new(ConnectAction::Accept),
             tx,
             start,
         }),
@@ -664,7 +664,7 @@ async fn zero_latency_connects_at_once_and_recycles_slots() {
 #[tokio::test(start_paused = true)]
 async fn connector_uses_the_uri_host_only() {
     use tower_service::Service;
-    let mut f = Fixture::new(ConnectDecision::Accept);
+    let mut f = Fixture::new(ConnectAction::Accept);
     let mut connector = f.net.connector();
     let s = connector
         .call("https://api:8443/x".parse().unwrap())
@@ -682,8 +682,8 @@ async fn connector_uses_the_uri_host_only() {
 struct HyperHost;
 
 impl Host for HyperHost {
-    fn on_syn(&self, _conn: ConnId) -> ConnectDecision {
-        ConnectDecision::Accept
+    fn on_syn(&self, _conn: ConnId) -> ConnectAction {
+        ConnectAction::Accept
     }
     fn accept(&self, _conn: ConnId, stream: SimStream) {
         let svc = hyper::service::service_fn(|_req| async {
@@ -777,4 +777,100 @@ fn bench_sim_new_connection_per_attempt() {
         let per = wall.elapsed() / n;
         println!("latency {latency:?}: {per:?} per attempt");
     }
+}
+
+/// Formerly the example on `network`: the sim network is internal, so its
+/// example lives here.
+#[test]
+fn echo_host_example_round_trips_in_virtual_time() -> Result<(), std::io::Error> {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Echoes what it reads.
+    struct Echo;
+    impl Host for Echo {
+        fn on_syn(&self, _conn: ConnId) -> ConnectAction {
+            ConnectAction::Accept
+        }
+        fn accept(&self, _conn: ConnId, mut stream: SimStream) {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 64];
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 || stream.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    rt.block_on(async {
+        let net = Network::new(tokio::time::Instant::now(), Duration::from_millis(10));
+        net.add_host("echo", Arc::new(Echo));
+        let mut stream = net.connect("echo").await?;
+        assert_eq!(net.now_ms(), 20); // one round trip
+        stream.write_all(b"hi").await?;
+        let mut buf = [0u8; 2];
+        stream.read_exact(&mut buf).await?;
+        assert_eq!((&buf, net.now_ms()), (b"hi", 40));
+        assert_eq!(stream.conn_id(), ConnId(1));
+        Ok::<_, std::io::Error>(())
+    })?;
+    Ok::<(), std::io::Error>(())
+}
+
+/// Formerly the example on `connector`: the sim network is internal, so its
+/// example lives here.
+#[test]
+fn hyper_util_client_over_the_sim_connector_example() -> Result<(), Box<dyn std::error::Error>> {
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Empty, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
+
+    /// Answers every request with 200 "ok".
+    struct Api;
+    impl Host for Api {
+        fn on_syn(&self, _conn: ConnId) -> ConnectAction {
+            ConnectAction::Accept
+        }
+        fn accept(&self, _conn: ConnId, stream: SimStream) {
+            let svc = hyper::service::service_fn(|_req| async {
+                Ok::<_, Infallible>(hyper::Response::new(Full::new(Bytes::from("ok"))))
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .auto_date_header(false)
+                    .serve_connection(stream, svc),
+            );
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    rt.block_on(async {
+        let net = Network::new(tokio::time::Instant::now(), Duration::from_millis(5));
+        net.add_host("api", Arc::new(Api));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .build::<_, Empty<Bytes>>(net.connector());
+        let res = client.get("http://api/".parse()?).await?;
+        assert_eq!(res.extensions().get::<ConnId>(), Some(&ConnId(1)));
+        assert_eq!(res.into_body().collect().await?.to_bytes(), "ok");
+        assert_eq!(net.now_ms(), 20); // connect, request and response: 4 one-way trips
+        Ok::<_, Box<dyn std::error::Error>>(())
+    })?;
+    Ok::<(), Box<dyn std::error::Error>>(())
 }

@@ -1,23 +1,23 @@
 //! The adaptive retry mode's client-side rate limiter: a send-token bucket whose rate follows
-//! CUBIC (reference section 2; botocore `retries/adaptive.py`, `bucket.py`, `throttling.py`).
+//! CUBIC (docs/retry-behaviours.md#2-aws-sdk-retry-modes; botocore `retries/adaptive.py`, `bucket.py`, `throttling.py`).
 //!
 //! Times are seconds since the run started (virtual ms / 1000), as `f64`, the way botocore
 //! reads its clock; transcendental functions come from `libm`.
 
 /// CUBIC's multiplicative decrease on a throttle.
-pub const BETA: f64 = 0.7;
+pub(crate) const BETA: f64 = 0.7;
 /// CUBIC's scale constant.
-pub const SCALE_CONSTANT: f64 = 0.4;
+pub(crate) const SCALE_CONSTANT: f64 = 0.4;
 /// The weight of the newest bucket in the measured send rate.
-pub const SMOOTHING: f64 = 0.8;
+pub(crate) const SMOOTHING: f64 = 0.8;
 /// The measured rate's bucket width, seconds.
-pub const TIME_BUCKET_RANGE: f64 = 0.5;
+pub(crate) const TIME_BUCKET_RANGE: f64 = 0.5;
 /// The lowest fill rate, tokens per second.
-pub const MIN_FILL_RATE: f64 = 0.5;
+pub(crate) const MIN_FILL_RATE: f64 = 0.5;
 /// The lowest bucket capacity, tokens.
-pub const MIN_CAPACITY: f64 = 1.0;
+pub(crate) const MIN_CAPACITY: f64 = 1.0;
 /// The new rate is capped at this multiple of the measured send rate.
-pub const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
+pub(crate) const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
 
 /// CUBIC's rate after a throttle and after a success (botocore `CubicCalculator`).
 ///

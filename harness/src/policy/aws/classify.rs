@@ -1,9 +1,9 @@
-//! How the AWS retry modes classify an attempt (reference section 2).
+//! How the AWS retry modes classify an attempt (docs/retry-behaviours.md#2-aws-sdk-retry-modes).
 
 use crate::policy::{AttemptView, Observed};
 
 /// Error codes that mark a throttling error, retried (2.1: at the throttling cost and base).
-pub const THROTTLING_ERROR_CODES: &[&str] = &[
+pub(crate) const THROTTLING_ERROR_CODES: &[&str] = &[
     "PriorRequestNotComplete",
     "Throttling",
     "ThrottlingException",
@@ -21,10 +21,10 @@ pub const THROTTLING_ERROR_CODES: &[&str] = &[
 ];
 
 /// Error codes that mark a transient error, retried whatever the status.
-pub const TRANSIENT_ERROR_CODES: &[&str] = &["RequestTimeout", "RequestTimeoutException"];
+pub(crate) const TRANSIENT_ERROR_CODES: &[&str] = &["RequestTimeout", "RequestTimeoutException"];
 
 /// HTTP statuses retried as transient errors.
-pub const TRANSIENT_STATUSES: &[u16] = &[500, 502, 503, 504];
+pub(crate) const TRANSIENT_STATUSES: &[u16] = &[500, 502, 503, 504];
 
 /// What an attempt came to, in the AWS SDKs' terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

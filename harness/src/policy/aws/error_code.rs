@@ -1,5 +1,5 @@
 //! The service error code of an AWS error response, for the AWS policies' classification
-//! (throttling and transient error codes, reference section 2).
+//! (throttling and transient error codes, docs/retry-behaviours.md#2-aws-sdk-retry-modes).
 //!
 //! Where the code comes from, in the order the SDKs look (smithy-rs `aws_json_errors` and
 //! botocore's REST-JSON parser both prefer the header to the body):

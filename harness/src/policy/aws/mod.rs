@@ -1,5 +1,5 @@
 //! The AWS SDK retry modes: `aws_standard` (Retry Behavior 2.0), `aws_standard_2_1` and
-//! `aws_adaptive` (reference section 2), as one policy, [`AwsRetry`], configured by
+//! `aws_adaptive` (docs/retry-behaviours.md#2-aws-sdk-retry-modes), as one policy, [`AwsRetry`], configured by
 //! [`AwsConfig`].
 //!
 //! The pseudo-code every AWS SDK follows, and so the reference client: get a send token
@@ -24,44 +24,46 @@ use super::units::{NS_PER_MS, duration_ns, ns_to_ms};
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, NotBefore, Policy, StopReason};
 use crate::rng::Stream;
 
-pub use adaptive::{
-    BETA, Cubic, MAX_RATE_ADJUST_SCALE, MIN_CAPACITY, MIN_FILL_RATE, SCALE_CONSTANT, SMOOTHING,
+pub use adaptive::Cubic;
+#[cfg(test)]
+pub(crate) use adaptive::{
+    BETA, MAX_RATE_ADJUST_SCALE, MIN_CAPACITY, MIN_FILL_RATE, SCALE_CONSTANT, SMOOTHING,
     TIME_BUCKET_RANGE,
 };
-pub use classify::{THROTTLING_ERROR_CODES, TRANSIENT_ERROR_CODES, TRANSIENT_STATUSES};
+pub(crate) use classify::{THROTTLING_ERROR_CODES, TRANSIENT_ERROR_CODES, TRANSIENT_STATUSES};
 pub use quota::RetryQuota;
 
 /// The retry quota's size (`initial_tokens`' default).
-pub const INITIAL_RETRY_TOKENS: u32 = 500;
+pub(crate) const INITIAL_RETRY_TOKENS: u32 = 500;
 /// 2.0: the cost of a retry.
-pub const RETRY_COST: u32 = 5;
+pub(crate) const RETRY_COST: u32 = 5;
 /// 2.0: the cost of a retry after a timeout (smithy-rs: after any transient error).
-pub const TIMEOUT_RETRY_COST: u32 = 10;
+pub(crate) const TIMEOUT_RETRY_COST: u32 = 10;
 /// What a call that succeeds on its first attempt adds to the quota.
-pub const NO_RETRY_INCREMENT: u32 = 1;
+pub(crate) const NO_RETRY_INCREMENT: u32 = 1;
 /// 2.1: the cost of a retry after a non-throttling error (timeouts included).
-pub const RETRY_COST_2_1: u32 = 14;
+pub(crate) const RETRY_COST_2_1: u32 = 14;
 /// 2.1: the cost of a retry after a throttling error.
-pub const THROTTLING_RETRY_COST_2_1: u32 = 5;
+pub(crate) const THROTTLING_RETRY_COST_2_1: u32 = 5;
 /// The default number of attempts, the first included.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// 2.1's DynamoDB default number of attempts.
-pub const DYNAMODB_MAX_ATTEMPTS_2_1: u32 = 4;
+pub(crate) const DYNAMODB_MAX_ATTEMPTS_2_1: u32 = 4;
 /// 2.0's backoff base, for every retryable error.
-pub const BASE_2_0: Duration = Duration::from_secs(1);
+pub(crate) const BASE_2_0: Duration = Duration::from_secs(1);
 /// 2.1's backoff base after a non-throttling error.
-pub const BASE_2_1: Duration = Duration::from_millis(50);
+pub(crate) const BASE_2_1: Duration = Duration::from_millis(50);
 /// 2.1's DynamoDB backoff base after a non-throttling error.
-pub const BASE_2_1_DYNAMODB: Duration = Duration::from_millis(25);
+pub(crate) const BASE_2_1_DYNAMODB: Duration = Duration::from_millis(25);
 /// 2.1's backoff base after a throttling error.
-pub const THROTTLING_BASE_2_1: Duration = Duration::from_secs(1);
+pub(crate) const THROTTLING_BASE_2_1: Duration = Duration::from_secs(1);
 /// The default MAX_BACKOFF.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(20);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(20);
 /// 2.1: how far above the computed backoff an `x-amz-retry-after` may push the delay.
-pub const RETRY_AFTER_SLACK_2_1: Duration = Duration::from_secs(5);
+pub(crate) const RETRY_AFTER_SLACK_2_1: Duration = Duration::from_secs(5);
 
 /// The retry-mode header AWS services send, in milliseconds.
-pub const RETRY_AFTER_HEADER: &str = "x-amz-retry-after";
+pub(crate) const RETRY_AFTER_HEADER: &str = "x-amz-retry-after";
 
 /// Which AWS retry mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -109,7 +111,7 @@ pub enum AwsSdk {
 }
 
 /// Parameters of the `aws_standard`, `aws_standard_2_1` and `aws_adaptive` policies
-/// (DESIGN section 7; numbers from reference section 2).
+/// (docs/retry-behaviours.md#2-aws-sdk-retry-modes).
 ///
 /// The model:
 /// - **classification**: a 2xx succeeds; a throttling error code (any status) is a throttle;

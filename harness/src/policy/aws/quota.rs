@@ -1,4 +1,4 @@
-//! The retry quota: a per-client token bucket that retries draw from (reference section 2).
+//! The retry quota: a per-client token bucket that retries draw from (docs/retry-behaviours.md#2-aws-sdk-retry-modes).
 
 /// The retry quota of one client.
 ///

@@ -1,4 +1,4 @@
-//! The AWS retry modes against literal numbers from reference section 2, the reference
+//! The AWS retry modes against literal numbers from docs/retry-behaviours.md#2-aws-sdk-retry-modes, the reference
 //! decision inside its envelope, and wrong clients (written here from scratch, with literal
 //! constants and no call into the policy code) rejected by [`Conformance`].
 

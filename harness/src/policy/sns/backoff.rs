@@ -1,4 +1,4 @@
-//! The backoff phase's curves (reference section 1).
+//! The backoff phase's curves (docs/retry-behaviours.md#1-amazon-sns-delivery-policies).
 
 /// How the backoff phase goes from `minDelayTarget` to `maxDelayTarget`.
 ///

@@ -1,4 +1,4 @@
-//! Amazon SNS delivery to HTTP/S subscriptions, `sns_delivery` (reference section 1): the
+//! Amazon SNS delivery to HTTP/S subscriptions, `sns_delivery` (docs/retry-behaviours.md#1-amazon-sns-delivery-policies): the
 //! delivery policy's four phases as a retry policy, [`SnsDelivery`], configured by
 //! [`SnsConfig`].
 

@@ -1,4 +1,4 @@
-//! The SNS delivery policy against literal numbers from reference section 1, the reference
+//! The SNS delivery policy against literal numbers from docs/retry-behaviours.md#1-amazon-sns-delivery-policies, the reference
 //! decision inside its envelope, and wrong clients (written here from scratch, with literal
 //! formulas and no call into the policy code) rejected by [`Conformance`].
 

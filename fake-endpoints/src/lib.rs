@@ -28,6 +28,7 @@ mod clock;
 mod config;
 mod conn;
 mod connect;
+pub mod date;
 mod dedupe;
 mod endpoint;
 mod ledger;

@@ -1,10 +1,12 @@
 //! `Retry-After` values an endpoint can send, including the malformed ones
-//! (reference: retry-behaviours section 6).
+//! (docs/retry-behaviours.md#6-retry-after).
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::HeaderValue;
+
+use crate::date::{Civil, LONG_DAYS, MONTHS};
 
 /// 9999-12-31T23:59:59Z: the last instant an HTTP-date can spell with four year digits
 /// (`httpdate` panics beyond it).
@@ -140,7 +142,8 @@ pub fn http_date(at: SystemTime, format: HttpDateFormat) -> String {
     match format {
         HttpDateFormat::Imf => httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs)),
         HttpDateFormat::Rfc850 => {
-            let c = Civil::from_unix(secs);
+            // At most MAX_HTTP_DATE_SECS, so it fits.
+            let c = Civil::from_unix(secs as i64);
             let mut out = String::with_capacity(40);
             // Writing into a String cannot fail.
             let _ = write!(
@@ -148,7 +151,7 @@ pub fn http_date(at: SystemTime, format: HttpDateFormat) -> String {
                 "{}, {:02}-{}-{:02} {:02}:{:02}:{:02} GMT",
                 LONG_DAYS[c.weekday],
                 c.day,
-                MONTHS[c.month - 1],
+                MONTHS[(c.month - 1) as usize],
                 c.year % 100,
                 c.hour,
                 c.minute,
@@ -157,13 +160,14 @@ pub fn http_date(at: SystemTime, format: HttpDateFormat) -> String {
             out
         }
         HttpDateFormat::Asctime => {
-            let c = Civil::from_unix(secs);
+            // At most MAX_HTTP_DATE_SECS, so it fits.
+            let c = Civil::from_unix(secs as i64);
             let mut out = String::with_capacity(24);
             let _ = write!(
                 out,
                 "{} {} {:>2} {:02}:{:02}:{:02} {}",
                 &LONG_DAYS[c.weekday][..3],
-                MONTHS[c.month - 1],
+                MONTHS[(c.month - 1) as usize],
                 c.day,
                 c.hour,
                 c.minute,
@@ -180,61 +184,6 @@ fn ceil_unix_secs(at: SystemTime) -> u64 {
     let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs() + u64::from(since.subsec_nanos() > 0);
     secs.min(MAX_HTTP_DATE_SECS)
-}
-
-const LONG_DAYS: [&str; 7] = [
-    "Sunday",
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-];
-
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
-/// Broken-down UTC time.
-struct Civil {
-    year: u64,
-    /// 1..=12
-    month: usize,
-    day: u64,
-    hour: u64,
-    minute: u64,
-    second: u64,
-    /// 0 = Sunday
-    weekday: usize,
-}
-
-impl Civil {
-    /// Howard Hinnant's `civil_from_days`, for non-negative days since 1970-01-01.
-    fn from_unix(secs: u64) -> Self {
-        let days = secs / 86_400;
-        let rem = secs % 86_400;
-        let z = days + 719_468;
-        let era = z / 146_097;
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + u64::from(month <= 2);
-        Self {
-            year,
-            // month is 1..=12 by construction.
-            month: month as usize,
-            day,
-            hour: rem / 3_600,
-            minute: rem % 3_600 / 60,
-            second: rem % 60,
-            // 1970-01-01 was a Thursday.
-            weekday: ((days + 4) % 7) as usize,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -280,7 +229,7 @@ mod tests {
             let imf = http_date(at, HttpDateFormat::Imf);
             for format in [HttpDateFormat::Rfc850, HttpDateFormat::Asctime] {
                 let text = http_date(at, format);
-                let year = Civil::from_unix(secs).year;
+                let year = Civil::from_unix(secs as i64).year;
                 if format == HttpDateFormat::Rfc850 && !(1970..2070).contains(&year) {
                     // Two-digit years are read as 1970..=2069; compare only inside that window.
                     continue;

@@ -7,6 +7,8 @@
 //! between versions and silently change every trace.
 
 use rand_core::RngCore;
+use std::hash::Hasher as _;
+
 use rand_pcg::Pcg64;
 
 /// FNV-1a, 64 bit: a stable, documented hash for labels (never `DefaultHasher`, whose output
@@ -16,12 +18,9 @@ use rand_pcg::Pcg64;
 /// assert_eq!(retrylab::rng::fnv1a64("a"), 0xaf63dc4c8601ec8c);
 /// ```
 pub fn fnv1a64(label: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in label.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(label.as_bytes());
+    hasher.finish()
 }
 
 /// A deterministic random stream for one label of one seed.

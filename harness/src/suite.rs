@@ -261,10 +261,7 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
 }
 
 fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Result<(), Failed> {
-    let seed = std::env::var("RETRYLAB_SEED")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(seed);
+    let seed = crate::overrides::seed().unwrap_or(seed);
     let report = clients.run(scenario, seed).map_err(Failed::from)?;
     let asserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report.assert()));
     match asserted {

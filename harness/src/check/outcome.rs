@@ -77,7 +77,7 @@ pub(super) fn outcomes(ctx: &Ctx<'_>, expected: &[Outcome]) -> Verdict {
 
 /// `stop_reason:` is what the reference client decided after each call's last attempt.
 pub(super) fn stop_reason(ctx: &Ctx<'_>, expected: StopReason) -> Verdict {
-    let want = policy_reason(expected);
+    let want = expected;
     let mut problems = Vec::new();
     for (client, call) in ctx.calls() {
         let last = ctx.attempts_of(client, call).last().map(|a| a.id);
@@ -102,15 +102,4 @@ pub(super) fn stop_reason(ctx: &Ctx<'_>, expected: StopReason) -> Verdict {
     verdict("stop_reason", problems, || {
         format!("every call stopped with {want}")
     })
-}
-
-fn policy_reason(reason: StopReason) -> crate::policy::StopReason {
-    use crate::policy::StopReason as P;
-    match reason {
-        StopReason::MaxAttemptsExceeded => P::MaxAttemptsExceeded,
-        StopReason::RetryQuotaExceeded => P::RetryQuotaExceeded,
-        StopReason::NotRetryable => P::NotRetryable,
-        StopReason::Pushback => P::Pushback,
-        StopReason::Deadline => P::Deadline,
-    }
 }

@@ -9,7 +9,11 @@ use crate::rng::Stream;
 /// Backoff and Jitter" formulation, and the order botocore and smithy-rs use.
 /// Samples are drawn in integer nanoseconds with [`Stream::uniform_u64`] and rounded once to
 /// the nearest millisecond.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum Jitter {
     /// The base delay itself.
     None,

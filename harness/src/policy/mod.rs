@@ -20,7 +20,6 @@ mod exponential;
 mod fibonacci;
 mod fixed;
 mod generic;
-mod http_date;
 mod jitter;
 mod linear;
 mod no_retry;
@@ -48,7 +47,6 @@ pub use exponential::{Exponential, ExponentialConfig};
 pub use fibonacci::{Fibonacci, FibonacciConfig};
 pub use fixed::{Fixed, FixedConfig};
 pub use generic::ConfigError;
-pub use http_date::format_imf_fixdate;
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
@@ -80,7 +78,8 @@ impl Anchor {
 }
 
 /// Why a call stops; the scenario's `stop_reason` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The attempt succeeded (2xx).

@@ -19,7 +19,7 @@ use std::fmt;
 use std::time::UNIX_EPOCH;
 
 use super::attempt::{AttemptView, clamp_i64};
-use super::http_date;
+use retrylab_endpoints::date;
 
 /// A parsed `Retry-After` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl RetryAfterValue {
             .ok()
             .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
             .and_then(|d| i64::try_from(d.as_secs()).ok());
-        match by_lib.or_else(|| http_date::parse_lenient(t)) {
+        match by_lib.or_else(|| date::parse_lenient(t)) {
             Some(unix_s) => RetryAfterValue::Date(unix_s),
             None => RetryAfterValue::Invalid(raw.to_string()),
         }
@@ -101,7 +101,7 @@ impl fmt::Display for RetryAfterValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RetryAfterValue::Seconds(s) => write!(f, "{s}"),
-            RetryAfterValue::Date(unix_s) => f.write_str(&http_date::format_imf_fixdate(*unix_s)),
+            RetryAfterValue::Date(unix_s) => f.write_str(&date::format_imf_fixdate(*unix_s)),
             RetryAfterValue::Invalid(raw) => f.write_str(raw),
         }
     }

@@ -346,7 +346,7 @@ impl crate::scenario::Scenario {
                     crate::check::judge(self, &mut report, epoch);
                 }
                 if self.snapshot && seed_is_snapshot_seed(self, seed) {
-                    let seed_override = std::env::var("RETRYLAB_SEED").is_ok().then_some(seed);
+                    let seed_override = crate::overrides::seed().is_some().then_some(seed);
                     report.snapshot = Some(crate::report::snapshot_name(
                         &self.source.file,
                         &self.name,
@@ -397,12 +397,11 @@ impl crate::scenario::Scenario {
         })
     }
 
-    /// The seed a run uses: `RETRYLAB_SEED` when set (and a number), else `seed:`.
+    /// The seed a run uses: `RETRYLAB_SEED` when set, else `seed:`. Panics when
+    /// `RETRYLAB_SEED` is set to something other than a whole number (as insta does for a
+    /// bad `INSTA_UPDATE`): a run with another seed than the one asked for reproduces nothing.
     pub fn effective_seed(&self) -> u64 {
-        std::env::var("RETRYLAB_SEED")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(self.seed)
+        crate::overrides::seed().unwrap_or(self.seed)
     }
 }
 
@@ -411,7 +410,7 @@ impl crate::scenario::Scenario {
 /// `RETRYLAB_SEED` override (then named `name@seed-N`). The other seeds of a sweep are
 /// checked without a snapshot.
 fn seed_is_snapshot_seed(scenario: &crate::scenario::Scenario, seed: u64) -> bool {
-    if std::env::var("RETRYLAB_SEED").is_ok() {
+    if crate::overrides::seed().is_some() {
         return true;
     }
     let snapshot_seed = match &scenario.seeds {

@@ -12,9 +12,8 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec,
-    FaultSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
-    StepSpec,
+    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, FaultSpec, LatencySpec,
+    RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
 };
 
 /// One endpoint of the run.

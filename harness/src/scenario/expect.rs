@@ -244,28 +244,14 @@ pub enum Outcome {
     Stopped,
 }
 
-/// Why a reference client stopped retrying.
+/// Why a reference client stopped retrying: the policies' own type.
 ///
 /// ```
 /// use retrylab::scenario::StopReason;
 /// let r: StopReason = serde_saphyr::from_str("retry_quota_exceeded").unwrap();
 /// assert_eq!(r, StopReason::RetryQuotaExceeded);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// It made its last attempt.
-    MaxAttemptsExceeded,
-    /// Its retry quota was empty.
-    RetryQuotaExceeded,
-    /// The failure was not retryable.
-    NotRetryable,
-    /// The server's pushback said not to retry.
-    Pushback,
-    /// Its deadline passed.
-    Deadline,
-}
+pub use crate::policy::StopReason;
 
 /// `retry_after: { honour: max | exact, cap: none | <dur>, invalid: ignore | give_up }`.
 ///

@@ -15,26 +15,11 @@ use super::network::FaultSpec;
 use super::step::{StepSpec, TimelineStep};
 use super::turmoil::BackendKind;
 
-/// Policies the reference client implements in this version.
-pub(crate) const BUILT_POLICIES: &[&str] = &[
-    "no_retry",
-    "fixed",
-    "exponential",
-    "linear",
-    "fibonacci",
-    "aws_standard",
-    "aws_standard_2_1",
-    "aws_adaptive",
-    "sns_delivery",
-    "custom",
-];
-
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except partitions and
     /// fixed per-endpoint latencies, which the sim network runs), endpoint kinds other
-    /// than `http`, policies other than those in `BUILT_POLICIES` (`no_retry`, `fixed`,
-    /// `exponential`, `linear`, `fibonacci`, the AWS modes, `sns_delivery` and `custom`), and backends other than `sim`. Empty when the scenario can
+    /// than `http`, policies the policy table does not mark built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the scenario can
     /// run. Parsing never fails for these; running does.
     ///
     /// ```
@@ -218,7 +203,7 @@ impl Unsupported<'_> {
 
     fn policy(&mut self, path: &str, policy: &ClientSpec) {
         let name = policy.name();
-        if !BUILT_POLICIES.contains(&name) {
+        if !ClientSpec::is_built(name) {
             self.flag(&join(path, name), format_args!("the `{name}` policy"));
         }
     }

@@ -398,30 +398,9 @@ pub fn seconds(ms: u64) -> String {
 #[derive(Debug, Default)]
 pub struct Interner {
     names: Vec<String>,
-    index: std::collections::HashMap<String, Name, std::hash::BuildHasherDefault<Fnv1a>>,
-}
-
-/// FNV-1a for the interner's index: it hashes a few short names per attempt, where SipHash's
-/// setup dominates. The index is only looked up, never iterated, so no output depends on it.
-#[derive(Debug)]
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Fnv1a {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for Fnv1a {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
+    /// FNV-1a: the index hashes a few short names per attempt, where SipHash's setup
+    /// dominates. It is only looked up, never iterated, so no output depends on its order.
+    index: fnv::FnvHashMap<String, Name>,
 }
 
 impl Interner {

@@ -783,9 +783,9 @@ fn bench_sim_new_connection_per_attempt() {
 /// example lives here.
 #[test]
 fn echo_host_example_round_trips_in_virtual_time() -> Result<(), std::io::Error> {
+    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
     use std::sync::Arc;
     use std::time::Duration;
-    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// Echoes what it reads.
@@ -829,14 +829,14 @@ fn echo_host_example_round_trips_in_virtual_time() -> Result<(), std::io::Error>
 /// example lives here.
 #[test]
 fn hyper_util_client_over_the_sim_connector_example() -> Result<(), Box<dyn std::error::Error>> {
-    use std::convert::Infallible;
-    use std::sync::Arc;
-    use std::time::Duration;
+    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
     use bytes::Bytes;
     use http_body_util::{BodyExt, Empty, Full};
     use hyper_util::client::legacy::Client;
     use hyper_util::rt::{TokioExecutor, TokioTimer};
-    use crate::backend::sim::{ConnId, ConnectAction, Host, Network, SimStream};
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use std::time::Duration;
 
     /// Answers every request with 200 "ok".
     struct Api;

@@ -89,7 +89,11 @@ impl AwsMode {
 }
 
 /// The backoff's random factor `b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum AwsJitter {
     /// `b` uniform in `[0, 1)`.
     #[default]
@@ -99,7 +103,11 @@ pub enum AwsJitter {
 }
 
 /// Which SDK's reading of Retry Behavior 2.0 (2.1 is the same in both).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum AwsSdk {
     /// botocore: a retry costs 5, 10 after a timeout; `x-amz-retry-after` is ignored.
     #[default]

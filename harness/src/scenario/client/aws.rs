@@ -27,7 +27,7 @@ pub struct AwsParams {
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub max_backoff: Millis,
     /// `random` (default) or `none` (fixes b = 1, as the SDK test suites do).
-    #[serde(default, skip_serializing_if = "AwsJitter::is_random")]
+    #[serde(default, skip_serializing_if = "is_aws_jitter_random")]
     pub jitter: AwsJitter,
     /// The service, for 2.1's per-service rules (`dynamodb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -36,7 +36,7 @@ pub struct AwsParams {
     #[serde(default, skip_serializing_if = "is_false")]
     pub long_polling: bool,
     /// Which SDK's reading of 2.0 to follow (default `botocore`).
-    #[serde(default, skip_serializing_if = "AwsSdk::is_botocore")]
+    #[serde(default, skip_serializing_if = "is_aws_sdk_botocore")]
     pub sdk: AwsSdk,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,22 +64,7 @@ impl Default for AwsParams {
 /// use retrylab::scenario::AwsJitter;
 /// assert_eq!(AwsJitter::default(), AwsJitter::Random);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum AwsJitter {
-    /// `b` uniform in `[0, 1)`.
-    #[default]
-    Random,
-    /// `b = 1`.
-    None,
-}
-
-impl AwsJitter {
-    fn is_random(&self) -> bool {
-        *self == AwsJitter::Random
-    }
-}
+pub use crate::policy::aws::AwsJitter;
 
 /// Which SDK's reading of Retry Behavior 2.0 to follow.
 ///
@@ -87,19 +72,12 @@ impl AwsJitter {
 /// use retrylab::scenario::AwsSdk;
 /// assert_eq!(AwsSdk::default(), AwsSdk::Botocore);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum AwsSdk {
-    /// botocore: a bare 5xx costs 5; `x-amz-retry-after` ignored.
-    #[default]
-    Botocore,
-    /// smithy-rs: a bare 5xx costs 10; `x-amz-retry-after` honoured.
-    SmithyRs,
+pub use crate::policy::aws::AwsSdk;
+
+fn is_aws_jitter_random(j: &AwsJitter) -> bool {
+    *j == AwsJitter::Random
 }
 
-impl AwsSdk {
-    fn is_botocore(&self) -> bool {
-        *self == AwsSdk::Botocore
-    }
+fn is_aws_sdk_botocore(s: &AwsSdk) -> bool {
+    *s == AwsSdk::Botocore
 }

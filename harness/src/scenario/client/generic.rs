@@ -9,26 +9,13 @@ use super::defaults::*;
 use crate::scenario::duration::Millis;
 use crate::scenario::values::status_code;
 
-/// Jitter applied to a computed delay.
+/// Jitter applied to a computed delay: the policies' own type.
 ///
 /// ```
 /// use retrylab::scenario::Jitter;
 /// assert_eq!(Jitter::default(), Jitter::Full);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Jitter {
-    /// The computed delay exactly.
-    None,
-    /// Uniform in `[0, delay]`.
-    #[default]
-    Full,
-    /// `delay/2` plus uniform in `[0, delay/2]`.
-    Equal,
-    /// Uniform in `[initial, previous * 3]`, capped.
-    Decorrelated,
-}
+pub use crate::policy::Jitter;
 
 /// Whether a generic policy waits for a `Retry-After` header.
 ///

@@ -102,29 +102,28 @@ pub enum ClientSpec {
 pub type PolicySpec = ClientSpec;
 
 impl ClientSpec {
-    /// Every policy name, as written in YAML.
+    /// Every policy name, as written in YAML, in the order of the format's table.
     ///
     /// ```
     /// use retrylab::scenario::ClientSpec;
-    /// assert!(ClientSpec::NAMES.contains(&"aws_standard_2_1"));
+    /// assert!(ClientSpec::names().any(|name| name == "aws_standard_2_1"));
+    /// assert_eq!(ClientSpec::names().count(), 15);
     /// ```
-    pub const NAMES: &'static [&'static str] = &[
-        "no_retry",
-        "fixed",
-        "exponential",
-        "linear",
-        "fibonacci",
-        "aws_standard",
-        "aws_standard_2_1",
-        "aws_adaptive",
-        "sns_delivery",
-        "grpc_retry",
-        "grpc_connection_backoff",
-        "rocketmq_producer",
-        "servicenow_exponential",
-        "servicenow_header",
-        "custom",
-    ];
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        POLICIES.iter().map(|p| p.name)
+    }
+
+    /// Whether this version's reference client runs the policy named `name` (a `custom`
+    /// client counts: it is the user's own).
+    ///
+    /// ```
+    /// use retrylab::scenario::ClientSpec;
+    /// assert!(ClientSpec::is_built("aws_adaptive"));
+    /// assert!(!ClientSpec::is_built("grpc_retry"));
+    /// ```
+    pub fn is_built(name: &str) -> bool {
+        info(name).is_some_and(|p| p.built)
+    }
 
     /// The policy's name as written in YAML.
     pub fn name(&self) -> &'static str {
@@ -196,18 +195,103 @@ impl ClientSpec {
     /// assert!(!ClientSpec::has_native_count("exponential"));
     /// ```
     pub fn has_native_count(name: &str) -> bool {
-        matches!(
-            name,
-            "sns_delivery" | "grpc_retry" | "servicenow_exponential" | "servicenow_header"
-        )
+        info(name).is_some_and(|p| p.native_count.is_some())
     }
 
     /// Where a policy with a native count keeps it, for error messages.
     pub(crate) fn native_count_key(name: &str) -> &'static str {
-        match name {
-            "sns_delivery" => "delivery_policy.healthyRetryPolicy.numRetries",
-            "grpc_retry" => "service_config.retryPolicy.maxAttempts",
-            _ => "max_retries",
+        info(name)
+            .and_then(|p| p.native_count)
+            .unwrap_or("max_retries")
+    }
+}
+
+/// One row of the policy table.
+struct PolicyInfo {
+    /// The name as written in YAML.
+    name: &'static str,
+    /// Whether the reference client runs it in this version.
+    built: bool,
+    /// Where a policy with a native attempt count keeps it (it then rejects `max_attempts`).
+    native_count: Option<&'static str>,
+}
+
+/// Every policy: the one list that names, "not supported yet" and native counts read.
+/// `ClientSpec::name` must agree with it (a test checks).
+const POLICIES: &[PolicyInfo] = &[
+    policy("no_retry", true, None),
+    policy("fixed", true, None),
+    policy("exponential", true, None),
+    policy("linear", true, None),
+    policy("fibonacci", true, None),
+    policy("aws_standard", true, None),
+    policy("aws_standard_2_1", true, None),
+    policy("aws_adaptive", true, None),
+    policy(
+        "sns_delivery",
+        true,
+        Some("delivery_policy.healthyRetryPolicy.numRetries"),
+    ),
+    policy(
+        "grpc_retry",
+        false,
+        Some("service_config.retryPolicy.maxAttempts"),
+    ),
+    policy("grpc_connection_backoff", false, None),
+    policy("rocketmq_producer", false, None),
+    policy("servicenow_exponential", false, Some("max_retries")),
+    policy("servicenow_header", false, Some("max_retries")),
+    policy("custom", true, None),
+];
+
+const fn policy(name: &'static str, built: bool, native_count: Option<&'static str>) -> PolicyInfo {
+    PolicyInfo {
+        name,
+        built,
+        native_count,
+    }
+}
+
+fn info(name: &str) -> Option<&'static PolicyInfo> {
+    POLICIES.iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_table_names_every_variant() {
+        let specs = [
+            ClientSpec::NoRetry,
+            ClientSpec::Fixed(FixedParams::default()),
+            ClientSpec::Exponential(ExponentialParams::default()),
+            ClientSpec::Linear(LinearParams::default()),
+            ClientSpec::Fibonacci(LinearParams::default()),
+            ClientSpec::AwsStandard(AwsParams::default()),
+            ClientSpec::AwsStandard21(AwsParams::default()),
+            ClientSpec::AwsAdaptive(AwsParams::default()),
+            ClientSpec::SnsDelivery(SnsParams::default()),
+            ClientSpec::GrpcRetry(GrpcRetryParams {
+                service_config: GrpcServiceConfig::default(),
+                jitter_model: GrpcJitterModel::default(),
+                attempt_timeout: None,
+            }),
+            ClientSpec::GrpcConnectionBackoff(GrpcConnectionBackoffParams::default()),
+            ClientSpec::RocketmqProducer(RocketmqParams::default()),
+            ClientSpec::ServicenowExponential(ServicenowExponentialParams::default()),
+            ClientSpec::ServicenowHeader(ServicenowHeaderParams::default()),
+            ClientSpec::Custom("orders".into()),
+        ];
+        let names: Vec<&str> = specs.iter().map(ClientSpec::name).collect();
+        assert_eq!(names, ClientSpec::names().collect::<Vec<_>>());
+        for spec in &specs {
+            assert_eq!(
+                ClientSpec::is_built(spec.name()),
+                spec.policy().is_ok() || spec.name() == "custom",
+                "{}",
+                spec.name()
+            );
         }
     }
 }

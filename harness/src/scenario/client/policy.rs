@@ -61,7 +61,7 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             initial: p.initial.as_duration(),
             multiplier: p.multiplier,
             max_delay: p.max_delay.as_duration(),
-            jitter: jitter(p.jitter),
+            jitter: p.jitter,
             retry_after: retry_after(p.retry_after),
             retry_on: retry_on(&p.retry_on),
         }
@@ -71,7 +71,7 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             initial: p.initial.as_duration(),
             step: p.step.as_duration(),
             max_delay: p.max_delay.as_duration(),
-            jitter: jitter(p.jitter),
+            jitter: p.jitter,
             retry_after: retry_after(p.retry_after),
             retry_on: retry_on(&p.retry_on),
         }
@@ -81,7 +81,7 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
             initial: p.initial.as_duration(),
             max_delay: p.max_delay.as_duration(),
-            jitter: jitter(p.jitter),
+            jitter: p.jitter,
             retry_after: retry_after(p.retry_after),
             retry_on: retry_on(&p.retry_on),
         }
@@ -103,16 +103,10 @@ fn aws(mode: AwsMode, p: &AwsParams) -> AwsConfig {
         max_attempts: p.max_attempts,
         initial_tokens: p.initial_tokens,
         max_backoff: p.max_backoff.as_duration(),
-        jitter: match p.jitter {
-            scenario::AwsJitter::Random => AwsJitter::Random,
-            scenario::AwsJitter::None => AwsJitter::None,
-        },
+        jitter: p.jitter,
         service: p.service.clone(),
         long_polling: p.long_polling,
-        sdk: match p.sdk {
-            scenario::AwsSdk::Botocore => AwsSdk::Botocore,
-            scenario::AwsSdk::SmithyRs => AwsSdk::SmithyRs,
-        },
+        sdk: p.sdk,
     }
 }
 
@@ -158,15 +152,6 @@ impl SnsParams {
             jitter: p.jitter.value(),
             ..base
         }
-    }
-}
-
-fn jitter(j: scenario::Jitter) -> Jitter {
-    match j {
-        scenario::Jitter::None => Jitter::None,
-        scenario::Jitter::Full => Jitter::Full,
-        scenario::Jitter::Equal => Jitter::Equal,
-        scenario::Jitter::Decorrelated => Jitter::Decorrelated,
     }
 }
 

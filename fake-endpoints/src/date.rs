@@ -1,5 +1,6 @@
-//! HTTP-dates by hand: the three formats of RFC 9110 section 5.6.7, for the values `httpdate`
-//! refuses, and the IMF-fixdate formatter used in messages.
+//! The one HTTP-date calendar of retrylab: the three formats of RFC 9110 section 5.6.7 parsed
+//! by hand, for the values `httpdate` refuses; IMF-fixdate for messages; and the broken-down
+//! time the endpoints spell RFC 850 and asctime dates with.
 //!
 //! `httpdate` rejects two kinds of date that a `Retry-After` may still carry and that clients
 //! handle: dates before 1970 (a date in the past means "retry now", so they must parse), and
@@ -10,11 +11,11 @@
 /// Seconds per day.
 const DAY_S: i64 = 86_400;
 
-const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 const SHORT_DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const LONG_DAYS: [&str; 7] = [
+pub(crate) const LONG_DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -169,25 +170,56 @@ fn asctime(s: &str) -> Option<i64> {
 /// Parses an HTTP-date in any of the three formats into Unix seconds (negative before 1970).
 /// Surrounding whitespace is ignored; the weekday name must be a valid one but need not match
 /// the date.
-pub(crate) fn parse_lenient(s: &str) -> Option<i64> {
+pub fn parse_lenient(s: &str) -> Option<i64> {
     let s = s.trim();
     imf_fixdate(s).or_else(|| rfc850(s)).or_else(|| asctime(s))
+}
+
+/// Broken-down UTC time of Unix seconds.
+pub(crate) struct Civil {
+    pub(crate) year: i64,
+    /// 1..=12
+    pub(crate) month: u32,
+    pub(crate) day: u32,
+    pub(crate) hour: i64,
+    pub(crate) minute: i64,
+    pub(crate) second: i64,
+    /// 0 = Sunday
+    pub(crate) weekday: usize,
+}
+
+impl Civil {
+    /// The UTC date and time of `unix_s` (negative before 1970).
+    pub(crate) fn from_unix(unix_s: i64) -> Civil {
+        let days = unix_s.div_euclid(DAY_S);
+        let secs = unix_s.rem_euclid(DAY_S);
+        let (year, month, day) = civil_from_days(days);
+        Civil {
+            year,
+            month,
+            day,
+            hour: secs / 3600,
+            minute: secs / 60 % 60,
+            second: secs % 60,
+            // 1970-01-01 was a Thursday (index 4 from Sunday).
+            weekday: (days + 4).rem_euclid(7) as usize,
+        }
+    }
 }
 
 /// Formats Unix seconds as an IMF-fixdate (`Thu, 01 Jan 2026 00:00:00 GMT`). Years outside
 /// 0..=9999 are printed with as many digits as they need: only messages use this.
 pub fn format_imf_fixdate(unix_s: i64) -> String {
-    let days = unix_s.div_euclid(DAY_S);
-    let secs = unix_s.rem_euclid(DAY_S);
-    let (year, month, day) = civil_from_days(days);
-    // 1970-01-01 was a Thursday (index 4 from Sunday).
-    let wday = SHORT_DAYS[(days + 4).rem_euclid(7) as usize];
-    let mon = MONTHS[(month - 1) as usize];
+    let c = Civil::from_unix(unix_s);
     format!(
-        "{wday}, {day:02} {mon} {year:04} {:02}:{:02}:{:02} GMT",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
+        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
+        SHORT_DAYS[c.weekday],
+        c.day,
+        MONTHS[(c.month - 1) as usize],
+        c.year,
+        c.hour,
+        c.minute,
+        c.second
     )
 }
 

@@ -155,8 +155,8 @@ impl ScenarioBuilder {
     }
 
     /// Sets the reference client's policy.
-    pub fn client(mut self, client: ClientSpec) -> Self {
-        self.scenario.client = client;
+    pub fn client(mut self, client: impl Into<ClientSpec>) -> Self {
+        self.scenario.client = client.into();
         self
     }
 

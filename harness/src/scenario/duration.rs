@@ -104,6 +104,32 @@ impl From<Millis> for Duration {
     }
 }
 
+/// A `Duration` that is a whole number of milliseconds (virtual time has no finer grain).
+///
+/// ```
+/// use std::time::Duration;
+/// use retrylab::scenario::Millis;
+///
+/// assert_eq!(Millis::try_from(Duration::from_millis(250)).unwrap(), Millis::from_ms(250));
+/// let err = Millis::try_from(Duration::from_micros(1500)).unwrap_err();
+/// assert_eq!(err.to_string(), "1ms 500us is not a whole number of milliseconds");
+/// ```
+impl TryFrom<Duration> for Millis {
+    type Error = DurationError;
+
+    fn try_from(d: Duration) -> Result<Millis, DurationError> {
+        if d.subsec_nanos() % 1_000_000 != 0 {
+            return Err(DurationError::new(format!(
+                "{} is not a whole number of milliseconds",
+                humantime::format_duration(d)
+            )));
+        }
+        u64::try_from(d.as_millis()).map(Millis).map_err(|_| {
+            DurationError::new(format!("{} is too long", humantime::format_duration(d)))
+        })
+    }
+}
+
 /// Why a duration string was rejected.
 ///
 /// ```

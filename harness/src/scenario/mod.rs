@@ -53,6 +53,7 @@ mod support;
 mod turmoil;
 mod validate;
 mod values;
+mod vocabulary;
 
 pub use builder::{CODE_FILE, ScenarioBuilder};
 pub use client::{
@@ -87,3 +88,7 @@ pub use search::{SearchSpec, VarySpec};
 pub use step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
 pub use turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
 pub use values::{BoundSpec, CountSpec, DurationRange, Probability};
+pub use vocabulary::{
+    at_least, at_most, endpoint, expect, exponential, fail, fixed, get, linear, ms, post, secs,
+    status, within,
+};

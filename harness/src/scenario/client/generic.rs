@@ -223,6 +223,50 @@ impl Default for ExponentialParams {
     }
 }
 
+impl ExponentialParams {
+    /// Sets the first delay.
+    pub fn initial(mut self, delay: Millis) -> Self {
+        self.initial = delay;
+        self
+    }
+
+    /// Sets the cap on the delay before jitter.
+    pub fn max_delay(mut self, delay: Millis) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
+    /// Sets the jitter.
+    pub fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Sets the attempts in all, the first included.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = Some(n);
+        self
+    }
+
+    /// Sets the per-attempt timeout.
+    pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether to wait for `Retry-After`.
+    pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
+        self.retry_after = policy;
+        self
+    }
+
+    /// Sets the growth per retry.
+    pub fn multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = multiplier;
+        self
+    }
+}
+
 /// `linear` (`initial + (n-1) * step`) and `fibonacci` (first `initial`, second `step`, then
 /// each the sum of the two before), capped at `max_delay`.
 ///
@@ -291,5 +335,81 @@ impl schemars::JsonSchema for RetryCondition {
                 { "enum": ["transport", "timeout"] }
             ]
         }))
+    }
+}
+
+impl LinearParams {
+    /// Sets the first delay.
+    pub fn initial(mut self, delay: Millis) -> Self {
+        self.initial = delay;
+        self
+    }
+
+    /// Sets the cap on the delay before jitter.
+    pub fn max_delay(mut self, delay: Millis) -> Self {
+        self.max_delay = delay;
+        self
+    }
+
+    /// Sets the jitter.
+    pub fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Sets the attempts in all, the first included.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = Some(n);
+        self
+    }
+
+    /// Sets the per-attempt timeout.
+    pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether to wait for `Retry-After`.
+    pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
+        self.retry_after = policy;
+        self
+    }
+
+    /// Sets the increase per retry (`linear`) or the second delay (`fibonacci`).
+    pub fn step(mut self, step: Millis) -> Self {
+        self.step = step;
+        self
+    }
+}
+
+impl FixedParams {
+    /// Sets the attempts in all, the first included.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = Some(n);
+        self
+    }
+
+    /// Sets the per-attempt timeout.
+    pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether to wait for `Retry-After`.
+    pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
+        self.retry_after = policy;
+        self
+    }
+}
+
+impl From<FixedParams> for super::ClientSpec {
+    fn from(params: FixedParams) -> Self {
+        super::ClientSpec::Fixed(params)
+    }
+}
+
+impl From<ExponentialParams> for super::ClientSpec {
+    fn from(params: ExponentialParams) -> Self {
+        super::ClientSpec::Exponential(params)
     }
 }

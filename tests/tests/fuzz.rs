@@ -9,7 +9,7 @@
 //! `cargo test -p retrylab-tests --test fuzz` runs 2,000 cases; the long run is
 //! `cargo test --release -p retrylab-tests --test fuzz -- --ignored` (100,000 cases).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,31 +22,21 @@ use serde_json::{Map, Value};
 fn seeds() -> &'static [String] {
     static SEEDS: OnceLock<Vec<String>> = OnceLock::new();
     SEEDS.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .expect("the tests crate sits in the workspace")
             .join("scenarios");
-        let mut files = Vec::new();
-        collect(&root, &mut files);
-        files.sort();
-        let texts: Vec<String> = files
+        let texts: Vec<String> = retrylab::suite::scenario_files(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .iter()
-            .map(|p| std::fs::read_to_string(p).expect("readable scenario"))
+            .map(|file| {
+                std::fs::read_to_string(&file.path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", file.display))
+            })
             .collect();
         assert!(!texts.is_empty(), "no scenarios to mutate");
         texts
     })
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable scenarios directory") {
-        let path = entry.expect("readable entry").path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "yaml") {
-            out.push(path);
-        }
-    }
 }
 
 /// Keys of the format, so renames and copies produce plausible mistakes as well as noise.

@@ -1,26 +1,15 @@
 //! The malformed corpus: each `tests/malformed/<name>.yaml` fails to load with exactly the
-//! errors in `tests/malformed/<name>.err` (`file:line:col path: message`, one per line).
+//! errors (`file:line:col path: message`, one per line) in the insta snapshot
+//! `tests/tests/snapshots/malformed__errors@<name>.yaml.snap`.
 //!
-//! Regenerate the golden files with `RETRYLAB_BLESS=1 cargo test -p retrylab-tests --test
-//! malformed`, then review the diff.
+//! A changed message fails the test and leaves a `.snap.new` beside the snapshot: review it
+//! with `cargo insta review` (or accept every change with `INSTA_UPDATE=always cargo test -p
+//! retrylab-tests --test malformed`), then review the diff. A new case gets its snapshot the
+//! same way.
 
 use std::path::{Path, PathBuf};
 
 use retrylab::scenario::Scenario;
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("malformed")
-}
-
-fn cases() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("tests/malformed exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    files
-}
 
 /// What loading the file reports, with the file named relative to the workspace.
 fn render(path: &Path) -> String {
@@ -34,71 +23,53 @@ fn render(path: &Path) -> String {
         Ok(text) => Scenario::from_yaml_str(&text, &name),
         Err(_) => {
             let err = Scenario::load(path).expect_err("invalid UTF-8 must fail");
-            let shown = err.to_string().replace(&path.display().to_string(), &name);
-            return format!("{shown}\n");
+            return err.to_string().replace(&path.display().to_string(), &name);
         }
     };
     match result {
-        Ok(_) => "(loaded without error)\n".to_string(),
+        Ok(_) => "(loaded without error)".to_string(),
         Err(errors) => {
             for e in &errors {
                 assert!(e.line > 0 && e.column > 0, "unlocated error: {e}");
                 assert!(!e.message.is_empty(), "empty message: {e}");
             }
-            format!("{errors}\n")
+            errors.to_string()
         }
     }
 }
 
 #[test]
-fn the_corpus_is_large_enough() {
-    assert!(
-        cases().len() >= 30,
-        "only {} malformed cases",
-        cases().len()
-    );
-}
-
-#[test]
-fn every_malformed_file_gives_its_golden_errors() {
-    let bless = std::env::var_os("RETRYLAB_BLESS").is_some_and(|v| v == "1");
-    let mut failures = Vec::new();
-    for case in cases() {
-        let actual = render(&case);
-        let golden = case.with_extension("err");
-        if bless {
-            std::fs::write(&golden, &actual).expect("writable golden file");
-            continue;
-        }
-        match std::fs::read_to_string(&golden) {
-            Ok(expected) if expected == actual => {}
-            Ok(expected) => failures.push(format!(
-                "{}:\n--- expected\n{expected}--- actual\n{actual}",
-                case.display()
-            )),
-            Err(_) => failures.push(format!(
-                "{}: no golden file; run with RETRYLAB_BLESS=1\n--- actual\n{actual}",
-                case.display()
-            )),
-        }
+fn every_malformed_file_gives_its_snapshotted_errors() {
+    let mut cases = 0;
+    insta::glob!("../malformed", "*.yaml", |path| {
+        cases += 1;
+        let errors = render(path);
         assert!(
-            !actual.starts_with("(loaded"),
+            !errors.starts_with("(loaded"),
             "{} loads: it is not malformed",
-            case.display()
+            path.display()
         );
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        insta::assert_snapshot!("errors", errors);
+    });
+    assert!(cases >= 30, "only {cases} malformed cases");
 }
 
 #[test]
-fn no_golden_file_is_left_without_its_case() {
-    for entry in std::fs::read_dir(corpus()).expect("tests/malformed exists") {
-        let path = entry.expect("readable entry").path();
-        if path.extension().is_some_and(|e| e == "err") {
+fn no_snapshot_is_left_without_its_case() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("malformed");
+    for entry in std::fs::read_dir(tests.join("snapshots")).expect("tests/tests/snapshots exists") {
+        let name = entry.expect("readable entry").file_name();
+        let name = name.to_string_lossy();
+        if let Some(case) = name
+            .strip_prefix("malformed__errors@")
+            .and_then(|n| n.strip_suffix(".snap"))
+        {
+            let case: PathBuf = corpus.join(case);
             assert!(
-                path.with_extension("yaml").exists(),
-                "{} has no .yaml case",
-                path.display()
+                case.exists(),
+                "tests/tests/snapshots/{name} has no case {}: delete the snapshot",
+                case.display()
             );
         }
     }

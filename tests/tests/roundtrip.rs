@@ -12,36 +12,16 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// Every `.yaml` file under `dir`, sorted, as paths relative to the workspace.
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("readable directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            yaml_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(path);
-        }
-    }
-}
-
+/// The library's scenarios, as (name relative to the workspace, text).
 fn scenario_files() -> Vec<(String, String)> {
-    let root = workspace();
-    let mut files = Vec::new();
-    yaml_files(&root.join("scenarios"), &mut files);
-    files
+    let dir = workspace().join("scenarios");
+    retrylab::suite::scenario_files(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .into_iter()
-        .map(|p| {
-            let name = p
-                .strip_prefix(&root)
-                .expect("under the workspace")
-                .display()
-                .to_string();
-            let text = std::fs::read_to_string(&p).expect("readable scenario");
-            (name, text)
+        .map(|file| {
+            let text = std::fs::read_to_string(&file.path)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display));
+            (file.display, text)
         })
         .collect()
 }

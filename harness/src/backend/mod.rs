@@ -2,4 +2,4 @@
 //!
 //! `sim` (the default) is an in-memory TCP model on a paused tokio runtime.
 
-pub mod sim;
+pub(crate) mod sim;

@@ -73,7 +73,7 @@ pub struct ReferenceClient {
 }
 
 /// A reference client shared by the calls of one client instance.
-pub type SharedClient = std::sync::Arc<tokio::sync::Mutex<ReferenceClient>>;
+pub(super) type SharedClient = std::sync::Arc<tokio::sync::Mutex<ReferenceClient>>;
 
 impl ReferenceClient {
     /// A client following `policy`.

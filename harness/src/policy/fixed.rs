@@ -112,10 +112,15 @@ impl Policy for Fixed {
     fn name(&self) -> &'static str {
         "fixed"
     }
-    fn decide(&mut self, ctx: &AttemptView, history: &CallHistory, rng: &mut Stream) -> Decision {
+    fn decide(
+        &mut self,
+        ctx: &AttemptView,
+        history: &CallHistory<'_>,
+        rng: &mut Stream,
+    ) -> Decision {
         self.schedule_decide(ctx, history, rng)
     }
-    fn envelope(&self, ctx: &AttemptView, history: &CallHistory) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Envelope {
         self.schedule_envelope(ctx, history)
     }
     fn max_attempts(&self) -> Option<u32> {

@@ -98,7 +98,7 @@ pub(crate) trait Schedule {
     fn rules(&self) -> &Rules;
 
     /// What jitter needs for the retry after `ctx`, the previous delay observed in `history`.
-    fn jitter_input(&self, ctx: &AttemptView, history: &CallHistory) -> JitterInput {
+    fn jitter_input(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> JitterInput {
         JitterInput {
             base_ns: self.base_ns(ctx.n),
             initial_ns: self.initial_ns(),
@@ -109,7 +109,7 @@ pub(crate) trait Schedule {
         }
     }
 
-    fn schedule_envelope(&self, ctx: &AttemptView, history: &CallHistory) -> Envelope {
+    fn schedule_envelope(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Envelope {
         let input = self.jitter_input(ctx, history);
         self.rules().envelope(
             ctx,
@@ -121,7 +121,7 @@ pub(crate) trait Schedule {
     fn schedule_decide(
         &self,
         ctx: &AttemptView,
-        history: &CallHistory,
+        history: &CallHistory<'_>,
         rng: &mut Stream,
     ) -> Decision {
         let input = self.jitter_input(ctx, history);
@@ -184,7 +184,7 @@ macro_rules! schedule_policy {
             fn decide(
                 &mut self,
                 ctx: &$crate::policy::AttemptView,
-                history: &$crate::policy::CallHistory,
+                history: &$crate::policy::CallHistory<'_>,
                 rng: &mut $crate::rng::Stream,
             ) -> $crate::policy::Decision {
                 $crate::policy::generic::Schedule::schedule_decide(self, ctx, history, rng)
@@ -192,7 +192,7 @@ macro_rules! schedule_policy {
             fn envelope(
                 &self,
                 ctx: &$crate::policy::AttemptView,
-                history: &$crate::policy::CallHistory,
+                history: &$crate::policy::CallHistory<'_>,
             ) -> $crate::policy::Envelope {
                 $crate::policy::generic::Schedule::schedule_envelope(self, ctx, history)
             }

@@ -97,7 +97,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    /// The snake_case name, as scenarios and traces write it.
+    /// The `snake_case` name, as scenarios and traces write it.
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Success => "success",
@@ -236,15 +236,20 @@ pub trait Policy: Send + fmt::Debug {
     fn name(&self) -> &'static str;
 
     /// What the reference client does after `ctx`, given the earlier attempts of the call.
-    fn decide(&mut self, ctx: &AttemptView, history: &CallHistory, rng: &mut Stream) -> Decision;
+    fn decide(
+        &mut self,
+        ctx: &AttemptView,
+        history: &CallHistory<'_>,
+        rng: &mut Stream,
+    ) -> Decision;
 
     /// What any correct client may do after `ctx`.
-    fn envelope(&self, ctx: &AttemptView, history: &CallHistory) -> Envelope;
+    fn envelope(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Envelope;
 
     /// Replays the client-wide state change of what a client did after `ctx` (charge a retry
     /// to a quota, refund on success). Stateless policies keep the default, which does
     /// nothing.
-    fn record(&mut self, ctx: &AttemptView, history: &CallHistory, next: Next) {
+    fn record(&mut self, ctx: &AttemptView, history: &CallHistory<'_>, next: Next) {
         let _ = (ctx, history, next);
     }
 
@@ -254,7 +259,7 @@ pub trait Policy: Send + fmt::Debug {
     }
 
     /// The most attempts a call may make, the first included, when the policy has such a
-    /// bound (a native count for SNS, gRPC and ServiceNow policies).
+    /// bound (a native count for SNS, gRPC and `ServiceNow` policies).
     fn max_attempts(&self) -> Option<u32>;
 
     /// How long the reference client waits before the first attempt of a call that it would

@@ -66,10 +66,15 @@ impl Policy for NoRetry {
     fn name(&self) -> &'static str {
         "no_retry"
     }
-    fn decide(&mut self, ctx: &AttemptView, _history: &CallHistory, _rng: &mut Stream) -> Decision {
+    fn decide(
+        &mut self,
+        ctx: &AttemptView,
+        _history: &CallHistory<'_>,
+        _rng: &mut Stream,
+    ) -> Decision {
         Decision::Stop(self.reason(ctx))
     }
-    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Envelope {
         Envelope::MustStop(self.reason(ctx))
     }
     fn max_attempts(&self) -> Option<u32> {

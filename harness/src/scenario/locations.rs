@@ -126,7 +126,7 @@ impl SourceInfo {
     }
 }
 
-/// `a.b[2]` -> `a.b`, `a.b` -> `a`, `a` -> ``.
+/// `a.b[2]` -> `a.b`, `a.b` -> `a`, `a` -> the empty path.
 pub(crate) fn parent_path(path: &str) -> &str {
     match path.rfind(['.', '[']) {
         Some(i) => &path[..i],

@@ -143,7 +143,7 @@ fn is_blank(src: &str) -> bool {
         .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
 }
 
-/// Renders serde_path_to_error segments as `a.b[2].c`, stopping at the first unknown one.
+/// Renders `serde_path_to_error` segments as `a.b[2].c`, stopping at the first unknown one.
 fn render_path(segments: &[Segment]) -> (String, bool) {
     let mut out = String::new();
     for s in segments {

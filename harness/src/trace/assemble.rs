@@ -342,7 +342,7 @@ impl SegmentIndex {
         self.connect_start.get(&conn.0).copied()
     }
 
-    /// (sent_at, deliver_at) of the data segment of `conn` in `dir` that carries byte
+    /// (`sent_at`, `deliver_at`) of the data segment of `conn` in `dir` that carries byte
     /// `offset`.
     fn segment_at(&self, conn: ConnId, dir: Dir, offset: u64) -> Option<(u64, u64)> {
         let segments = self.data.get(&(conn.0, dir))?;
@@ -373,7 +373,7 @@ fn renumber(attempts: &mut [Attempt]) {
     }
 }
 
-/// Connection events from the network log, ordered by (instant, conn_id, seq).
+/// Connection events from the network log, ordered by (instant, `conn_id`, seq).
 fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
     // Connection ids are assigned from 1 in connect order, so a vector indexes them densely.
     let mut host_of: Vec<Option<Name>> = Vec::new();

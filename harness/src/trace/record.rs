@@ -18,7 +18,7 @@ use crate::trace::{
 
 /// Shared, cloneable handle on a run's records.
 #[derive(Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     inner: Arc<Mutex<State>>,
     /// The attempt whose request future is being polled, plus one (0: none): a connect
     /// started now is its. Set and cleared around every poll, so kept out of the lock.
@@ -54,14 +54,14 @@ struct State {
 
 /// Why a run was stopped from inside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopCause {
+pub(crate) enum StopCause {
     /// `limits.max_client_attempts` was reached.
     AttemptLimit,
 }
 
 impl Recorder {
     /// A recorder on `clock`, stopping the run after `max_attempts` attempts.
-    pub fn new(clock: VirtualClock, max_attempts: Option<u64>) -> Recorder {
+    pub(crate) fn new(clock: VirtualClock, max_attempts: Option<u64>) -> Recorder {
         Recorder {
             inner: Arc::new(Mutex::new(State {
                 max_attempts,
@@ -80,12 +80,12 @@ impl Recorder {
     }
 
     /// The virtual clock of the run.
-    pub fn clock(&self) -> &VirtualClock {
+    pub(crate) fn clock(&self) -> &VirtualClock {
         &self.clock
     }
 
     /// Resolves when the run must stop (a limit was hit).
-    pub async fn stopped(&self) -> StopCause {
+    pub(crate) async fn stopped(&self) -> StopCause {
         loop {
             if self.state().limit_hit {
                 return StopCause::AttemptLimit;
@@ -95,12 +95,12 @@ impl Recorder {
     }
 
     /// Interns a name.
-    pub fn intern(&self, text: &str) -> Name {
+    pub(crate) fn intern(&self, text: &str) -> Name {
         self.state().interner.intern(text)
     }
 
     /// Starts an attempt of `call_id` by `client_id` now; returns its id.
-    pub fn begin(&self, client_id: u32, call_id: u32, method: &str, path: &str) -> u32 {
+    pub(crate) fn begin(&self, client_id: u32, call_id: u32, method: &str, path: &str) -> u32 {
         let now = self.clock.now_ms();
         let mut state = self.state();
         let method = state.interner.intern(method);
@@ -143,13 +143,13 @@ impl Recorder {
     }
 
     /// Marks `attempt` as the one being polled (or none), so a connect it triggers is its.
-    pub fn set_current(&self, attempt: Option<u32>) {
+    pub(crate) fn set_current(&self, attempt: Option<u32>) {
         let stored = attempt.map_or(0, |id| u64::from(id) + 1);
         self.current.store(stored, Ordering::Relaxed);
     }
 
     /// A connect of `conn_id` started; returns the attempt it is for, if any.
-    pub fn connect_started(&self, conn_id: Option<u64>) -> Option<u32> {
+    pub(crate) fn connect_started(&self, conn_id: Option<u64>) -> Option<u32> {
         let current = self.current.load(Ordering::Relaxed).checked_sub(1);
         if let Some(id) = current {
             // The id came from a u32.
@@ -166,7 +166,7 @@ impl Recorder {
     }
 
     /// A connect started for `attempt` finished, opening `conn_id` on success.
-    pub fn connect_finished(&self, attempt: Option<u32>, conn_id: Option<u64>) {
+    pub(crate) fn connect_finished(&self, attempt: Option<u32>, conn_id: Option<u64>) {
         let mut state = self.state();
         if let Some(id) = attempt {
             state.connecting.remove(&id);
@@ -178,7 +178,7 @@ impl Recorder {
 
     /// The request of `attempt` was put on `conn_id` (again, on another connection, when
     /// `resent`). Names the connection of an attempt abandoned before its head.
-    pub fn on_conn(&self, attempt: u32, conn_id: u64, resent: bool) {
+    pub(crate) fn on_conn(&self, attempt: u32, conn_id: u64, resent: bool) {
         let mut state = self.state();
         state.placed_on.insert(u64::from(attempt), conn_id);
         if let Some(a) = attempt_mut(&mut state, attempt) {
@@ -188,12 +188,18 @@ impl Recorder {
 
     /// `attempt` failed on `conn_id` before a head arrived: new if the connection was opened
     /// for it, reused otherwise.
-    pub fn failed_on(&self, attempt: u32, conn_id: u64) {
+    pub(crate) fn failed_on(&self, attempt: u32, conn_id: u64) {
         assign_conn(&mut self.state(), attempt, conn_id);
     }
 
     /// The response head of `attempt` arrived now, on `conn_id`.
-    pub fn head(&self, attempt: u32, status: u16, conn_id: Option<u64>, retry_after: Option<&str>) {
+    pub(crate) fn head(
+        &self,
+        attempt: u32,
+        status: u16,
+        conn_id: Option<u64>,
+        retry_after: Option<&str>,
+    ) {
         let now = self.clock.now_ms();
         let mut state = self.state();
         let retry_after = retry_after.map(|text| state.interner.intern(text));
@@ -217,7 +223,7 @@ impl Recorder {
 
     /// The attempt ended now, with `end`; `failure` replaces the outcome when the attempt
     /// failed before a head arrived (or broke while its body was read).
-    pub fn end(&self, attempt: u32, end: EndKind, failure: Option<AttemptOutcome>) {
+    pub(crate) fn end(&self, attempt: u32, end: EndKind, failure: Option<AttemptOutcome>) {
         let now = self.clock.now_ms();
         let mut state = self.state();
         let connecting = state.connecting.contains_key(&attempt);
@@ -244,7 +250,7 @@ impl Recorder {
     }
 
     /// Records the reference client's decision after `attempt_id`.
-    pub fn decision(&self, attempt_id: u32, kind: DecisionKind, state: Option<&str>) {
+    pub(crate) fn decision(&self, attempt_id: u32, kind: DecisionKind, state: Option<&str>) {
         let at_ms = self.clock.now_ms();
         let mut state_guard = self.state();
         let state = state.map(|text| state_guard.interner.intern(text));
@@ -257,24 +263,24 @@ impl Recorder {
     }
 
     /// How many attempts have started.
-    pub fn attempt_count(&self) -> u32 {
+    pub(crate) fn attempt_count(&self) -> u32 {
         self.state().attempts.len() as u32
     }
 
     /// A copy of attempt `id` as recorded so far.
-    pub fn attempt(&self, id: u32) -> Option<Attempt> {
+    pub(crate) fn attempt(&self, id: u32) -> Option<Attempt> {
         let mut state = self.state();
         attempt_mut(&mut state, id).copied()
     }
 
     /// Takes the decisions recorded so far.
-    pub fn take_decisions(&self) -> Vec<DecisionRecord> {
+    pub(crate) fn take_decisions(&self) -> Vec<DecisionRecord> {
         std::mem::take(&mut self.state().decisions)
     }
 
     /// Takes the recorded attempts and names, filling in connections known only from
     /// connects (attempts that failed before a response named its connection).
-    pub fn finish(&self) -> (Vec<Attempt>, Vec<String>) {
+    pub(crate) fn finish(&self) -> (Vec<Attempt>, Vec<String>) {
         let mut state = self.state();
         let state = &mut *state;
         // Only attempts that failed before a response named their connection need this.

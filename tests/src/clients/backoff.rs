@@ -17,7 +17,7 @@ use super::{AttemptError, attempt};
 
 /// Exponential from 1s, x2, no randomization (the default, 0.5, draws from `rand`'s thread
 /// generator, which no seed reaches), `max_elapsed_time` 10s, on a clock `C`: backoff's
-/// defaults otherwise. `retry` resets it (start_time = the clock's now) before the first
+/// defaults otherwise. `retry` resets it (`start_time` = the clock's now) before the first
 /// attempt.
 fn exponential<C: Clock + Default>() -> ExponentialBackoff<C> {
     ExponentialBackoff {

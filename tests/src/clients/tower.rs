@@ -93,7 +93,7 @@ fn outcome(result: Result<Response<Bytes>, AttemptError>) -> Result<u16, Attempt
     }
 }
 
-/// SplitMix64, seeded from the scenario: tower's `Rng` for the backoff's jitter (its default,
+/// `SplitMix64`, seeded from the scenario: tower's `Rng` for the backoff's jitter (its default,
 /// `HasherRng`, is seeded from `RandomState` and differs in every run).
 #[derive(Debug, Clone)]
 pub struct SeededRng(u64);

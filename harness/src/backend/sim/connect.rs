@@ -48,7 +48,7 @@ enum State {
 /// real client kernel would, still delivers a SYN already sent and answers the host's
 /// SYN-ACK with RST.
 #[must_use = "futures do nothing unless polled"]
-pub struct Connect {
+pub(crate) struct Connect {
     net: Network,
     state: State,
     /// Moved into the client stream on success, so a connection allocates one timer, not two.
@@ -169,7 +169,7 @@ impl Connect {
     }
 
     /// The connection id of this attempt (`None` if the host was unknown).
-    pub fn conn_id(&self) -> Option<ConnId> {
+    pub(crate) fn conn_id(&self) -> Option<ConnId> {
         match self.state {
             State::Syn { conn, .. } | State::Reply { conn, .. } | State::Lost { conn } => {
                 Some(conn)

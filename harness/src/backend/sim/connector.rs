@@ -10,13 +10,13 @@ use super::{Connect, Network, SimStream};
 /// A `tower_service::Service<Uri>` that connects to the [`Network`] host named by the URI's
 /// host. The port is ignored and `https` is served as plain TCP (version 1 has no TLS).
 #[derive(Clone, Debug)]
-pub struct SimConnector {
+pub(crate) struct SimConnector {
     net: Network,
 }
 
 impl SimConnector {
     /// A connector over `net` (also [`Network::connector`]).
-    pub fn new(net: Network) -> SimConnector {
+    pub(crate) fn new(net: Network) -> SimConnector {
         SimConnector { net }
     }
 }

@@ -7,12 +7,12 @@ use retrylab_endpoints::{ConnInfo, ConnectAction, ConnectionControl, Endpoint};
 use super::{ConnId, Host, ResetHandle, SimStream};
 
 /// An endpoint as a host of the sim network.
-pub struct EndpointHost {
+pub(crate) struct EndpointHost {
     endpoint: Endpoint,
 }
 
 impl EndpointHost {
-    pub fn new(endpoint: Endpoint) -> EndpointHost {
+    pub(crate) fn new(endpoint: Endpoint) -> EndpointHost {
         EndpointHost { endpoint }
     }
 }

@@ -8,7 +8,7 @@ use super::{ConnId, SimStream};
 ///
 /// Both methods are called without any network lock held, so they may call back into the
 /// network (to partition, log, or connect elsewhere).
-pub trait Host: Send + Sync + 'static {
+pub(crate) trait Host: Send + Sync + 'static {
     /// A SYN reached the host (one-way latency after connect started). `Accept`: the host
     /// gets a stream now and the connect completes one round trip after it started;
     /// `Refuse`: the connect fails with `ConnectionRefused` after one round trip;

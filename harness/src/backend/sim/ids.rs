@@ -22,11 +22,11 @@ pub struct HostId(pub u32);
 /// Which end of a connection a [`SimStream`](super::SimStream) is: `Client` is the end
 /// returned by [`Network::connect`](super::Network::connect), `Server` the end handed to
 /// [`Host::accept`](super::Host::accept).
-pub use retrylab_endpoints::Side;
+pub(crate) use retrylab_endpoints::Side;
 
 /// The direction a segment travels in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dir {
+pub(crate) enum Dir {
     /// From the connecting client to the host.
     ClientToServer,
     /// From the host back to the client.
@@ -74,7 +74,7 @@ impl Dir {
     }
 
     /// The opposite direction.
-    pub fn reverse(self) -> Dir {
+    pub(crate) fn reverse(self) -> Dir {
         match self {
             Dir::ClientToServer => Dir::ServerToClient,
             Dir::ServerToClient => Dir::ClientToServer,
@@ -82,7 +82,7 @@ impl Dir {
     }
 
     /// The end that reads segments travelling in this direction.
-    pub fn reader(self) -> Side {
+    pub(crate) fn reader(self) -> Side {
         match self {
             Dir::ClientToServer => Side::Server,
             Dir::ServerToClient => Side::Client,

@@ -4,7 +4,7 @@ use super::{ConnId, Dir, HostId};
 
 /// What a segment carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SegmentKind {
+pub(crate) enum SegmentKind {
     /// Application bytes.
     Data,
     /// Orderly close of the sender's direction (the peer reads end of stream).
@@ -15,7 +15,7 @@ pub enum SegmentKind {
 
 /// What became of a SYN when it reached its host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SynOutcome {
+pub(crate) enum SynOutcome {
     /// The host accepted the connection.
     Accept,
     /// The host refused the connection.
@@ -33,7 +33,7 @@ pub enum SynOutcome {
 /// an endpoint's per-connection request and response byte ranges. FIN and RST have length 0
 /// and the offset of the end of the data before them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SegmentEvent {
+pub(crate) struct SegmentEvent {
     /// The connection.
     pub conn: ConnId,
     /// Which way it travels.
@@ -56,7 +56,7 @@ pub struct SegmentEvent {
 
 /// One network event. Instants are whole milliseconds since the network's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NetEvent {
+pub(crate) enum NetEvent {
     /// A client called [`Network::connect`](super::Network::connect).
     ConnectStart {
         /// When.
@@ -129,53 +129,23 @@ pub enum NetEvent {
     },
 }
 
-impl NetEvent {
-    /// The instant the event was recorded at (for segments, the send instant).
-    pub fn at(&self) -> u64 {
-        match *self {
-            NetEvent::ConnectStart { at, .. }
-            | NetEvent::SynArrived { at, .. }
-            | NetEvent::Connected { at, .. }
-            | NetEvent::Refused { at, .. }
-            | NetEvent::ConnectAbandoned { at, .. }
-            | NetEvent::Released { at, .. }
-            | NetEvent::Partition { at, .. }
-            | NetEvent::Heal { at, .. } => at,
-            NetEvent::Segment(s) => s.sent_at,
-        }
-    }
-
-    /// The connection the event belongs to, if any.
-    pub fn conn(&self) -> Option<ConnId> {
-        match *self {
-            NetEvent::ConnectStart { conn, .. }
-            | NetEvent::SynArrived { conn, .. }
-            | NetEvent::Connected { conn, .. }
-            | NetEvent::Refused { conn, .. }
-            | NetEvent::ConnectAbandoned { conn, .. }
-            | NetEvent::Released { conn, .. } => Some(conn),
-            NetEvent::Segment(s) => Some(s.conn),
-            NetEvent::Partition { .. } | NetEvent::Heal { .. } => None,
-        }
-    }
-}
-
 /// A snapshot of the network's events, in the order they happened, with the host names the
 /// events' [`HostId`]s refer to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NetLog {
+pub(crate) struct NetLog {
     pub(super) hosts: Vec<String>,
     pub(super) events: Vec<NetEvent>,
 }
 
 impl NetLog {
     /// All events, in execution order.
-    pub fn events(&self) -> &[NetEvent] {
+    pub(crate) fn events(&self) -> &[NetEvent] {
         &self.events
     }
 
     /// Only the segment events, in execution order.
-    pub fn segments(&self) -> impl Iterator<Item = &SegmentEvent> + '_ {
+    #[cfg(test)]
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &SegmentEvent> + '_ {
         self.events.iter().filter_map(|e| match e {
             NetEvent::Segment(s) => Some(s),
             _ => None,
@@ -183,17 +153,13 @@ impl NetLog {
     }
 
     /// The name a host was registered under.
-    pub fn host_name(&self, host: HostId) -> Option<&str> {
+    pub(crate) fn host_name(&self, host: HostId) -> Option<&str> {
         self.hosts.get(host.0 as usize).map(String::as_str)
     }
 
-    /// Number of events.
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
     /// Whether no event was recorded.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 }

@@ -23,12 +23,12 @@ mod timer;
 #[cfg(test)]
 mod tests;
 
-pub use connect::Connect;
-pub use connector::SimConnector;
-pub use endpoint_host::EndpointHost;
-pub use host::Host;
-pub use ids::{ConnId, Dir, HostId, Side};
-pub use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
-pub use network::Network;
-pub use retrylab_endpoints::ConnectAction;
-pub use stream::{ResetHandle, SimStream};
+pub(crate) use connect::Connect;
+pub(crate) use connector::SimConnector;
+pub(crate) use endpoint_host::EndpointHost;
+pub(crate) use host::Host;
+pub(crate) use ids::{ConnId, Dir, HostId, Side};
+pub(crate) use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
+pub(crate) use network::Network;
+pub(crate) use retrylab_endpoints::ConnectAction;
+pub(crate) use stream::{ResetHandle, SimStream};

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::connect::Connect;
 use super::state::{HostEntry, Inner};
-use super::{Host, HostId, NetLog, SimConnector};
+use super::{Host, HostId, NetLog};
 
 /// The in-memory TCP network of the sim backend.
 ///
@@ -18,7 +18,7 @@ use super::{Host, HostId, NetLog, SimConnector};
 /// time, so the network is meant for a current-thread runtime with paused time. It is cheap
 /// to clone (all clones share one state) and `Send + Sync`.
 #[derive(Clone)]
-pub struct Network {
+pub(crate) struct Network {
     pub(super) inner: Arc<Mutex<Inner>>,
 }
 
@@ -36,7 +36,7 @@ impl fmt::Debug for Network {
 impl Network {
     /// A network with no hosts, whose instants are reported as milliseconds since `start`,
     /// and whose hosts get `default_latency` one way in each direction.
-    pub fn new(start: Instant, default_latency: Duration) -> Network {
+    pub(crate) fn new(start: Instant, default_latency: Duration) -> Network {
         Network {
             inner: Arc::new(Mutex::new(Inner::new(start, default_latency))),
         }
@@ -51,7 +51,7 @@ impl Network {
     /// Registers `host` under `name` with the default latency and returns its id. Registering
     /// a name again replaces its handler for later connections (a restarted host) and keeps
     /// its id, latency and partition state.
-    pub fn add_host(&self, name: &str, host: Arc<dyn Host>) -> HostId {
+    pub(crate) fn add_host(&self, name: &str, host: Arc<dyn Host>) -> HostId {
         let mut inner = self.lock();
         if let Some(&id) = inner.by_name.get(name) {
             inner.host_mut(id).handler = host;
@@ -74,7 +74,7 @@ impl Network {
 
     /// Sets the one-way latencies of `host`: `to_host` for client -> host segments and SYNs,
     /// `from_host` for host -> client ones. Applies to segments sent from now on.
-    pub fn set_latency(
+    pub(crate) fn set_latency(
         &self,
         host: &str,
         to_host: Duration,
@@ -89,26 +89,28 @@ impl Network {
     }
 
     /// The id `name` was registered under.
-    pub fn host_id(&self, name: &str) -> Option<HostId> {
+    #[cfg(test)]
+    pub(crate) fn host_id(&self, name: &str) -> Option<HostId> {
         self.lock().by_name.get(name).copied()
     }
 
     /// Starts connecting to `host`; see [`Connect`] for the timeline. The connection id is
     /// assigned now, in call order. An unknown host fails at once with `NotFound`.
-    pub fn connect(&self, host: &str) -> Connect {
+    pub(crate) fn connect(&self, host: &str) -> Connect {
         Connect::start(self.clone(), host)
     }
 
     /// A `tower_service::Service<Uri>` that connects through this network, for hyper-util.
-    pub fn connector(&self) -> SimConnector {
-        SimConnector::new(self.clone())
+    #[cfg(test)]
+    pub(crate) fn connector(&self) -> super::SimConnector {
+        super::SimConnector::new(self.clone())
     }
 
     /// Cuts `host` off from all clients: segments in both directions are held until
     /// [`heal`](Network::heal), and SYNs in flight to it (sent before
     /// or during the partition) are lost, so those connects never complete. Partitioning a partitioned host does
     /// nothing.
-    pub fn partition(&self, host: &str) -> io::Result<()> {
+    pub(crate) fn partition(&self, host: &str) -> io::Result<()> {
         let mut inner = self.lock();
         let id = inner.lookup(host)?;
         inner.partition(id, Instant::now());
@@ -118,7 +120,7 @@ impl Network {
     /// Ends the partition of `host`: held segments are delivered at the later of their own
     /// instant and now, in order, as TCP retransmission would. Healing a host that is not
     /// partitioned does nothing.
-    pub fn heal(&self, host: &str) -> io::Result<()> {
+    pub(crate) fn heal(&self, host: &str) -> io::Result<()> {
         let mut inner = self.lock();
         let id = inner.lookup(host)?;
         inner.heal(id, Instant::now());
@@ -126,7 +128,8 @@ impl Network {
     }
 
     /// A snapshot of the events so far.
-    pub fn log(&self) -> NetLog {
+    #[cfg(test)]
+    pub(crate) fn log(&self) -> NetLog {
         let inner = self.lock();
         NetLog {
             hosts: inner.hosts.iter().map(|h| h.name.clone()).collect(),
@@ -136,7 +139,7 @@ impl Network {
 
     /// Moves the events so far out, leaving the log empty (events recorded later start a new
     /// log). For the end of a run, where a copy of the log would only be thrown away.
-    pub fn take_log(&self) -> NetLog {
+    pub(crate) fn take_log(&self) -> NetLog {
         let mut inner = self.lock();
         NetLog {
             hosts: inner.hosts.iter().map(|h| h.name.clone()).collect(),
@@ -145,22 +148,19 @@ impl Network {
     }
 
     /// Number of events so far (cheaper than [`log`](Network::log) to poll).
-    pub fn log_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn log_len(&self) -> usize {
         self.lock().events.len()
     }
 
     /// The instant reported as 0.
-    pub fn start(&self) -> Instant {
+    pub(crate) fn start(&self) -> Instant {
         self.lock().start
     }
 
     /// Virtual now, in whole milliseconds since [`start`](Network::start).
-    pub fn now_ms(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn now_ms(&self) -> u64 {
         self.lock().ms(Instant::now())
-    }
-
-    /// `at` in whole milliseconds since [`start`](Network::start).
-    pub fn ms(&self, at: Instant) -> u64 {
-        self.lock().ms(at)
     }
 }

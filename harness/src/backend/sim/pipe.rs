@@ -40,7 +40,7 @@ pub(super) struct Pipe {
 
 impl Pipe {
     /// Empties the pipe so its slot (and the queue's allocation) can serve a new connection.
-    pub fn recycle(&mut self) {
+    pub(super) fn recycle(&mut self) {
         self.segs.clear();
         self.next_offset = 0;
         self.next_seq = 0;
@@ -51,12 +51,12 @@ impl Pipe {
     }
 
     /// Whether a partition holds the segment with this seq.
-    pub fn is_held(&self, seq: u32) -> bool {
+    pub(super) fn is_held(&self, seq: u32) -> bool {
         self.hold_from.is_some_and(|h| seq >= h)
     }
 
     /// Whether an RST has reached the reading end.
-    pub fn rst_delivered(&self, now: Instant) -> bool {
+    pub(super) fn rst_delivered(&self, now: Instant) -> bool {
         match self.rst {
             Some((seq, at)) => at <= now && !self.is_held(seq),
             None => false,
@@ -64,13 +64,13 @@ impl Pipe {
     }
 
     /// Discards everything queued: the reading end is gone.
-    pub fn discard(&mut self) {
+    pub(super) fn discard(&mut self) {
         self.segs.clear();
         self.rst = None;
     }
 
     /// Remembers the reading task, cloning its waker only when it changed.
-    pub fn register(&mut self, waker: &Waker) {
+    pub(super) fn register(&mut self, waker: &Waker) {
         match &self.waker {
             Some(w) if w.will_wake(waker) => {}
             _ => self.waker = Some(waker.clone()),
@@ -78,14 +78,14 @@ impl Pipe {
     }
 
     /// Wakes the reading task, if one waits.
-    pub fn wake(&mut self) {
+    pub(super) fn wake(&mut self) {
         if let Some(w) = self.waker.take() {
             w.wake();
         }
     }
 
     /// Starts holding every segment not yet delivered at `now`, and every later one.
-    pub fn hold(&mut self, now: Instant) {
+    pub(super) fn hold(&mut self, now: Instant) {
         if self.hold_from.is_some() {
             return;
         }
@@ -95,7 +95,7 @@ impl Pipe {
 
     /// Ends a hold at `now`: held segments are delivered at `max(original instant, now)`,
     /// keeping their order. Returns the range of seqs that were held, if any.
-    pub fn release(&mut self, now: Instant) -> Option<(u32, u32)> {
+    pub(super) fn release(&mut self, now: Instant) -> Option<(u32, u32)> {
         let from = self.hold_from.take()?;
         for seg in self.segs.iter_mut().filter(|s| s.seq >= from) {
             seg.deliver_at = seg.deliver_at.max(now);

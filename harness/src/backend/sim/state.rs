@@ -94,7 +94,7 @@ fn broken_pipe() -> io::Error {
 }
 
 impl Inner {
-    pub fn new(start: Instant, default_latency: Duration) -> Inner {
+    pub(super) fn new(start: Instant, default_latency: Duration) -> Inner {
         Inner {
             start,
             default_latency,
@@ -107,11 +107,11 @@ impl Inner {
         }
     }
 
-    pub fn ms(&self, t: Instant) -> u64 {
+    pub(super) fn ms(&self, t: Instant) -> u64 {
         ms(self.start, t)
     }
 
-    pub fn lookup(&self, name: &str) -> io::Result<HostId> {
+    pub(super) fn lookup(&self, name: &str) -> io::Result<HostId> {
         self.by_name.get(name).copied().ok_or_else(|| {
             let known: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
             io::Error::new(
@@ -128,24 +128,24 @@ impl Inner {
         })
     }
 
-    pub fn host(&self, id: HostId) -> &HostEntry {
+    pub(super) fn host(&self, id: HostId) -> &HostEntry {
         &self.hosts[id.0 as usize]
     }
 
-    pub fn host_mut(&mut self, id: HostId) -> &mut HostEntry {
+    pub(super) fn host_mut(&mut self, id: HostId) -> &mut HostEntry {
         &mut self.hosts[id.0 as usize]
     }
 
     /// The partition epoch a SYN sent now carries: `None` if the host is partitioned (the SYN
     /// is lost whatever happens later).
-    pub fn syn_epoch(&self, host: HostId) -> Option<u64> {
+    pub(super) fn syn_epoch(&self, host: HostId) -> Option<u64> {
         let h = self.host(host);
         (!h.partitioned).then_some(h.partitions)
     }
 
     /// Whether a SYN sent with `epoch` is lost: a partition was in force at some moment of
     /// its flight.
-    pub fn syn_lost(&self, host: HostId, epoch: Option<u64>) -> bool {
+    pub(super) fn syn_lost(&self, host: HostId, epoch: Option<u64>) -> bool {
         epoch.is_none() || epoch != self.syn_epoch(host)
     }
 
@@ -167,7 +167,7 @@ impl Inner {
     }
 
     /// Creates the connection state at SYN arrival; returns its slot.
-    pub fn open_conn(&mut self, id: ConnId, host: HostId) -> u32 {
+    pub(super) fn open_conn(&mut self, id: ConnId, host: HostId) -> u32 {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -257,7 +257,7 @@ impl Inner {
         }
     }
 
-    pub fn read(
+    pub(super) fn read(
         &mut self,
         slot: u32,
         id: ConnId,
@@ -311,7 +311,7 @@ impl Inner {
         }
     }
 
-    pub fn write(
+    pub(super) fn write(
         &mut self,
         slot: u32,
         id: ConnId,
@@ -343,7 +343,13 @@ impl Inner {
         Ok(n)
     }
 
-    pub fn shutdown(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) -> io::Result<()> {
+    pub(super) fn shutdown(
+        &mut self,
+        slot: u32,
+        id: ConnId,
+        side: Side,
+        now: Instant,
+    ) -> io::Result<()> {
         let Some(conn) = self.conn_mut(slot, id) else {
             return Err(reset_error());
         };
@@ -359,7 +365,7 @@ impl Inner {
     }
 
     /// Aborts one end: RST to the peer, and this end's own operations fail from now on.
-    pub fn reset(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
+    pub(super) fn reset(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
         let Some(conn) = self.conn_mut(slot, id) else {
             return;
         };
@@ -379,7 +385,7 @@ impl Inner {
 
     /// The stream object of one end was dropped: FIN unless already shut down or reset, and
     /// an RST for data still travelling towards it.
-    pub fn release(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
+    pub(super) fn release(&mut self, slot: u32, id: ConnId, side: Side, now: Instant) {
         let Some(conn) = self.conn_mut(slot, id) else {
             return;
         };
@@ -417,7 +423,7 @@ impl Inner {
 
     /// The client's connect was dropped after the host accepted: the client has no socket,
     /// so the SYN-ACK arriving at `rst_at` is answered with RST.
-    pub fn abandon_client(&mut self, slot: u32, id: ConnId, rst_at: Instant) {
+    pub(super) fn abandon_client(&mut self, slot: u32, id: ConnId, rst_at: Instant) {
         let Some(conn) = self.conn_mut(slot, id) else {
             return;
         };
@@ -436,7 +442,7 @@ impl Inner {
         self.free_if_released(slot);
     }
 
-    pub fn partition(&mut self, host: HostId, now: Instant) {
+    pub(super) fn partition(&mut self, host: HostId, now: Instant) {
         if self.host(host).partitioned {
             return;
         }
@@ -452,7 +458,7 @@ impl Inner {
         }
     }
 
-    pub fn heal(&mut self, host: HostId, now: Instant) {
+    pub(super) fn heal(&mut self, host: HostId, now: Instant) {
         if !self.host(host).partitioned {
             return;
         }

@@ -94,7 +94,7 @@ fn kind<T: std::fmt::Debug>(r: io::Result<T>) -> io::ErrorKind {
     r.unwrap_err().kind()
 }
 
-/// A segment event: `times` is (sent_at, deliver_at), `bytes` is (offset, len).
+/// A segment event: `times` is (`sent_at`, `deliver_at`), `bytes` is (offset, len).
 fn seg(
     conn: u64,
     dir: Dir,

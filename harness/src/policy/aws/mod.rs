@@ -25,12 +25,6 @@ use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, NotBefore, Pol
 use crate::rng::Stream;
 
 pub use adaptive::Cubic;
-#[cfg(test)]
-pub(crate) use adaptive::{
-    BETA, MAX_RATE_ADJUST_SCALE, MIN_CAPACITY, MIN_FILL_RATE, SCALE_CONSTANT, SMOOTHING,
-    TIME_BUCKET_RANGE,
-};
-pub(crate) use classify::{THROTTLING_ERROR_CODES, TRANSIENT_ERROR_CODES, TRANSIENT_STATUSES};
 pub use quota::RetryQuota;
 
 /// The retry quota's size (`initial_tokens`' default).
@@ -47,17 +41,17 @@ pub(crate) const RETRY_COST_2_1: u32 = 14;
 pub(crate) const THROTTLING_RETRY_COST_2_1: u32 = 5;
 /// The default number of attempts, the first included.
 pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
-/// 2.1's DynamoDB default number of attempts.
+/// 2.1's `DynamoDB` default number of attempts.
 pub(crate) const DYNAMODB_MAX_ATTEMPTS_2_1: u32 = 4;
 /// 2.0's backoff base, for every retryable error.
 pub(crate) const BASE_2_0: Duration = Duration::from_secs(1);
 /// 2.1's backoff base after a non-throttling error.
 pub(crate) const BASE_2_1: Duration = Duration::from_millis(50);
-/// 2.1's DynamoDB backoff base after a non-throttling error.
+/// 2.1's `DynamoDB` backoff base after a non-throttling error.
 pub(crate) const BASE_2_1_DYNAMODB: Duration = Duration::from_millis(25);
 /// 2.1's backoff base after a throttling error.
 pub(crate) const THROTTLING_BASE_2_1: Duration = Duration::from_secs(1);
-/// The default MAX_BACKOFF.
+/// The default `MAX_BACKOFF`.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(20);
 /// 2.1: how far above the computed backoff an `x-amz-retry-after` may push the delay.
 pub(crate) const RETRY_AFTER_SLACK_2_1: Duration = Duration::from_secs(5);
@@ -114,7 +108,7 @@ pub enum AwsSdk {
     Botocore,
     /// smithy-rs (the AWS SDK for Rust): a retry after a transient error (a timeout, an I/O
     /// error, a bare 500/502/503/504, a transient code) costs 10, after a throttle 5; a valid
-    /// `x-amz-retry-after` is the delay, capped at MAX_BACKOFF.
+    /// `x-amz-retry-after` is the delay, capped at `MAX_BACKOFF`.
     SmithyRs,
 }
 
@@ -129,7 +123,7 @@ pub enum AwsSdk {
 /// - **backoff** before retry `i` (after attempt `i`): `t_i = b × min(base × 2^(i-1),
 ///   max_backoff)`, the cap before the jitter, `b` uniform in `[0, 1)` (or 1 with
 ///   [`AwsJitter::None`]), measured from `end(i)`. `base` is 1 s in 2.0; in 2.1 it is
-///   50 ms (DynamoDB: 25 ms) after a non-throttling error and 1 s after a throttle;
+///   50 ms (`DynamoDB`: 25 ms) after a non-throttling error and 1 s after a throttle;
 /// - **retry quota** ([`RetryQuota`], `initial_tokens`, shared by the client's calls): 2.0
 ///   charges 5 per retry and 10 after a timeout (smithy-rs: 10 after any transient error);
 ///   2.1 charges 14, or 5 after a throttle; a success refunds the call's last retry cost, or
@@ -138,7 +132,7 @@ pub enum AwsSdk {
 ///   negative values included, is ignored): ignored by botocore in 2.0; in 2.0 with
 ///   [`AwsSdk::SmithyRs`] the delay is `min(value, max_backoff)` exactly; in 2.1 the delay is
 ///   `value` clamped to `[t_i, t_i + 5 s]`;
-/// - **DynamoDB** (`service: dynamodb`, any case), 2.1 only: base 25 ms and 4 attempts by
+/// - **`DynamoDB`** (`service: dynamodb`, any case), 2.1 only: base 25 ms and 4 attempts by
 ///   default;
 /// - **long polling** (2.1 only): when the quota cannot pay, the call still fails with
 ///   `retry_quota_exceeded`, but only after sleeping the backoff it would have slept
@@ -170,15 +164,15 @@ pub enum AwsSdk {
 pub struct AwsConfig {
     /// The retry mode (`aws_standard`).
     pub mode: AwsMode,
-    /// Attempts per call, the first included (`None`: 3, or 4 for DynamoDB in 2.1).
+    /// Attempts per call, the first included (`None`: 3, or 4 for `DynamoDB` in 2.1).
     pub max_attempts: Option<u32>,
     /// The retry quota's size (500).
     pub initial_tokens: u32,
-    /// MAX_BACKOFF (20 s).
+    /// `MAX_BACKOFF` (20 s).
     pub max_backoff: Duration,
     /// `b` random or fixed at 1 (random).
     pub jitter: AwsJitter,
-    /// The service, for 2.1's DynamoDB rule (none).
+    /// The service, for 2.1's `DynamoDB` rule (none).
     pub service: Option<String>,
     /// Whether the operation long-polls (false).
     pub long_polling: bool,
@@ -225,7 +219,7 @@ impl AwsConfig {
         Ok(())
     }
 
-    /// Whether 2.1's DynamoDB rule applies.
+    /// Whether 2.1's `DynamoDB` rule applies.
     pub fn is_dynamodb(&self) -> bool {
         self.mode == AwsMode::Standard21
             && self
@@ -234,7 +228,7 @@ impl AwsConfig {
                 .is_some_and(|s| s.trim().eq_ignore_ascii_case("dynamodb"))
     }
 
-    /// Attempts per call: the configured count, else 3 (4 for DynamoDB in 2.1).
+    /// Attempts per call: the configured count, else 3 (4 for `DynamoDB` in 2.1).
     pub fn effective_max_attempts(&self) -> u32 {
         self.max_attempts.unwrap_or(if self.is_dynamodb() {
             DYNAMODB_MAX_ATTEMPTS_2_1
@@ -476,7 +470,12 @@ impl Policy for AwsRetry {
         self.config.mode.name()
     }
 
-    fn decide(&mut self, ctx: &AttemptView, _history: &CallHistory, rng: &mut Stream) -> Decision {
+    fn decide(
+        &mut self,
+        ctx: &AttemptView,
+        _history: &CallHistory<'_>,
+        rng: &mut Stream,
+    ) -> Decision {
         let mut state = self.state.clone();
         let step = self.advance(&mut state, ctx);
         self.stop_wait = Duration::ZERO;
@@ -500,7 +499,7 @@ impl Policy for AwsRetry {
         decision
     }
 
-    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Envelope {
         let mut state = self.state.clone();
         match self.advance(&mut state, ctx) {
             Step::Stop(reason) => Envelope::MustStop(reason),
@@ -528,7 +527,7 @@ impl Policy for AwsRetry {
         }
     }
 
-    fn record(&mut self, ctx: &AttemptView, _history: &CallHistory, next: super::Next) {
+    fn record(&mut self, ctx: &AttemptView, _history: &CallHistory<'_>, next: super::Next) {
         let mut state = self.state.clone();
         let step = self.advance(&mut state, ctx);
         if let (Step::Retry { cost, .. }, super::Next::Retried { .. }) = (step, next) {

@@ -87,7 +87,7 @@ fn run_client(
     script: &[Reply],
     calls: u32,
     seed: u64,
-    client: &mut Client,
+    client: &mut Client<'_>,
 ) -> Vec<Vec<AttemptView>> {
     let mut rng = Stream::new(seed, "test/aws/client");
     let mut start = 0;
@@ -208,7 +208,7 @@ fn windows(config: AwsConfig, reply: &Reply, count: u32) -> Vec<(u64, u64)> {
     out
 }
 
-/// The describe_state after each decided attempt of one call.
+/// The `describe_state` after each decided attempt of one call.
 fn states(policy: &mut dyn Policy, script: &[Reply]) -> Vec<String> {
     let mut rng = Stream::new(1, "x");
     let client = ClientHistory::default();

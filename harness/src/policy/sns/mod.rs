@@ -405,7 +405,12 @@ impl Policy for SnsDelivery {
         "sns_delivery"
     }
 
-    fn decide(&mut self, ctx: &AttemptView, _history: &CallHistory, rng: &mut Stream) -> Decision {
+    fn decide(
+        &mut self,
+        ctx: &AttemptView,
+        _history: &CallHistory<'_>,
+        rng: &mut Stream,
+    ) -> Decision {
         let step = self.step(ctx);
         self.remember(ctx, &step);
         match step {
@@ -425,7 +430,7 @@ impl Policy for SnsDelivery {
         }
     }
 
-    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Envelope {
         match self.step(ctx) {
             Step::Stop(reason) => Envelope::MustStop(reason),
             Step::Retry {
@@ -447,7 +452,7 @@ impl Policy for SnsDelivery {
         }
     }
 
-    fn record(&mut self, ctx: &AttemptView, _history: &CallHistory, _next: Next) {
+    fn record(&mut self, ctx: &AttemptView, _history: &CallHistory<'_>, _next: Next) {
         let step = self.step(ctx);
         self.remember(ctx, &step);
     }

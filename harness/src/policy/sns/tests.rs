@@ -59,7 +59,7 @@ fn run_client(
     calls: u32,
     limit: u32,
     seed: u64,
-    client: &mut Client,
+    client: &mut Client<'_>,
 ) -> Vec<Vec<AttemptView>> {
     let mut rng = Stream::new(seed, "test/sns/client");
     let mut start = 0;

@@ -22,7 +22,7 @@ fn violations(
     policy: &dyn Policy,
     script: &[Reply],
     seed: u64,
-    mut client: Box<Client>,
+    mut client: Box<Client<'_>>,
 ) -> Vec<Violation> {
     let timeline = run(script, seed, 60, client.as_mut());
     conforms(policy, &timeline)

@@ -8,7 +8,7 @@ use crate::rng::Stream;
 
 /// What the server does with one request.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(super) struct Reply {
     pub outcome: Observed,
     pub retry_after: Option<RetryAfterValue>,
     /// start -> head (or -> end when there is no head).
@@ -18,7 +18,7 @@ pub struct Reply {
 }
 
 /// A status after 10 ms.
-pub fn status(code: u16) -> Reply {
+pub(super) fn status(code: u16) -> Reply {
     Reply {
         outcome: Observed::Status(code),
         retry_after: None,
@@ -28,7 +28,7 @@ pub fn status(code: u16) -> Reply {
 }
 
 /// A status with a `Retry-After` (raw header text, parsed as a client would).
-pub fn with_ra(code: u16, raw: &str) -> Reply {
+pub(super) fn with_ra(code: u16, raw: &str) -> Reply {
     Reply {
         retry_after: Some(RetryAfterValue::parse(raw)),
         ..status(code)
@@ -36,7 +36,7 @@ pub fn with_ra(code: u16, raw: &str) -> Reply {
 }
 
 /// A failure without a head after `latency_ms`.
-pub fn failure(outcome: Observed, latency_ms: u64) -> Reply {
+pub(super) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
     Reply {
         outcome,
         retry_after: None,
@@ -46,7 +46,7 @@ pub fn failure(outcome: Observed, latency_ms: u64) -> Reply {
 }
 
 /// The view of attempt `n` served `reply`, starting at `start`.
-pub fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
+pub(super) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
     let has_head = matches!(reply.outcome, Observed::Status(_));
     let head = start + reply.latency_ms;
     let end = head + if has_head { reply.body_ms } else { 0 };
@@ -59,10 +59,16 @@ pub fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
 
 /// A client under test: given the attempt just made and the earlier ones, the delay in ms
 /// from its end, or `None` to stop.
-pub type Client<'a> = dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
+pub(super) type Client<'a> =
+    dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
 
 /// Runs `client` against `script` (the last reply repeats), at most `limit` attempts.
-pub fn run(script: &[Reply], seed: u64, limit: u32, client: &mut Client) -> Vec<AttemptView> {
+pub(super) fn run(
+    script: &[Reply],
+    seed: u64,
+    limit: u32,
+    client: &mut Client<'_>,
+) -> Vec<AttemptView> {
     let mut rng = Stream::new(seed, "test/client/jitter");
     let mut out: Vec<AttemptView> = Vec::new();
     let mut start = 0;
@@ -82,7 +88,7 @@ pub fn run(script: &[Reply], seed: u64, limit: u32, client: &mut Client) -> Vec<
 
 /// Runs the reference client: `policy.decide` after each attempt, asserting on the way that
 /// every decision lies inside the policy's envelope.
-pub fn run_reference(
+pub(super) fn run_reference(
     policy: &mut dyn Policy,
     script: &[Reply],
     seed: u64,
@@ -122,7 +128,7 @@ pub fn run_reference(
 /// A generic client written independently of the policy code: stops on 2xx, on 4xx other
 /// than 429, and after `max_attempts`; otherwise sleeps `backoff(n, prev_delay, rng)` ms,
 /// raised to the `Retry-After` when `honour` is set.
-pub fn generic_client<'a>(
+pub(super) fn generic_client<'a>(
     max_attempts: u32,
     honour: bool,
     mut backoff: impl FnMut(u32, Option<u64>, &mut Stream) -> u64 + 'a,

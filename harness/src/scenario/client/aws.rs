@@ -17,13 +17,13 @@ use crate::scenario::duration::Millis;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AwsParams {
-    /// Attempts in all, the first included (default 3; 2.1's DynamoDB rule: 4).
+    /// Attempts in all, the first included (default 3; 2.1's `DynamoDB` rule: 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<u32>,
     /// Retry quota bucket size (default 500).
     #[serde(default = "tokens_500", skip_serializing_if = "is_tokens_500")]
     pub initial_tokens: u32,
-    /// MAX_BACKOFF (default 20s).
+    /// `MAX_BACKOFF` (default 20s).
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub max_backoff: Millis,
     /// `random` (default) or `none` (fixes b = 1, as the SDK test suites do).

@@ -394,7 +394,7 @@ impl schemars::JsonSchema for GrpcCode {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GrpcConnectionBackoffParams {
-    /// INITIAL_BACKOFF (default 1s).
+    /// `INITIAL_BACKOFF` (default 1s).
     #[serde(default = "s_1", skip_serializing_if = "is_s_1")]
     pub initial_backoff: Millis,
     /// MULTIPLIER (default 1.6).
@@ -403,10 +403,10 @@ pub struct GrpcConnectionBackoffParams {
     /// JITTER as a fraction (default 0.2).
     #[serde(default = "fraction_02", skip_serializing_if = "is_fraction_02")]
     pub jitter: Probability,
-    /// MAX_BACKOFF (default 120s).
+    /// `MAX_BACKOFF` (default 120s).
     #[serde(default = "s_120", skip_serializing_if = "is_s_120")]
     pub max_backoff: Millis,
-    /// MIN_CONNECT_TIMEOUT (default 20s).
+    /// `MIN_CONNECT_TIMEOUT` (default 20s).
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub min_connect_timeout: Millis,
     /// Connect attempts in all (default: unbounded, stopped by the scenario's limits).

@@ -81,11 +81,11 @@ pub enum ClientSpec {
     GrpcRetry(GrpcRetryParams),
     /// gRPC connection backoff.
     GrpcConnectionBackoff(GrpcConnectionBackoffParams),
-    /// RocketMQ / ApsaraMQ producer send retries.
+    /// `RocketMQ` / `ApsaraMQ` producer send retries.
     RocketmqProducer(RocketmqParams),
-    /// ServiceNow cloud-request exponential backoff.
+    /// `ServiceNow` cloud-request exponential backoff.
     ServicenowExponential(ServicenowExponentialParams),
-    /// ServiceNow cloud-request response-header backoff.
+    /// `ServiceNow` cloud-request response-header backoff.
     ServicenowHeader(ServicenowHeaderParams),
     /// A client registered in Rust under this name.
     Custom(String),
@@ -152,7 +152,7 @@ impl ClientSpec {
     }
 
     /// `max_attempts` as written, for the policies that take it (the generic, AWS,
-    /// gRPC-connection and RocketMQ ones; the first attempt counts).
+    /// gRPC-connection and `RocketMQ` ones; the first attempt counts).
     pub fn max_attempts(&self) -> Option<u32> {
         match self {
             ClientSpec::Fixed(p) => p.max_attempts,
@@ -187,7 +187,7 @@ impl ClientSpec {
     }
 
     /// Whether the policy counts attempts natively (SNS `numRetries`, gRPC `maxAttempts`,
-    /// ServiceNow `max_retries`) and so rejects `max_attempts`.
+    /// `ServiceNow` `max_retries`) and so rejects `max_attempts`.
     ///
     /// ```
     /// use retrylab::scenario::ClientSpec;

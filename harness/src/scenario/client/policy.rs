@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use super::{AwsParams, ClientSpec, RetryAfterPolicy, RetryCondition, SnsBackoffFunction};
 use super::{SnsEndpointType, SnsParams};
-use crate::policy::aws::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
+use crate::policy::aws::{AwsConfig, AwsMode};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
-    ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Policy,
+    ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig, Policy,
     RetryAfterRule, RetryOn, RetryOnItem,
 };
-use crate::scenario;
 
 /// `max_attempts` when a generic policy's parameters leave it out.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;

@@ -1,4 +1,4 @@
-//! `rocketmq_producer`: a RocketMQ producer's send retries.
+//! `rocketmq_producer`: a `RocketMQ` producer's send retries.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! ServiceNow's outbound REST retry policies: `servicenow_exponential`, `servicenow_header`.
+//! `ServiceNow`'s outbound REST retry policies: `servicenow_exponential`, `servicenow_header`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,292 @@
+//! Client policies, under `client:` and wherever a policy is named as an envelope
+//! (`expect.conforms_to`, `search.invariants.conforms_to`); the limits are those of the
+//! [published retry behaviours](../../../../docs/retry-behaviours.md).
+
+use super::{Validator, is_token};
+use crate::scenario::client::{ClientSpec, GrpcRetryPolicy, SnsEndpointType, SnsParams};
+use crate::scenario::duration::Millis;
+use crate::scenario::locations::{index, join};
+
+impl Validator<'_> {
+    pub(super) fn policy(&mut self, path: &str, policy: &ClientSpec) {
+        let p = join(path, policy.name());
+        if let Some(t) = policy.attempt_timeout() {
+            self.positive(&join(&p, "attempt_timeout"), t, "`attempt_timeout`");
+        }
+        if policy.max_attempts() == Some(0) {
+            self.err_expected(
+                &join(&p, "max_attempts"),
+                "`max_attempts: 0` is not allowed",
+                "at least 1 (the first attempt counts)",
+            );
+        }
+        match policy {
+            ClientSpec::NoRetry => {}
+            ClientSpec::Fixed(_) => {}
+            ClientSpec::Exponential(x) => {
+                self.multiplier(&join(&p, "multiplier"), x.multiplier);
+                self.not_above(&p, ("initial", x.initial), ("max_delay", x.max_delay));
+            }
+            ClientSpec::Linear(x) | ClientSpec::Fibonacci(x) => {
+                self.not_above(&p, ("initial", x.initial), ("max_delay", x.max_delay));
+            }
+            ClientSpec::AwsStandard(x)
+            | ClientSpec::AwsStandard21(x)
+            | ClientSpec::AwsAdaptive(x) => {
+                self.positive(&join(&p, "max_backoff"), x.max_backoff, "`max_backoff`");
+                if x.initial_tokens == 0 {
+                    self.err_expected(
+                        &join(&p, "initial_tokens"),
+                        "`initial_tokens: 0` leaves no retry quota",
+                        "at least 1",
+                    );
+                }
+            }
+            ClientSpec::SnsDelivery(x) => self.sns(&p, x),
+            ClientSpec::GrpcRetry(x) => {
+                let sc = &x.service_config;
+                let scp = join(&p, "service_config");
+                let mut policies: Vec<(String, &GrpcRetryPolicy)> = Vec::new();
+                if let Some(r) = &sc.retry_policy {
+                    policies.push((join(&scp, "retryPolicy"), r));
+                }
+                for (i, m) in sc.method_config.iter().enumerate() {
+                    if let Some(r) = &m.retry_policy {
+                        policies.push((
+                            join(&index(&join(&scp, "methodConfig"), i), "retryPolicy"),
+                            r,
+                        ));
+                    }
+                }
+                match policies.len() {
+                    0 => self.err_expected(
+                        &scp,
+                        "the service config has no retry policy",
+                        "`retryPolicy` at the top level or in one `methodConfig` entry",
+                    ),
+                    1 => {}
+                    _ => self.err_expected(
+                        &policies[1].0,
+                        "a second retry policy: the scenario has one operation, so it is ambiguous",
+                        "exactly one `retryPolicy`",
+                    ),
+                }
+                for (rp, r) in &policies {
+                    self.grpc_retry_policy(rp, r);
+                }
+                if let Some(t) = &sc.retry_throttling {
+                    let tp = join(&scp, "retryThrottling");
+                    if !(t.max_tokens > 0.0 && t.max_tokens <= 1000.0) {
+                        self.err_expected(
+                            &join(&tp, "maxTokens"),
+                            format!("maxTokens {} is out of range", t.max_tokens),
+                            "a number in (0, 1000]",
+                        );
+                    }
+                    if !(t.token_ratio.is_finite() && t.token_ratio > 0.0) {
+                        self.err_expected(
+                            &join(&tp, "tokenRatio"),
+                            format!("tokenRatio {} is not positive", t.token_ratio),
+                            "a number above 0",
+                        );
+                    }
+                }
+            }
+            ClientSpec::GrpcConnectionBackoff(x) => {
+                self.multiplier(&join(&p, "multiplier"), x.multiplier);
+                self.positive(
+                    &join(&p, "initial_backoff"),
+                    x.initial_backoff,
+                    "`initial_backoff`",
+                );
+                self.not_above(
+                    &p,
+                    ("initial_backoff", x.initial_backoff),
+                    ("max_backoff", x.max_backoff),
+                );
+            }
+            ClientSpec::RocketmqProducer(x) => {
+                self.multiplier(&join(&p, "multiplier"), x.multiplier);
+                self.not_above(
+                    &p,
+                    ("initial_backoff", x.initial_backoff),
+                    ("max_backoff", x.max_backoff),
+                );
+            }
+            ClientSpec::ServicenowExponential(x) => {
+                self.not_above(&p, ("base_delay", x.base_delay), ("max_delay", x.max_delay));
+            }
+            ClientSpec::ServicenowHeader(x) => {
+                if !is_token(&x.header) {
+                    self.err_expected(
+                        &join(&p, "header"),
+                        format!("invalid header name `{}`", x.header),
+                        "a header name such as `Retry-After`",
+                    );
+                }
+            }
+            ClientSpec::Custom(name) => {
+                if name.trim().is_empty() {
+                    self.err_expected(
+                        &p,
+                        "empty client name",
+                        "the name of a client registered in Rust",
+                    );
+                }
+                if path.ends_with("conforms_to") {
+                    self.err_expected(
+                        &p,
+                        "a custom client has no envelope to conform to",
+                        "a built-in policy",
+                    );
+                }
+            }
+        }
+    }
+
+    fn multiplier(&mut self, path: &str, m: f64) {
+        if !(m.is_finite() && m >= 1.0) {
+            self.err_expected(
+                path,
+                format!("multiplier {m} would not grow the delay"),
+                "a number of at least 1",
+            );
+        }
+    }
+
+    /// `lower` must not exceed `upper` (such as `initial <= max_delay`).
+    fn not_above(&mut self, path: &str, lower: (&str, Millis), upper: (&str, Millis)) {
+        if lower.1 > upper.1 {
+            self.err_expected(
+                &join(path, lower.0),
+                format!(
+                    "`{}` {} is above `{}` {}",
+                    lower.0, lower.1, upper.0, upper.1
+                ),
+                format!("`{}` <= `{}`", lower.0, upper.0),
+            );
+        }
+    }
+
+    fn grpc_retry_policy(&mut self, path: &str, r: &GrpcRetryPolicy) {
+        if r.max_attempts < 2 {
+            self.err_expected(
+                &join(path, "maxAttempts"),
+                format!("maxAttempts {} leaves no retry", r.max_attempts),
+                "at least 2 (gRPC rejects a policy below 2; values above 5 are treated as 5)",
+            );
+        }
+        self.positive(
+            &join(path, "initialBackoff"),
+            r.initial_backoff.0,
+            "`initialBackoff`",
+        );
+        self.positive(&join(path, "maxBackoff"), r.max_backoff.0, "`maxBackoff`");
+        if !(r.backoff_multiplier.is_finite() && r.backoff_multiplier > 0.0) {
+            self.err_expected(
+                &join(path, "backoffMultiplier"),
+                format!("backoffMultiplier {} is not positive", r.backoff_multiplier),
+                "a number above 0",
+            );
+        }
+        if r.retryable_status_codes.is_empty() {
+            self.err_expected(
+                &join(path, "retryableStatusCodes"),
+                "no retryable status codes",
+                "at least one code such as `UNAVAILABLE`",
+            );
+        }
+    }
+
+    fn sns(&mut self, path: &str, x: &SnsParams) {
+        let dp = join(path, "delivery_policy");
+        let Some(policy) = &x.delivery_policy else {
+            return;
+        };
+        if x.endpoint_type != SnsEndpointType::Http {
+            self.err_key(
+                &dp,
+                "a `delivery_policy` applies to `endpoint_type: http` only; the other endpoint types use AWS's presets",
+            );
+            return;
+        }
+        if let Some(t) = &policy.throttle_policy {
+            if t.max_receives_per_second < 1 {
+                self.err_expected(
+                    &join(&dp, "throttlePolicy.maxReceivesPerSecond"),
+                    "maxReceivesPerSecond is 0",
+                    "at least 1",
+                );
+            }
+        }
+        let Some(h) = &policy.healthy_retry_policy else {
+            return;
+        };
+        let hp = join(&dp, "healthyRetryPolicy");
+        if h.min_delay_target < 1 {
+            self.err_expected(
+                &join(&hp, "minDelayTarget"),
+                "minDelayTarget is 0",
+                "at least 1 second",
+            );
+        }
+        if h.min_delay_target > h.max_delay_target {
+            self.err_expected(
+                &join(&hp, "minDelayTarget"),
+                format!(
+                    "minDelayTarget {} is above maxDelayTarget {}",
+                    h.min_delay_target, h.max_delay_target
+                ),
+                "minDelayTarget <= maxDelayTarget",
+            );
+        }
+        if h.max_delay_target > 3600 {
+            self.err_expected(
+                &join(&hp, "maxDelayTarget"),
+                format!("maxDelayTarget {} is above SNS's limit", h.max_delay_target),
+                "at most 3600 seconds",
+            );
+        }
+        if h.num_retries > 100 {
+            self.err_expected(
+                &join(&hp, "numRetries"),
+                format!("numRetries {} is above SNS's limit", h.num_retries),
+                "at most 100",
+            );
+        }
+        let phases = u64::from(h.num_no_delay_retries)
+            + u64::from(h.num_min_delay_retries)
+            + u64::from(h.num_max_delay_retries);
+        // SNS's 3600 s limit on the total retry time of a custom HTTP/S policy, judged only
+        // when the phases and targets make sense (otherwise the total means nothing and the
+        // errors above say why).
+        if phases <= u64::from(h.num_retries)
+            && (1..=h.max_delay_target).contains(&h.min_delay_target)
+        {
+            let total = x.config().total_retry_time();
+            if total > crate::policy::sns::MAX_TOTAL_RETRY_TIME {
+                self.err_expected(
+                    &dp,
+                    format!(
+                        "the delivery policy's retries add up to {} (the sum of the delays \
+                         of its {} retries, before jitter), above SNS's limit for HTTP/S \
+                         endpoints",
+                        crate::policy::fmt_ms(u64::try_from(total.as_millis()).unwrap_or(u64::MAX)),
+                        h.num_retries
+                    ),
+                    "a total retry time of at most 3600s",
+                );
+            }
+        }
+        if phases > u64::from(h.num_retries) {
+            self.err_expected(
+                &join(&hp, "numRetries"),
+                format!(
+                    "the phases add up to {phases} retries (numNoDelayRetries {} + numMinDelayRetries {} + numMaxDelayRetries {}) but numRetries is {}",
+                    h.num_no_delay_retries, h.num_min_delay_retries, h.num_max_delay_retries, h.num_retries
+                ),
+                "numRetries >= the sum of the phase counts",
+            );
+        }
+    }
+}

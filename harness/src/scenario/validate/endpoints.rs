@@ -1,0 +1,200 @@
+//! `endpoints:`: names, the keys each kind takes, routes, scopes, connect schedules, keep-alive
+//! and deduplication ([scenario format](../../../../docs/scenario-format.md#endpoints)).
+
+use super::steps::script_view;
+use super::{Validator, is_token};
+use crate::scenario::duration::DurationOrNone;
+use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
+use crate::scenario::locations::{index, join};
+use crate::scenario::turmoil::BackendKind;
+
+impl Validator<'_> {
+    pub(super) fn endpoints(&mut self) {
+        for (name, e) in &self.s.endpoints {
+            let path = join("endpoints", name);
+            let valid_name = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            if !valid_name {
+                self.err_key(&path, format!("invalid endpoint name `{name}`"));
+                if let Some(last) = self.errors.last_mut() {
+                    last.expected = Some(
+                        "letters, digits, `_`, `-` and `.`, starting with a letter or digit".into(),
+                    );
+                }
+            }
+            self.endpoint(&path, e);
+        }
+    }
+
+    fn endpoint(&mut self, path: &str, e: &EndpointSpec) {
+        let kind = e.kind;
+        if !e.routes.is_empty() {
+            if e.script.is_some() {
+                self.err_key(
+                    &join(path, "script"),
+                    "`script` cannot be combined with `routes`; a bare script is the catch-all route",
+                );
+            }
+            if e.timeline.is_some() {
+                self.err_key(
+                    &join(path, "timeline"),
+                    "`timeline` cannot be combined with `routes`",
+                );
+            }
+        }
+        if e.script.is_some() && e.timeline.is_some() {
+            self.err_key(
+                &join(path, "timeline"),
+                "`timeline` cannot be combined with `script`; choose steps by count or by time",
+            );
+        }
+        if kind == EndpointKind::DeadLetter
+            && (e.script.is_some() || e.timeline.is_some() || !e.routes.is_empty())
+        {
+            self.err(
+                &join(path, "kind"),
+                "a `dead_letter` endpoint records what it receives and takes no script or routes",
+            );
+        }
+        let rate_keys = [
+            ("rate", e.rate.is_some()),
+            ("burst", e.burst.is_some()),
+            ("when_empty", e.when_empty.is_some()),
+        ];
+        for (key, set) in rate_keys {
+            if set && kind != EndpointKind::RateLimiter {
+                self.err_key(
+                    &join(path, key),
+                    format!(
+                        "`{key}` belongs to `kind: rate_limiter`, not `{}`",
+                        kind.name()
+                    ),
+                );
+            }
+        }
+        if kind == EndpointKind::RateLimiter {
+            match e.rate {
+                None => self.err_expected(
+                    path,
+                    "missing required key `rate` for a rate limiter",
+                    "`rate: <tokens per second>`",
+                ),
+                Some(r) if !(r.is_finite() && r > 0.0) => self.err_expected(
+                    &join(path, "rate"),
+                    format!("rate {r} is not positive"),
+                    "tokens per second, above 0",
+                ),
+                _ => {}
+            }
+            self.count_at_least_one(&join(path, "burst"), e.burst, "burst");
+        }
+        if !e.topics.is_empty() && kind != EndpointKind::Broker {
+            self.err_key(
+                &join(path, "topics"),
+                format!("`topics` belongs to `kind: broker`, not `{}`", kind.name()),
+            );
+        }
+        for (i, t) in e.topics.iter().enumerate() {
+            if t.trim().is_empty() {
+                self.err(&index(&join(path, "topics"), i), "empty topic name");
+            }
+        }
+        self.scope(&join(path, "scope"), e.scope);
+        if let Some(steps) = &e.script {
+            self.script(&join(path, "script"), steps, kind);
+        }
+        if let Some(steps) = &e.timeline {
+            self.timeline(&join(path, "timeline"), steps, kind);
+        }
+        if let Some(step) = &e.when_empty {
+            self.step(&join(path, "when_empty"), &script_view(step), kind, false);
+        }
+        for (i, r) in e.routes.iter().enumerate() {
+            let rp = index(&join(path, "routes"), i);
+            match (&r.script, &r.timeline) {
+                (None, None) => {
+                    self.err_expected(&rp, "a route needs steps", "`script:` or `timeline:`")
+                }
+                (Some(_), Some(_)) => self.err_key(
+                    &join(&rp, "timeline"),
+                    "`timeline` cannot be combined with `script`",
+                ),
+                _ => {}
+            }
+            if let Some(m) = &r.r#match.method {
+                if !is_token(m) {
+                    self.err_expected(
+                        &join(&rp, "match.method"),
+                        format!("invalid method `{m}`"),
+                        "an HTTP method such as `POST`",
+                    );
+                }
+            }
+            if let Some(p) = &r.r#match.path {
+                if !p.starts_with('/') || p.contains(char::is_whitespace) {
+                    self.err_expected(
+                        &join(&rp, "match.path"),
+                        format!("invalid path `{p}`"),
+                        "a path starting with `/`, without spaces",
+                    );
+                }
+            }
+            if let Some(h) = &r.r#match.headers {
+                self.headers(&join(&rp, "match.headers"), h);
+            }
+            self.scope(&join(&rp, "scope"), r.scope);
+            if let Some(steps) = &r.script {
+                self.script(&join(&rp, "script"), steps, kind);
+            }
+            if let Some(steps) = &r.timeline {
+                self.timeline(&join(&rp, "timeline"), steps, kind);
+            }
+        }
+        for (i, c) in e.connect.iter().enumerate() {
+            let cp = index(&join(path, "connect"), i);
+            self.count_at_least_one(&join(&cp, "times"), c.times, "times");
+            if self.s.backend == BackendKind::Real && c.action != ConnectAction::Accept {
+                self.err(
+                    &join(&cp, "action"),
+                    "refused and black-holed connections cannot be made on the real backend",
+                );
+            }
+        }
+        if let Some(k) = &e.keep_alive {
+            let kp = join(path, "keep_alive");
+            if let DurationOrNone::After(d) = k.idle_timeout {
+                self.positive(&join(&kp, "idle_timeout"), d, "`idle_timeout`");
+            }
+            self.count_at_least_one(&join(&kp, "max_requests"), k.max_requests, "max_requests");
+        }
+        if let Some(d) = &e.dedupe {
+            let dp = join(path, "dedupe");
+            if !is_token(&d.header) {
+                self.err_expected(
+                    &join(&dp, "header"),
+                    format!("invalid header name `{}`", d.header),
+                    "a header name such as `Idempotency-Key`",
+                );
+            }
+            if let DurationOrNone::After(t) = d.ttl {
+                self.positive(&join(&dp, "ttl"), t, "`ttl`");
+            }
+        }
+    }
+
+    fn scope(&mut self, path: &str, scope: ScriptScope) {
+        let has_key = self.s.operation.idempotency_key.is_some();
+        if scope == ScriptScope::Key && !has_key {
+            self.err_expected(
+                path,
+                "`scope: key` counts per idempotency key, but the operation sends none",
+                "`operation.idempotency_key: { header: ... }`",
+            );
+        }
+    }
+}

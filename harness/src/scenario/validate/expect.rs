@@ -1,0 +1,121 @@
+//! `expect:`: checks that need something elsewhere in the scenario to be meaningful
+//! ([scenario format](../../../../docs/scenario-format.md#expectations)).
+
+use super::{Validator, is_token};
+use crate::scenario::client::ClientSpec;
+use crate::scenario::endpoint::EndpointKind;
+use crate::scenario::locations::join;
+
+impl Validator<'_> {
+    pub(super) fn expect(&mut self) {
+        let s = self.s;
+        let e = &s.expect;
+        let o = &s.operation;
+        if e.outcome.is_some() && e.outcomes.is_some() {
+            self.err_key(
+                "expect.outcomes",
+                "`outcomes` cannot be combined with `outcome`; use one",
+            );
+        }
+        if let Some(outcomes) = &e.outcomes {
+            let calls = u64::from(o.calls) * u64::from(o.clients);
+            if outcomes.len() as u64 != calls {
+                self.err_expected(
+                    "expect.outcomes",
+                    format!("{} outcomes for {calls} calls", outcomes.len()),
+                    "one outcome per logical call",
+                );
+            }
+        }
+        if e.stop_reason.is_some() && matches!(s.client, ClientSpec::Custom(_)) {
+            self.err(
+                "expect.stop_reason",
+                "`stop_reason` is reported by reference clients only, and `client` is custom",
+            );
+        }
+        if e.effects.is_some() && o.is_concurrent() && o.idempotency_key.is_none() && !o.call_tag {
+            self.err_expected(
+                "expect.effects",
+                "concurrent calls without an idempotency key or a call tag: effects cannot be attributed to calls",
+                "`operation.idempotency_key: { header: ... }` or `operation.call_tag: true`",
+            );
+        }
+        let has_keys =
+            o.idempotency_key.is_some() || s.endpoints.values().any(|e| e.dedupe.is_some());
+        for (key, set) in [
+            ("same_idempotency_key", e.same_idempotency_key.is_some()),
+            ("distinct_keys", e.distinct_keys.is_some()),
+        ] {
+            if set && !has_keys {
+                self.err_expected(
+                    &join("expect", key),
+                    format!("`{key}` needs to know which header holds the key"),
+                    "`operation.idempotency_key` or an endpoint's `dedupe.header`",
+                );
+            }
+        }
+        if e.dead_lettered.is_some()
+            && !s
+                .endpoints
+                .values()
+                .any(|e| e.kind == EndpointKind::DeadLetter)
+        {
+            self.err_expected(
+                "expect.dead_lettered",
+                "no endpoint is a dead-letter store",
+                "an endpoint with `kind: dead_letter`",
+            );
+        }
+        if e.late_requests.is_some() && s.drain.is_zero() {
+            self.err_expected(
+                "expect.late_requests",
+                "`late_requests` can see nothing with `drain: 0`: the run ends when the client returns",
+                "a positive `drain:`",
+            );
+        }
+        if let Some(h) = &e.header {
+            if !is_token(&h.name) {
+                self.err_expected(
+                    "expect.header.name",
+                    format!("invalid header name `{}`", h.name),
+                    "a header name",
+                );
+            }
+            if h.values.is_empty() {
+                self.err_expected(
+                    "expect.header.values",
+                    "no values",
+                    "at least one allowed value",
+                );
+            }
+        }
+        if let Some(m) = &e.max_rate {
+            self.positive("expect.max_rate.window", m.window, "`window`");
+        }
+        if let Some(w) = &e.retry_waves {
+            self.positive("expect.retry_waves.window", w.window, "`window`");
+            if w.k == 0 {
+                self.err_expected(
+                    "expect.retry_waves.k",
+                    "`k: 0` is not allowed",
+                    "at least 1",
+                );
+            }
+        }
+        if let Some(a) = &e.amplification {
+            if !(a.at_most.is_finite() && a.at_most >= 1.0) {
+                self.err_expected(
+                    "expect.amplification.at_most",
+                    format!(
+                        "{} is below 1: every call makes at least one request",
+                        a.at_most
+                    ),
+                    "a number of at least 1",
+                );
+            }
+        }
+        if let Some(c) = &e.conforms_to {
+            self.policy("expect.conforms_to", c);
+        }
+    }
+}

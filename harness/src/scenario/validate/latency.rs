@@ -1,0 +1,45 @@
+//! Latency distributions, wherever they are written
+//! ([scenario format](../../../../docs/scenario-format.md#latency)).
+
+use super::Validator;
+use crate::scenario::latency::LatencySpec;
+use crate::scenario::locations::join;
+
+impl Validator<'_> {
+    pub(super) fn latency(&mut self, path: &str, l: &LatencySpec) {
+        match l {
+            LatencySpec::Fixed(_) | LatencySpec::Uniform(_) => {}
+            LatencySpec::Lognormal(ln) => {
+                let lp = join(path, "lognormal");
+                if !(ln.sigma.is_finite() && ln.sigma > 0.0) {
+                    self.err_expected(
+                        &join(&lp, "sigma"),
+                        format!("sigma {} is not positive", ln.sigma),
+                        "a number above 0",
+                    );
+                }
+                self.positive(&join(&lp, "median"), ln.median, "`median`");
+                if let Some(max) = ln.max {
+                    if max < ln.median {
+                        self.err(
+                            &join(&lp, "max"),
+                            format!("max {max} is below the median {}", ln.median),
+                        );
+                    }
+                }
+            }
+            LatencySpec::Exponential(ex) => {
+                let ep = join(path, "exponential");
+                self.positive(&join(&ep, "mean"), ex.mean, "`mean`");
+                if let Some(max) = ex.max {
+                    if max < ex.mean {
+                        self.err(
+                            &join(&ep, "max"),
+                            format!("max {max} is below the mean {}", ex.mean),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `search:`: property search over varied scenario values.
+
+use super::Validator;
+use crate::scenario::locations::join;
+use crate::scenario::search::VarySpec;
+
+impl Validator<'_> {
+    pub(super) fn search(&mut self) {
+        let Some(search) = &self.s.search else {
+            return;
+        };
+        if search.cases == 0 {
+            self.err_expected("search.cases", "`cases: 0` is not allowed", "at least 1");
+        }
+        for (key, vary) in &search.vary {
+            let vp = join("search.vary", key);
+            if key.trim().is_empty() {
+                self.err_key(&vp, "empty path");
+            }
+            match vary {
+                VarySpec::Integers([a, b]) if a > b => self.err_expected(
+                    &vp,
+                    format!("range [{a}, {b}] is reversed"),
+                    "[min, max] with min <= max",
+                ),
+                VarySpec::Numbers([a, b])
+                    if a.partial_cmp(b) != Some(std::cmp::Ordering::Less) && a != b =>
+                {
+                    self.err_expected(
+                        &vp,
+                        format!("range [{a}, {b}] is reversed"),
+                        "[min, max] with min <= max",
+                    )
+                }
+                VarySpec::OneOf(values) if values.is_empty() => {
+                    self.err_expected(&vp, "no values to choose from", "at least one value")
+                }
+                _ => {}
+            }
+        }
+        if let Some(c) = &search.invariants.conforms_to {
+            self.policy("search.invariants.conforms_to", c);
+        }
+    }
+}

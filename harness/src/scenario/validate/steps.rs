@@ -1,0 +1,235 @@
+//! Steps, in scripts and timelines: what a step does, which keys go with it, and that timeline
+//! windows do not overlap ([scenario format](../../../../docs/scenario-format.md#steps)).
+
+use super::Validator;
+use crate::scenario::duration::Millis;
+use crate::scenario::endpoint::EndpointKind;
+use crate::scenario::headers::HeadersSpec;
+use crate::scenario::latency::LatencySpec;
+use crate::scenario::locations::{index, join};
+use crate::scenario::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+use crate::scenario::values::{DurationRange, Probability};
+
+/// The fields shared by script and timeline steps, borrowed.
+pub(super) struct StepView<'a> {
+    status: Option<u16>,
+    headers: Option<&'a HeadersSpec>,
+    body: bool,
+    retry_after: Option<&'a RetryAfterSpec>,
+    latency: Option<&'a LatencySpec>,
+    trickle: Option<Millis>,
+    fail: Option<FailSpec>,
+    commit: Option<CommitSpec>,
+    p: Option<Probability>,
+    then: Option<&'a StepSpec>,
+    otherwise: Option<&'a StepSpec>,
+    error_code: Option<i64>,
+    times: Option<u32>,
+}
+
+macro_rules! step_view {
+    ($s:expr, $times:expr) => {
+        StepView {
+            status: $s.status,
+            headers: $s.headers.as_ref(),
+            body: $s.body.is_some(),
+            retry_after: $s.retry_after.as_ref(),
+            latency: $s.latency.as_ref(),
+            trickle: $s.trickle,
+            fail: $s.fail,
+            commit: $s.commit,
+            p: $s.p,
+            then: $s.then.as_deref(),
+            otherwise: $s.r#else.as_deref(),
+            error_code: $s.error_code,
+            times: $times,
+        }
+    };
+}
+
+pub(super) fn script_view(s: &StepSpec) -> StepView<'_> {
+    step_view!(s, s.times)
+}
+
+fn timeline_view(s: &TimelineStep) -> StepView<'_> {
+    step_view!(s, None)
+}
+
+impl Validator<'_> {
+    pub(super) fn script(&mut self, path: &str, steps: &[StepSpec], kind: EndpointKind) {
+        if steps.is_empty() {
+            self.err_expected(path, "empty script", "at least one step");
+        }
+        for (i, step) in steps.iter().enumerate() {
+            self.step(&index(path, i), &script_view(step), kind, false);
+        }
+    }
+
+    pub(super) fn timeline(&mut self, path: &str, steps: &[TimelineStep], kind: EndpointKind) {
+        if steps.is_empty() {
+            self.err_expected(path, "empty timeline", "at least one step");
+        }
+        let mut windows: Vec<(usize, DurationRange)> =
+            steps.iter().map(|s| s.during).enumerate().collect();
+        windows.sort_by_key(|(_, w)| (w.min, w.max));
+        for pair in windows.windows(2) {
+            let ((i, a), (j, b)) = (pair[0], pair[1]);
+            if b.min <= a.max {
+                self.err(
+                    &join(&index(path, j), "during"),
+                    format!(
+                        "window [{}, {}] overlaps [{}, {}] of step {i}; a request at that time would match both",
+                        b.min, b.max, a.min, a.max
+                    ),
+                );
+            }
+        }
+        for (i, step) in steps.iter().enumerate() {
+            self.step(&index(path, i), &timeline_view(step), kind, false);
+        }
+    }
+
+    pub(super) fn step(&mut self, path: &str, s: &StepView<'_>, kind: EndpointKind, nested: bool) {
+        let broker = kind == EndpointKind::Broker;
+        let mut forms = Vec::new();
+        // A cut response (`fail: { close|reset: { after_bytes } }`) may say what it cuts:
+        // its status, headers and body, of which `after_bytes` bytes go out on the wire.
+        let truncates = matches!(
+            s.fail,
+            Some(
+                FailSpec::Close {
+                    after_bytes: Some(_)
+                } | FailSpec::Reset {
+                    after_bytes: Some(_)
+                }
+            )
+        );
+        if s.status.is_some() {
+            forms.push("status");
+        }
+        if s.fail.is_some() && !(truncates && s.status.is_some()) {
+            forms.push("fail");
+        }
+        if s.p.is_some() {
+            forms.push("p");
+        }
+        if s.error_code.is_some() && broker {
+            forms.push("error_code");
+        }
+        let one_of = if broker {
+            "one of `status`, `fail`, `p` or `error_code`"
+        } else {
+            "one of `status`, `fail` or `p`"
+        };
+        match forms.len() {
+            0 => self.err_expected(path, "a step needs something to do", one_of),
+            1 => {}
+            _ => self.err_expected(
+                path,
+                format!(
+                    "a step does one thing, but this one has {}",
+                    forms
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+                format!("exactly {one_of}"),
+            ),
+        }
+        if s.error_code.is_some() && !broker {
+            self.err_key(
+                &join(path, "error_code"),
+                format!(
+                    "`error_code` is for `kind: broker` endpoints, not `{}`",
+                    kind.name()
+                ),
+            );
+        }
+        // Headers may come with a broker's error response; a body and its pacing only with
+        // a status the step writes itself.
+        let responds = s.status.is_some() || (broker && s.error_code.is_some());
+        let response_fields = [
+            ("headers", s.headers.is_some(), responds),
+            ("retry_after", s.retry_after.is_some(), responds),
+            ("body", s.body, s.status.is_some()),
+            ("trickle", s.trickle.is_some(), s.status.is_some()),
+        ];
+        for (key, set, allowed) in response_fields {
+            if set && !allowed {
+                self.err_key(
+                    &join(path, key),
+                    format!("`{key}` is part of a response and needs `status`"),
+                );
+            }
+        }
+        if s.p.is_some() {
+            if s.then.is_none() {
+                self.err_expected(
+                    path,
+                    "missing required key `then` of a random step",
+                    "`then: <step>`",
+                );
+            }
+            if s.otherwise.is_none() {
+                self.err_expected(
+                    path,
+                    "missing required key `else` of a random step",
+                    "`else: <step>`",
+                );
+            }
+            for (key, set) in [
+                ("latency", s.latency.is_some()),
+                ("commit", s.commit.is_some()),
+            ] {
+                if set {
+                    self.err_key(
+                        &join(path, key),
+                        format!("`{key}` belongs inside `then` and `else` of a random step"),
+                    );
+                }
+            }
+        } else {
+            for (key, set) in [("then", s.then.is_some()), ("else", s.otherwise.is_some())] {
+                if set {
+                    self.err_key(&join(path, key), format!("`{key}` needs `p`"));
+                }
+            }
+        }
+        if nested && s.times.is_some() {
+            self.err_key(
+                &join(path, "times"),
+                "`times` belongs to the random step itself: it consumes one count whichever branch it takes",
+            );
+        } else if s.times == Some(0) {
+            self.err_expected(
+                &join(path, "times"),
+                "`times: 0` would never run the step",
+                "at least 1 (remove the step instead)",
+            );
+        }
+        if let Some(h) = s.headers {
+            self.headers(&join(path, "headers"), h);
+        }
+        if let Some(RetryAfterSpec::Raw(raw)) = s.retry_after {
+            if raw.contains(['\r', '\n']) {
+                self.err(
+                    &join(path, "retry_after.raw"),
+                    "a header value cannot contain a line break",
+                );
+            }
+        }
+        if let Some(l) = s.latency {
+            self.latency(&join(path, "latency"), l);
+        }
+        if let Some(t) = s.trickle {
+            self.positive(&join(path, "trickle"), t, "`trickle`");
+        }
+        if let Some(then) = s.then {
+            self.step(&join(path, "then"), &script_view(then), kind, true);
+        }
+        if let Some(otherwise) = s.otherwise {
+            self.step(&join(path, "else"), &script_view(otherwise), kind, true);
+        }
+    }
+}

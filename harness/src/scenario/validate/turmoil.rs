@@ -1,0 +1,77 @@
+//! `turmoil:`: turmoil-native faults, their endpoints and that their windows do not overlap.
+
+use super::Validator;
+use crate::scenario::duration::Millis;
+use crate::scenario::locations::{index, join};
+use crate::scenario::turmoil::{BackendKind, WindowSpec};
+
+impl Validator<'_> {
+    pub(super) fn turmoil(&mut self) {
+        let Some(t) = &self.s.turmoil else {
+            return;
+        };
+        if self.s.backend != BackendKind::Turmoil {
+            self.err_key(
+                "turmoil",
+                format!(
+                    "`turmoil:` applies to `backend: turmoil`, but the backend is `{}`",
+                    self.s.backend.name()
+                ),
+            );
+        }
+        if let Some(l) = &t.latency {
+            self.latency("turmoil.latency", l);
+        }
+        self.windows("turmoil.hold", &t.hold, "hold");
+        self.windows("turmoil.partition", &t.partition, "partition");
+        let mut crashes: Vec<(usize, Millis, Option<Millis>, &str)> = Vec::new();
+        for (i, c) in t.crash.iter().enumerate() {
+            let cp = index("turmoil.crash", i);
+            self.endpoint_ref(&join(&cp, "endpoint"), &c.endpoint);
+            if let Some(b) = c.bounce_after {
+                self.positive(&join(&cp, "bounce_after"), b, "`bounce_after`");
+            }
+            crashes.push((
+                i,
+                c.at,
+                c.bounce_after.map(|b| Millis(c.at.0.saturating_add(b.0))),
+                &c.endpoint,
+            ));
+        }
+        crashes.sort_by_key(|c| (c.3, c.1, c.0));
+        for pair in crashes.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.3 == b.3 && a.2.is_none_or(|end| b.1 < end) {
+                self.err(
+                    &join(&index("turmoil.crash", b.0), "at"),
+                    format!("`{}` is still down from turmoil.crash[{}]", b.3, a.0),
+                );
+            }
+        }
+    }
+
+    fn windows(&mut self, path: &str, windows: &[WindowSpec], what: &str) {
+        let mut spans: Vec<(usize, &str, Millis, Millis)> = Vec::new();
+        for (i, w) in windows.iter().enumerate() {
+            let wp = index(path, i);
+            self.endpoint_ref(&join(&wp, "endpoint"), &w.endpoint);
+            self.positive(&join(&wp, "for"), w.r#for, "`for`");
+            spans.push((
+                i,
+                &w.endpoint,
+                w.at,
+                Millis(w.at.0.saturating_add(w.r#for.0)),
+            ));
+        }
+        spans.sort_by_key(|s| (s.1, s.2, s.0));
+        for pair in spans.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.1 == b.1 && b.2 < a.3 {
+                self.err(
+                    &join(&index(path, b.0), "at"),
+                    format!("this {what} of `{}` overlaps {path}[{}]", b.1, a.0),
+                );
+            }
+        }
+    }
+}

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use crate::scenario::{ClientSpec, Scenario};
+use crate::scenario::{ClientSpec, Scenario, ScenarioError};
 use crate::{Env, Report};
 
 type BoxedCall = Pin<Box<dyn Future<Output = Result<String, String>>>>;
@@ -85,23 +85,21 @@ impl Clients {
 
     /// Runs `scenario` with `seed`: its `custom:` client from this registry, or its built-in
     /// policy client.
-    pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, String> {
+    pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
         match &scenario.client {
             ClientSpec::Custom(name) => {
                 let client = self.by_name.get(name).cloned().ok_or_else(|| {
-                    scenario
-                        .error_at(
-                            "client.custom",
-                            format!(
-                                "no client named `{name}` is registered (registered: {})",
-                                if self.by_name.is_empty() {
-                                    "none".to_owned()
-                                } else {
-                                    self.names().join(", ")
-                                }
-                            ),
-                        )
-                        .to_string()
+                    Box::new(scenario.error_at(
+                        "client.custom",
+                        format!(
+                            "no client named `{name}` is registered (registered: {})",
+                            if self.by_name.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                self.names().join(", ")
+                            }
+                        ),
+                    ))
                 })?;
                 Ok(scenario.run_with_seed(seed, move |env| client(env)))
             }
@@ -262,7 +260,9 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
 
 fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Result<(), Failed> {
     let seed = crate::overrides::seed().unwrap_or(seed);
-    let report = clients.run(scenario, seed).map_err(Failed::from)?;
+    let report = clients
+        .run(scenario, seed)
+        .map_err(|error| Failed::from(error.to_string()))?;
     let asserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report.assert()));
     match asserted {
         Ok(()) => Ok(()),

@@ -249,6 +249,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             let report = match clients.run(&scenario, seed) {
                 Ok(report) => report,
                 Err(error) => {
+                    let error = error.to_string();
                     return Row {
                         json: Some(json_row(&name, seed, false, &error)),
                         name,

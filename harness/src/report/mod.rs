@@ -89,6 +89,7 @@ impl Verdict {
 /// assert_eq!(report.trace().timeline(), "t=0.000s  #1  GET /  -> 200  conn 1 new\n");
 /// ```
 #[derive(Debug, Clone)]
+#[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
 pub struct Report {
     pub(crate) name: String,
     pub(crate) seed: u64,

@@ -320,6 +320,7 @@ impl crate::scenario::Scenario {
     /// });
     /// report.assert();
     /// ```
+    #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run<F, Fut, T, E>(&self, client: F) -> Report
     where
         F: FnMut(Env) -> Fut + Send + 'static,
@@ -331,6 +332,7 @@ impl crate::scenario::Scenario {
     }
 
     /// Like [`run`](Self::run), with an explicit seed.
+    #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run_with_seed<F, Fut, T, E>(&self, seed: u64, client: F) -> Report
     where
         F: FnMut(Env) -> Fut + Send + 'static,
@@ -368,11 +370,13 @@ impl crate::scenario::Scenario {
     ///
     /// `custom:` clients are registered in Rust; running one here gives a `not_runnable`
     /// verdict that says so.
+    #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run_builtin(&self) -> Report {
         self.run_builtin_with_seed(self.effective_seed())
     }
 
     /// Like [`run_builtin`](Self::run_builtin), with an explicit seed.
+    #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run_builtin_with_seed(&self, seed: u64) -> Report {
         let policy = match self.client.policy() {
             Ok(policy) => policy,

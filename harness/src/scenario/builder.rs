@@ -28,7 +28,7 @@ pub const CODE_FILE: &str = "<code>";
 ///
 /// ```
 /// use retrylab::scenario::{
-///     BoundSpec, ClientSpec, EndpointSpec, Expectations, ExponentialParams, Millis,
+///     BoundSpec, EndpointSpec, Expectations, ExponentialParams, Millis,
 ///     OperationSpec, Outcome, Scenario, StepSpec,
 /// };
 ///
@@ -36,7 +36,7 @@ pub const CODE_FILE: &str = "<code>";
 ///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(503).times(2), StepSpec::status(200)]))
 ///     .latency(Millis::from_ms(1))
 ///     .operation(OperationSpec::post("api", "/orders"))
-///     .client(ClientSpec::Exponential(ExponentialParams { max_attempts: Some(4), ..Default::default() }))
+///     .client(ExponentialParams::default().max_attempts(4))
 ///     .expect(Expectations::default().outcome(Outcome::Success).attempts(3))
 ///     .build()
 ///     .unwrap();
@@ -52,6 +52,7 @@ pub const CODE_FILE: &str = "<code>";
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
+#[non_exhaustive]
 pub struct ScenarioBuilder {
     scenario: Scenario,
     operation_set: bool,
@@ -71,7 +72,7 @@ impl Scenario {
     ///     .seeds(SeedRange { start: 1, end: 3 })
     ///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(200)]))
     ///     .operation(OperationSpec::get("api", "/"))
-    ///     .limits(LimitsSpec { wall: Some(Millis::from_secs(5)), ..LimitsSpec::default() })
+    ///     .limits(LimitsSpec::default().wall(Millis::from_secs(5)))
     ///     .snapshot(true)
     ///     .drain(Millis::from_secs(1))
     ///     .epoch("2026-01-01T00:00:00Z")

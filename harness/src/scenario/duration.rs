@@ -138,6 +138,7 @@ impl TryFrom<Duration> for Millis {
 /// assert!(e.to_string().contains("unknown unit `xs`"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DurationError {
     message: String,
 }
@@ -412,6 +413,7 @@ impl<'de> Deserialize<'de> for OffsetMillis {
 /// assert_eq!(DurationOrNone::After(Millis::from_secs(30)).millis(), Some(Millis::from_secs(30)));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DurationOrNone {
     /// No limit.
     #[default]

@@ -25,6 +25,7 @@ use super::values::status_code;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct EndpointSpec {
     /// What the endpoint is (default `http`).
     #[serde(default, skip_serializing_if = "EndpointKind::is_http")]
@@ -126,6 +127,7 @@ impl EndpointSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EndpointKind {
     /// A scripted HTTP/1.1 server.
     #[default]
@@ -164,6 +166,7 @@ impl EndpointKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ScriptScope {
     /// One counter for the whole route.
     #[default]
@@ -194,6 +197,7 @@ impl ScriptScope {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RouteSpec {
     /// Which requests take this route.
     pub r#match: MatchSpec,
@@ -228,6 +232,7 @@ impl RouteSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MatchSpec {
     /// Request method, such as `POST`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,6 +265,7 @@ impl MatchSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ConnectStepSpec {
     /// What the connection attempt gets.
     pub action: ConnectAction,
@@ -315,13 +321,15 @@ pub use retrylab_endpoints::ConnectAction;
 /// ```
 /// use retrylab::scenario::{DurationOrNone, KeepAliveSpec, Millis};
 ///
-/// let k = KeepAliveSpec { idle_timeout: DurationOrNone::After(Millis::from_secs(5)), max_requests: Some(100) };
-/// assert_eq!(KeepAliveSpec::default().idle_timeout, DurationOrNone::None);
-/// # let _ = k;
+/// let mut k = KeepAliveSpec::default();
+/// assert_eq!(k.idle_timeout, DurationOrNone::None);
+/// k.idle_timeout = DurationOrNone::After(Millis::from_secs(5));
+/// k.max_requests = Some(100);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct KeepAliveSpec {
     /// Close a connection idle this long (default `none`).
     #[serde(default, skip_serializing_if = "DurationOrNone::is_none")]
@@ -344,6 +352,7 @@ pub struct KeepAliveSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DedupeSpec {
     /// The header carrying the key.
     pub header: String,
@@ -404,6 +413,7 @@ impl DedupeSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DedupeReplay {
     /// The response of the first request whose effect was committed.
     #[default]

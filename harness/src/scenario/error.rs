@@ -11,6 +11,7 @@ use std::fmt;
 /// assert_eq!((at.line, at.column), (3, 5));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub struct Location {
     /// Line, from 1.
     pub line: u32,
@@ -42,6 +43,7 @@ impl Location {
 /// assert!(first.to_string().starts_with("x.yaml:2:1 nmae: unknown key `nmae`"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScenarioError {
     /// The file name as given to [`Scenario::load`](crate::scenario::Scenario::load) or
     /// [`Scenario::from_yaml_str`](crate::scenario::Scenario::from_yaml_str).

@@ -22,6 +22,7 @@ use super::values::{BoundSpec, CountSpec, status_code};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Expectations {
     /// How every call ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,6 +236,7 @@ impl Expectations {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Outcome {
     /// The call returned `Ok`.
     Success,
@@ -262,6 +264,7 @@ pub use crate::policy::StopReason;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RetryAfterCheckSpec {
     /// `max`: the next attempt starts no earlier; `exact`: at that millisecond.
     #[serde(default, skip_serializing_if = "RetryAfterHonour::is_max")]
@@ -283,6 +286,7 @@ pub struct RetryAfterCheckSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RetryAfterHonour {
     /// `start(n+1) >= head(n) + RA`.
     #[default]
@@ -307,6 +311,7 @@ impl RetryAfterHonour {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InvalidRetryAfter {
     /// No bound.
     #[default]
@@ -331,6 +336,7 @@ impl InvalidRetryAfter {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EffectsSpec {
     /// Every successful call committed exactly one effect; no call more than one.
     ExactlyOnce,
@@ -350,6 +356,7 @@ pub enum EffectsSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MaxRateSpec {
     /// The sliding window.
     pub window: Millis,
@@ -367,6 +374,7 @@ pub struct MaxRateSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HeaderCheckSpec {
     /// The header name.
     pub name: String,
@@ -384,6 +392,7 @@ pub struct HeaderCheckSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AtMostSpec {
     /// The bound.
     pub at_most: u64,
@@ -399,6 +408,7 @@ pub struct AtMostSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AmplificationSpec {
     /// The bound, at least 1.
     pub at_most: f64,
@@ -415,6 +425,7 @@ pub struct AmplificationSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RetryWavesSpec {
     /// Clients that make a wave.
     pub k: u32,

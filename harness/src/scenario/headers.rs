@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize, Serializer};
 /// assert_eq!(HeadersSpec::map([("X-A", "1")]).len(), 1);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HeadersSpec {
     /// Written as a mapping: names are distinct.
     Map(Vec<(String, String)>),

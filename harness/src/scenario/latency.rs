@@ -23,6 +23,7 @@ use super::values::{DurationRange, one_key_map};
 /// assert_eq!(LatencySpec::fixed(Millis::from_ms(5)).fixed_millis(), Some(Millis::from_ms(5)));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum LatencySpec {
     /// Always this long.
     Fixed(Millis),

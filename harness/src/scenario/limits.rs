@@ -15,12 +15,14 @@ use super::duration::Millis;
 /// ```
 /// use retrylab::scenario::{LimitsSpec, Millis};
 ///
-/// let l = LimitsSpec { wall: Some(Millis::from_secs(10)), ..LimitsSpec::default() };
+/// let mut l = LimitsSpec::default();
+/// l.wall = Some(Millis::from_secs(10));
 /// assert!(l.max_virtual_time.is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LimitsSpec {
     /// Stop the run at this virtual time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,6 +36,18 @@ pub struct LimitsSpec {
 }
 
 impl LimitsSpec {
+    /// Sets `limits.wall`, the real-time guard.
+    pub fn wall(mut self, wall: Millis) -> Self {
+        self.wall = Some(wall);
+        self
+    }
+
+    /// Sets `limits.max_virtual_time`.
+    pub fn max_virtual_time(mut self, limit: Millis) -> Self {
+        self.max_virtual_time = Some(limit);
+        self
+    }
+
     /// Whether no limit is set.
     pub fn is_default(&self) -> bool {
         *self == LimitsSpec::default()
@@ -143,6 +157,7 @@ impl schemars::JsonSchema for SeedRange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ScenarioStatus {
     /// Expected to fail; reported as "now passes: remove the marker" when it passes.
     KnownFailure,

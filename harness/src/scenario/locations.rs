@@ -37,6 +37,7 @@ pub(crate) struct NodeLocation {
 /// assert_eq!((at.line, at.column), (6, 13));
 /// ```
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct SourceInfo {
     /// The file name given when loading (`<code>` for scenarios built in code).
     pub file: String,

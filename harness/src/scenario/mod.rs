@@ -87,7 +87,7 @@ pub use schema::json_schema;
 pub use search::{SearchSpec, VarySpec};
 pub use step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
 pub use turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
-pub use values::{BoundSpec, CountSpec, DurationRange, Probability};
+pub use values::{BoundSpec, CountSpec, DurationRange, Probability, ValueError};
 pub use vocabulary::{
     at_least, at_most, endpoint, expect, exponential, fail, fixed, get, linear, ms, post, secs,
     status, within,

@@ -52,6 +52,7 @@ use super::turmoil::{BackendKind, TurmoilSpec};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Scenario {
     /// Format version; must be 1.
     pub version: u32,

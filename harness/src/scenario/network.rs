@@ -19,6 +19,7 @@ use super::latency::LatencySpec;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NetworkSpec {
     /// One-way latency of every segment (default 0).
     #[serde(default, skip_serializing_if = "LatencySpec::is_zero")]
@@ -58,6 +59,7 @@ impl NetworkSpec {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawFault", into = "RawFault")]
+#[non_exhaustive]
 pub enum FaultSpec {
     /// Segments to and from the endpoint are held for `for`, then delivered; connects
     /// black-hole meanwhile.
@@ -125,6 +127,7 @@ impl FaultSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ScriptState {
     /// Scripts resume where they were.
     #[default]

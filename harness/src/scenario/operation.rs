@@ -20,6 +20,7 @@ use super::latency::LatencySpec;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct OperationSpec {
     /// The endpoint called; must name one of `endpoints`.
     pub endpoint: String,

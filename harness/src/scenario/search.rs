@@ -20,6 +20,7 @@ use super::values::DurationRange;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SearchSpec {
     /// Cases to try (default 256).
     #[serde(default = "default_cases", skip_serializing_if = "is_default_cases")]
@@ -49,6 +50,7 @@ fn is_default_cases(v: &u32) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum VarySpec {
     /// A duration in `[min, max]`.
     Durations(DurationRange),

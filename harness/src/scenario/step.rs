@@ -110,11 +110,9 @@ step_struct! {
     /// ```
     /// use retrylab::scenario::{DurationRange, Millis, TimelineStep};
     ///
-    /// let t = TimelineStep {
-    ///     during: DurationRange::new(Millis::ZERO, Millis::from_secs(30)).unwrap(),
-    ///     status: Some(503),
-    ///     ..TimelineStep::default()
-    /// };
+    /// let mut t = TimelineStep::default();
+    /// t.during = DurationRange::new(Millis::ZERO, Millis::from_secs(30)).unwrap();
+    /// t.status = Some(503);
     /// assert_eq!(t.during.max, Millis::from_secs(30));
     /// ```
     TimelineStep {
@@ -200,6 +198,7 @@ impl StepSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CommitSpec {
     /// As soon as the request arrives (the client may still see a failure).
     Arrival,
@@ -218,6 +217,7 @@ pub enum CommitSpec {
 /// assert_eq!(FailSpec::close_after(10), FailSpec::Close { after_bytes: Some(10) });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FailSpec {
     /// Close the connection with a FIN.
     Close {
@@ -330,6 +330,7 @@ impl<'de> Deserialize<'de> for FailSpec {
 /// # let _ = in_30s;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RetryAfterSpec {
     /// `Retry-After: <n>`.
     Seconds(i64),
@@ -360,6 +361,7 @@ impl RetryAfterSpec {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DateFormat {
     /// `Sun, 06 Nov 1994 08:49:37 GMT`.
     #[default]

@@ -15,6 +15,7 @@ use super::values::Probability;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum BackendKind {
     /// The in-memory TCP model on a paused tokio runtime.
     #[default]
@@ -50,6 +51,7 @@ impl BackendKind {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct TurmoilSpec {
     /// Random message loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +80,7 @@ pub struct TurmoilSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LossSpec {
     /// Probability a working link starts dropping.
     pub fail_rate: Probability,
@@ -95,6 +98,7 @@ pub struct LossSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WindowSpec {
     /// When it starts.
     pub at: Millis,
@@ -114,6 +118,7 @@ pub struct WindowSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct TurmoilCrashSpec {
     /// When it crashes.
     pub at: Millis,

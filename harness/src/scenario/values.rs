@@ -13,6 +13,31 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::duration::Millis;
 
+/// Why a value is out of its domain (the message a located scenario error carries).
+///
+/// ```
+/// use retrylab::scenario::{DurationRange, Millis, Probability};
+///
+/// assert_eq!(Probability::new(1.5).unwrap_err().to_string(),
+///     "1.5 is out of range, expected a number from 0 to 1");
+/// assert!(DurationRange::new(Millis::from_secs(2), Millis::from_secs(1)).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// A probability or fraction outside `[0, 1]`.
+    #[error("{0} is out of range, expected a number from 0 to 1")]
+    NotAProbability(f64),
+    /// A range `[min, max]` with `min > max`.
+    #[error("range starts at {min} after it ends at {max}, expected [min, max] with min <= max")]
+    ReversedRange {
+        /// The lower bound as written.
+        min: Millis,
+        /// The upper bound as written.
+        max: Millis,
+    },
+}
+
 /// A number in `[0, 1]`: a probability (`p: 0.3`, `fail_rate`) or a fraction (`jitter: 0.1`).
 ///
 /// ```
@@ -27,13 +52,11 @@ pub struct Probability(f64);
 
 impl Probability {
     /// `value` if it lies in `[0, 1]`.
-    pub fn new(value: f64) -> Result<Self, String> {
+    pub fn new(value: f64) -> Result<Self, ValueError> {
         if (0.0..=1.0).contains(&value) {
             Ok(Probability(value))
         } else {
-            Err(format!(
-                "{value} is out of range, expected a number from 0 to 1"
-            ))
+            Err(ValueError::NotAProbability(value))
         }
     }
 
@@ -75,6 +98,7 @@ impl<'de> Deserialize<'de> for Probability {
 /// assert!(between.contains(3) && !between.contains(6));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CountSpec {
     /// Exactly this many.
     Exactly(u64),
@@ -184,6 +208,7 @@ impl<'de> Deserialize<'de> for CountSpec {
 /// assert!(DurationRange::new(Millis::from_secs(2), Millis::ZERO).is_err());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct DurationRange {
     /// Lower bound, inclusive.
     pub min: Millis,
@@ -193,11 +218,9 @@ pub struct DurationRange {
 
 impl DurationRange {
     /// `[min, max]`, if `min <= max`.
-    pub fn new(min: Millis, max: Millis) -> Result<Self, String> {
+    pub fn new(min: Millis, max: Millis) -> Result<Self, ValueError> {
         if min > max {
-            Err(format!(
-                "range starts at {min} after it ends at {max}, expected [min, max] with min <= max"
-            ))
+            Err(ValueError::ReversedRange { min, max })
         } else {
             Ok(DurationRange { min, max })
         }
@@ -258,6 +281,7 @@ impl<'de> Deserialize<'de> for DurationRange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum BoundSpec {
     /// Between the two, inclusive.
     Within(DurationRange),

@@ -16,6 +16,7 @@ use crate::scenario::duration::Millis;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AwsParams {
     /// Attempts in all, the first included (default 3; 2.1's `DynamoDB` rule: 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]

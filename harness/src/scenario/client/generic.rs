@@ -26,6 +26,7 @@ pub use crate::policy::Jitter;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RetryAfterPolicy {
     /// Wait at least what the header says.
     #[default]
@@ -50,6 +51,7 @@ impl RetryAfterPolicy {
 /// assert_eq!(RetryCondition::defaults().len(), 4);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RetryCondition {
     /// This status code.
     Status(u16),
@@ -133,6 +135,7 @@ impl<'de> Deserialize<'de> for RetryCondition {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct FixedParams {
     /// The delay (default 1s).
     #[serde(default = "s_1", skip_serializing_if = "is_s_1")]
@@ -178,6 +181,7 @@ impl Default for FixedParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ExponentialParams {
     /// The first delay (default 100ms).
     #[serde(default = "ms_100", skip_serializing_if = "is_ms_100")]
@@ -277,6 +281,7 @@ impl ExponentialParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct LinearParams {
     /// The first delay (default 100ms).
     #[serde(default = "ms_100", skip_serializing_if = "is_ms_100")]

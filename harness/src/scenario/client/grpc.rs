@@ -26,6 +26,7 @@ use crate::scenario::values::Probability;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcRetryParams {
     /// The service config, as gRPC writes it.
     pub service_config: GrpcServiceConfig,
@@ -47,6 +48,7 @@ pub struct GrpcRetryParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum GrpcJitterModel {
     /// `min(initial * mult^(n-1), max) * uniform(0.8, 1.2)`.
     #[default]
@@ -79,6 +81,7 @@ impl GrpcJitterModel {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcServiceConfig {
     /// Per-method configuration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -112,6 +115,7 @@ impl GrpcServiceConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcMethodConfig {
     /// The methods it applies to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -137,6 +141,7 @@ pub struct GrpcMethodConfig {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcMethodName {
     /// Fully qualified service name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,6 +164,7 @@ pub struct GrpcMethodName {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcRetryPolicy {
     /// Attempts in all, at least 2 (values above 5 are treated as 5).
     pub max_attempts: u32,
@@ -182,6 +188,7 @@ pub struct GrpcRetryPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcRetryThrottling {
     /// Bucket size, in (0, 1000].
     pub max_tokens: f64,
@@ -265,6 +272,7 @@ impl schemars::JsonSchema for ProtoDuration {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[allow(missing_docs, clippy::upper_case_acronyms)]
+#[non_exhaustive]
 pub enum GrpcCode {
     Ok = 0,
     Cancelled = 1,
@@ -393,6 +401,7 @@ impl schemars::JsonSchema for GrpcCode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct GrpcConnectionBackoffParams {
     /// `INITIAL_BACKOFF` (default 1s).
     #[serde(default = "s_1", skip_serializing_if = "is_s_1")]

@@ -1,7 +1,7 @@
 //! Client policies: `client: { <policy>: { params } }`, also used by `expect.conforms_to`.
 //!
 //! One file per policy family, mirroring `policy/`. Every parameter struct carries the
-//! defaults of the [client policy tables](../../../docs/scenario-format.md), and skips
+//! defaults of the [client policy tables](../../../../docs/scenario-format.md), and skips
 //! defaulted values when serialized so a scenario written back stays short. Native documents
 //! (`delivery_policy:` for SNS, `service_config:` for gRPC) keep the spelling of their owners
 //! (camelCase), so a policy copied from AWS or a gRPC service config pastes in.
@@ -43,12 +43,9 @@ use super::duration::Millis;
 /// ```
 /// use retrylab::scenario::{ClientSpec, ExponentialParams, Jitter, Millis};
 ///
-/// let c = ClientSpec::Exponential(ExponentialParams {
-///     initial: Millis::from_ms(100),
-///     jitter: Jitter::Full,
-///     max_attempts: Some(4),
-///     ..ExponentialParams::default()
-/// });
+/// let c = ClientSpec::Exponential(
+///     ExponentialParams::default().initial(Millis::from_ms(100)).jitter(Jitter::Full).max_attempts(4),
+/// );
 /// assert_eq!(c.name(), "exponential");
 /// assert_eq!(c.max_attempts(), Some(4));
 /// assert_eq!(ClientSpec::default(), ClientSpec::NoRetry);
@@ -56,6 +53,7 @@ use super::duration::Millis;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum ClientSpec {
     /// One attempt, no retry.
     #[default]

@@ -117,7 +117,8 @@ impl SnsParams {
     /// ```
     /// use retrylab::scenario::{SnsEndpointType, SnsParams};
     ///
-    /// let preset = SnsParams { endpoint_type: SnsEndpointType::CustomerManaged, ..Default::default() };
+    /// let mut preset = SnsParams::default();
+    /// preset.endpoint_type = SnsEndpointType::CustomerManaged;
     /// assert_eq!(preset.config().num_retries, 50);
     /// assert_eq!(SnsParams::default().config().num_retries, 3);
     /// ```

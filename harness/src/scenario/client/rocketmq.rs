@@ -14,6 +14,7 @@ use crate::scenario::duration::Millis;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RocketmqParams {
     /// Backoff after the first throttle (default 10ms).
     #[serde(default = "ms_10", skip_serializing_if = "is_ms_10")]

@@ -15,6 +15,7 @@ use crate::scenario::values::status_code;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ServicenowExponentialParams {
     /// Retries after the first attempt (default 3).
     #[serde(default = "three", skip_serializing_if = "is_three")]
@@ -63,6 +64,7 @@ impl Default for ServicenowExponentialParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ServicenowHeaderParams {
     /// Retries after the first attempt (default 3).
     #[serde(default = "three", skip_serializing_if = "is_three")]
@@ -113,6 +115,7 @@ impl Default for ServicenowHeaderParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HeaderUnit {
     /// Seconds (x1000 ms).
     #[default]

@@ -17,6 +17,7 @@ use crate::scenario::values::Probability;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnsParams {
     /// The subscription's delivery policy, as AWS writes it (HTTP/S endpoints only;
     /// default: SNS's default policy).
@@ -53,6 +54,7 @@ impl Default for SnsParams {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SnsEndpointType {
     /// An HTTP/S subscription with `delivery_policy` (or SNS's default).
     #[default]
@@ -81,6 +83,7 @@ impl SnsEndpointType {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnsDeliveryPolicy {
     /// The retry policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,6 +114,7 @@ pub struct SnsDeliveryPolicy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnsRetryPolicy {
     /// Seconds, 1..=maxDelayTarget (default 20).
     #[serde(default = "twenty")]
@@ -163,6 +167,7 @@ impl Default for SnsRetryPolicy {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum SnsBackoffFunction {
     /// Quadratic from min to max (a model).
     Arithmetic,
@@ -185,6 +190,7 @@ pub enum SnsBackoffFunction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnsThrottlePolicy {
     /// Deliveries per second, at least 1.
     pub max_receives_per_second: u32,
@@ -200,6 +206,7 @@ pub struct SnsThrottlePolicy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SnsRequestPolicy {
     /// `Content-Type` of deliveries (default `text/plain; charset=UTF-8`).
     pub header_content_type: String,

@@ -3,7 +3,7 @@
 /// The retry quota of one client.
 ///
 /// A retry is made only when the quota can pay its cost; a success refunds what the call's
-/// last retry cost, or adds [`NO_RETRY_INCREMENT`](super::NO_RETRY_INCREMENT) when the call
+/// last retry cost, or adds 1 (`NO_RETRY_INCREMENT`) when the call
 /// succeeded on its first attempt; the quota never rises above its maximum. (botocore's
 /// `RetryQuotaChecker`: the cost of the last acquisition is kept in the request context and
 /// released on a 2xx.)

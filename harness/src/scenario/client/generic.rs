@@ -227,43 +227,53 @@ impl Default for ExponentialParams {
     }
 }
 
+/// The setters the schedule policies share (`exponential`, `linear`, `fibonacci`).
+macro_rules! schedule_setters {
+    ($params:ty) => {
+        impl $params {
+            /// Sets the first delay.
+            pub fn initial(mut self, delay: Millis) -> Self {
+                self.initial = delay;
+                self
+            }
+
+            /// Sets the cap on the delay before jitter.
+            pub fn max_delay(mut self, delay: Millis) -> Self {
+                self.max_delay = delay;
+                self
+            }
+
+            /// Sets the jitter.
+            pub fn jitter(mut self, jitter: Jitter) -> Self {
+                self.jitter = jitter;
+                self
+            }
+
+            /// Sets the attempts in all, the first included.
+            pub fn max_attempts(mut self, n: u32) -> Self {
+                self.max_attempts = Some(n);
+                self
+            }
+
+            /// Sets the per-attempt timeout.
+            pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
+                self.attempt_timeout = Some(timeout);
+                self
+            }
+
+            /// Sets whether to wait for `Retry-After`.
+            pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
+                self.retry_after = policy;
+                self
+            }
+        }
+    };
+}
+
+schedule_setters!(ExponentialParams);
+schedule_setters!(LinearParams);
+
 impl ExponentialParams {
-    /// Sets the first delay.
-    pub fn initial(mut self, delay: Millis) -> Self {
-        self.initial = delay;
-        self
-    }
-
-    /// Sets the cap on the delay before jitter.
-    pub fn max_delay(mut self, delay: Millis) -> Self {
-        self.max_delay = delay;
-        self
-    }
-
-    /// Sets the jitter.
-    pub fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
-        self
-    }
-
-    /// Sets the attempts in all, the first included.
-    pub fn max_attempts(mut self, n: u32) -> Self {
-        self.max_attempts = Some(n);
-        self
-    }
-
-    /// Sets the per-attempt timeout.
-    pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
-        self.attempt_timeout = Some(timeout);
-        self
-    }
-
-    /// Sets whether to wait for `Retry-After`.
-    pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
-        self.retry_after = policy;
-        self
-    }
-
     /// Sets the growth per retry.
     pub fn multiplier(mut self, multiplier: f64) -> Self {
         self.multiplier = multiplier;
@@ -344,42 +354,6 @@ impl schemars::JsonSchema for RetryCondition {
 }
 
 impl LinearParams {
-    /// Sets the first delay.
-    pub fn initial(mut self, delay: Millis) -> Self {
-        self.initial = delay;
-        self
-    }
-
-    /// Sets the cap on the delay before jitter.
-    pub fn max_delay(mut self, delay: Millis) -> Self {
-        self.max_delay = delay;
-        self
-    }
-
-    /// Sets the jitter.
-    pub fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
-        self
-    }
-
-    /// Sets the attempts in all, the first included.
-    pub fn max_attempts(mut self, n: u32) -> Self {
-        self.max_attempts = Some(n);
-        self
-    }
-
-    /// Sets the per-attempt timeout.
-    pub fn attempt_timeout(mut self, timeout: Millis) -> Self {
-        self.attempt_timeout = Some(timeout);
-        self
-    }
-
-    /// Sets whether to wait for `Retry-After`.
-    pub fn retry_after(mut self, policy: RetryAfterPolicy) -> Self {
-        self.retry_after = policy;
-        self
-    }
-
     /// Sets the increase per retry (`linear`) or the second delay (`fibonacci`).
     pub fn step(mut self, step: Millis) -> Self {
         self.step = step;

@@ -1,7 +1,288 @@
-//! retrylab: a deterministic fault-injection test harness for retry clients.
+//! Deterministic fault-injection tests for retry clients.
 //!
-//! A simulated network with virtual time drives any retry client against scripted fake
-//! endpoints, and checks attempt counts, delay bounds and idempotency.
+//! retrylab runs a retry client (anything on tokio and hyper: a hand-written loop, tower,
+//! backon, tokio-retry2, backoff, the built-in reference client) against **scripted fake
+//! endpoints** on a simulated network whose clock is **virtual**: 5xx bursts, 429 with
+//! `Retry-After`, slow answers, resets, refused or black-holed connects, partitions. Every
+//! attempt is recorded to the millisecond, and checks judge the timeline: how many attempts,
+//! how far apart, whether `Retry-After` was honoured, whether an effect happened exactly once.
+//! Waiting costs nothing (a schedule of days runs in about a second), and the same scenario
+//! and seed give a byte-identical trace on every machine, so the timeline can be kept as an
+//! insta snapshot.
+//!
+//! # A first scenario
+//!
+//! A scenario scripts the endpoints, the network, the request each call makes, the built-in
+//! client's policy and the checks. Load it from a string with [`Scenario::from_yaml_str`] (or
+//! a file with [`Scenario::load`]) and run it with its built-in client:
+//!
+//! ```
+//! use retrylab::Scenario;
+//!
+//! let yaml = r#"
+//! version: 1
+//! name: a burst of 503s, then success
+//! endpoints:
+//!   api:
+//!     script:
+//!       - { status: 503, times: 3 }     # the first three requests
+//!       - { status: 200, body: done }   # every later one
+//! network: { latency: 1ms }             # one way
+//! operation: { endpoint: api, method: POST, path: /orders }
+//! client:
+//!   exponential: { initial: 100ms, jitter: none, max_attempts: 4 }
+//! expect:
+//!   outcome: success
+//!   attempts: 4
+//!   gaps: [ { within: [100ms, 100ms] }, { within: [200ms, 200ms] }, { within: [400ms, 400ms] } ]
+//! "#;
+//! let scenario = Scenario::from_yaml_str(yaml, "burst.yaml").unwrap();
+//! let report = scenario.run_builtin();
+//! report.assert(); // panics with the failed verdicts and the timeline
+//! assert_eq!(report.trace().timeline(), "\
+//! t=0.000s  #1  POST /orders  -> 503  conn 1 new  => retry in 0.100s
+//! t=0.104s  #2  POST /orders  -> 503  conn 1 reused  gap 0.100s  => retry in 0.200s
+//! t=0.306s  #3  POST /orders  -> 503  conn 1 reused  gap 0.200s  => retry in 0.400s
+//! t=0.708s  #4  POST /orders  -> 200  conn 1 reused  gap 0.400s  => stop: success
+//! ");
+//! ```
+//!
+//! A gap runs from the end of one attempt to the start of the next. The first attempt takes
+//! 4 ms (a connect round trip, then a request round trip, at 1 ms each way); the later ones
+//! reuse the connection.
+//!
+//! To test your own client instead, give [`Scenario::run`] a closure. This one makes a single
+//! attempt and never retries, so the checks catch it:
+//!
+//! ```
+//! # use retrylab::Scenario;
+//! # let scenario = Scenario::from_yaml_str("version: 1\nname: burst\nendpoints: { api: { script: \
+//! #     [ { status: 503, times: 3 }, { status: 200 } ] } }\noperation: { endpoint: api }\n\
+//! #     expect: { outcome: success, attempts: 4 }\n", "burst.yaml").unwrap();
+//! let report = scenario.run(|env| async move {
+//!     let response = env.http_client().request(env.operation().request()).await;
+//!     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+//! });
+//! assert!(!report.passed());
+//! let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+//! assert_eq!(failed, ["attempts"]);
+//! ```
+//!
+//! # The same scenario in code
+//!
+//! [`Scenario::builder`] builds the same value, with the same validation; the [`prelude`]
+//! brings the types and the free functions that start its sentences:
+//!
+//! ```
+//! use retrylab::prelude::*;
+//! use retrylab::scenario::Jitter;
+//!
+//! let scenario = Scenario::builder("a burst of 503s, then success")
+//!     .endpoint("api", endpoint().script([status(503).times(3), status(200).body("done")]))
+//!     .latency(ms(1))
+//!     .operation(post("api", "/orders"))
+//!     .client(exponential().initial(ms(100)).jitter(Jitter::None).max_attempts(4))
+//!     .expect(expect().outcome(Success).attempts(4).gap(within(ms(100), ms(100)))
+//!         .gap(within(ms(200), ms(200))).gap(within(ms(400), ms(400))))
+//!     .build()
+//!     .unwrap();
+//! scenario.run_builtin().assert();
+//! ```
+//!
+//! # Plugging a client in
+//!
+//! The closure given to [`Scenario::run`] is called once per logical call
+//! (`operation.calls`, 1 by default) with an [`Env`], and returns a `Result<T, E>` with
+//! `T, E: Debug`: `Ok` is the outcome `success`, `Err` is `failure`, and the `Debug` text is
+//! the call's result in the trace. The closure runs on the simulation's own runtime, so it
+//! sleeps with `tokio::time` like any tokio code, on virtual time. Through the `Env` it
+//! reaches the simulated network in one of two ways:
+//!
+//! - [`Env::http_client`]: hyper-util's client on the simulated network. Every request is an
+//!   attempt in the trace; the attempt ends when the body has been read to the end or the
+//!   response dropped.
+//! - [`Env::connector`]: the network as a `tower::Service<Uri>`, for a hyper-util client you
+//!   build yourself; attempts are then reconstructed from what the network and the endpoint
+//!   saw.
+//!
+//! [`Env::operation`] is the scenario's request for this call: `.request()` gives a fresh
+//! `http::Request` for each attempt, with the call's idempotency key when the scenario asks
+//! for one. [`Env::url`] is an endpoint's base URL (`http://api`), [`Env::seed`] seeds your
+//! own randomness, [`Env::now_system`] is the virtual wall clock and [`Env::std_clock`] a
+//! `std::time::Instant` clock on virtual time. A retry loop of your own, against a file of
+//! the scenario library:
+//!
+//! ```
+//! use std::time::Duration;
+//! use http_body_util::BodyExt;
+//! use retrylab::Scenario;
+//!
+//! // Tests and doctests run in their crate's directory (here `harness/`).
+//! let scenario = Scenario::load("../scenarios/http/5xx-burst-then-success.yaml").unwrap();
+//! let report = scenario.run(|env| async move {
+//!     let client = env.http_client();
+//!     let mut pause = Duration::from_millis(100);
+//!     for _ in 0..4 {
+//!         let response = client.request(env.operation().request()).await.map_err(|e| e.to_string())?;
+//!         let status = response.status().as_u16();
+//!         response.into_body().collect().await.map_err(|e| e.to_string())?; // the attempt ends here
+//!         if status < 500 {
+//!             return Ok(status);
+//!         }
+//!         tokio::time::sleep(pause).await; // virtual: no real waiting
+//!         pause *= 2;
+//!     }
+//!     Err("gave up".to_owned())
+//! });
+//! assert!(report.passed(), "{}", report.summary());
+//! ```
+//!
+//! The library's files set `snapshot: true` and carry snapshots of the built-in client, so
+//! against them check [`Report::passed`]; on scenarios of your own, [`Report::assert`] also
+//! asserts the snapshot.
+//!
+//! # Checks
+//!
+//! `expect:` holds the checks; each applies to every call (`total_*` ones to all calls
+//! together), and each failed verdict explains itself and points at the attempt:
+//!
+//! - `outcome` / `outcomes`: `success`, `failure` or `stopped` (by a limit).
+//! - `stop_reason`: why the built-in client stopped (`not_retryable`, ...).
+//! - `attempts` / `total_attempts`: attempts per call, or over all calls.
+//! - `requests_received`: the requests that reached the endpoints.
+//! - `gaps` / `gaps_each`: bounds on the time from the end of one attempt to the start of the
+//!   next (`within`, `at_least`, `at_most`).
+//! - `retry_after`: `Retry-After` was honoured (`honour: max | exact`, `cap`, `invalid`).
+//! - `not_retried_on`: no attempt follows these statuses.
+//! - `effects`: `exactly_once`, `at_most_once` or `at_least_once`.
+//! - `conforms_to`: every attempt fits what a named policy allows any correct client to do.
+//! - `total_time`: a bound on each call's duration.
+//! - `dead_lettered`, `max_rate`, `late_requests`: hand-offs to a dead-letter endpoint,
+//!   requests per window, requests after their call returned.
+//! - `same_idempotency_key`, `same_body`, `header`: what the requests of a call carried.
+//!
+//! `must_fail: [check, ...]` marks a scenario that demonstrates a caught defect: it passes
+//! only when exactly those checks fail. A client that ignores `Retry-After` is caught:
+//!
+//! ```
+//! let scenario = retrylab::Scenario::load("../scenarios/http/retry-after-ignored.yaml").unwrap();
+//! assert_eq!(scenario.must_fail, ["retry_after"]);
+//! let report = scenario.run_builtin();
+//! assert!(report.passed(), "{}", report.summary());
+//! ```
+//!
+//! # Snapshots
+//!
+//! With `snapshot: true`, [`Report::assert`] compares the compacted trace (calls, attempts,
+//! connections, effects, verdicts) with an insta snapshot named after the scenario file, in
+//! `tests/snapshots/` of the crate that runs the test. A new or changed trace fails and leaves
+//! a `.snap.new` beside it: review it with `cargo insta review` (or accept every change with
+//! `INSTA_UPDATE=always`). CI runs with `INSTA_UPDATE=no`, so a pending snapshot fails there.
+//! `RETRYLAB_SEED=N` reruns a scenario with another seed (snapshotted as `<name>@seed-N`);
+//! a failing report prints the seed that reproduces it.
+//!
+//! # One test per scenario file
+//!
+//! [`scenario_main!`](crate::scenario_main) turns a folder of scenario files into one test per
+//! file (and per seed of a `seeds:` sweep), so `cargo test -- --list`, filters and
+//! `cargo nextest run --partition` work as for any test. It defines `main`, so it goes in a
+//! test target of its own, without libtest:
+//!
+//! ```toml
+//! [[test]]
+//! name = "scenarios"
+//! path = "tests/scenarios.rs"
+//! harness = false
+//! ```
+//!
+//! ```text
+//! // tests/scenarios.rs: the directory is relative to the crate's Cargo.toml
+//! retrylab::scenario_main!(dir = "scenarios", clients = my_clients());
+//! ```
+//!
+//! Files with `client: { custom: <name> }` run the Rust client registered under that name;
+//! the others run their built-in client. A registered client is called like the closure of
+//! [`Scenario::run`]:
+//!
+//! ```
+//! use retrylab::{Clients, Scenario};
+//!
+//! let clients = Clients::new().register("one_shot", |env| async move {
+//!     let response = env.http_client().request(env.operation().request()).await;
+//!     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+//! });
+//! let scenario = Scenario::from_yaml_str(
+//!     "version: 1\nname: ok\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+//!      operation: { endpoint: api }\nclient: { custom: one_shot }\nexpect: { attempts: 1 }\n",
+//!     "ok.yaml",
+//! )
+//! .unwrap();
+//! clients.run(&scenario, scenario.seed).unwrap().assert();
+//! ```
+//!
+//! # What breaks virtual time
+//!
+//! Virtual time is tokio's paused clock: everything on `tokio::time` (sleeps, timeouts,
+//! `tokio::time::Instant`) follows it with no help, and so does [`Env::now_system`]:
+//!
+//! ```
+//! use std::time::Duration;
+//! use retrylab::prelude::*;
+//!
+//! let scenario = Scenario::builder("an hour")
+//!     .endpoint("api", endpoint().script([status(200)]))
+//!     .operation(get("api", "/"))
+//!     .build()
+//!     .unwrap();
+//! let report = scenario.run(|env| async move {
+//!     let start = env.now_system();
+//!     tokio::time::sleep(Duration::from_secs(3600)).await; // returns at once
+//!     assert_eq!(env.now_system().duration_since(start).unwrap(), Duration::from_secs(3600));
+//!     let response = env.http_client().request(env.operation().request()).await;
+//!     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+//! });
+//! report.assert();
+//! assert_eq!(report.trace().timeline(), "t=3600.000s  #1  GET /  -> 200  conn 1 new\n");
+//! ```
+//!
+//! What does not follow it:
+//!
+//! - **Blocking the thread** (`std::thread::sleep`, blocking IO, a busy loop) stops virtual
+//!   time. After `limits.wall` of real time (60 s by default) the run is abandoned with the
+//!   verdict `wall_limit`; a shorter block fails the verdict `stopped_clock`, which names the
+//!   attempts around it.
+//! - **The real clock**: a budget or deadline read from `std::time::Instant::now()` or
+//!   `SystemTime::now()` barely moves while a run covers hours, so it never expires. Give a
+//!   crate that takes a clock [`Env::std_clock`] (for `backoff`, feature `backoff`), compare
+//!   HTTP-dates with [`Env::now_system`], and bound the rest with `tokio::time::timeout`.
+//! - **Bypassing the harness**: a client with its own connector talks to the real network;
+//!   when nothing reached the endpoint, the verdict `bypass` asks whether it used
+//!   [`Env::http_client`] or [`Env::connector`].
+//! - **Unseeded randomness** does not stop time, but every run differs and no snapshot holds:
+//!   seed jitter from [`Env::seed`], or check bounds with `snapshot: false`.
+//!
+//! # Feature flags
+//!
+//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`).
+//! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
+//! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
+//!   the `backoff` crate is unmaintained.
+//!
+//! # Stability
+//!
+//! The crate root, the [`prelude`], and the modules [`scenario`], [`env`](mod@env),
+//! [`policy`] and [`suite`] are the stable API. [`trace`], [`client`] and [`rng`] are
+//! documented for inspecting runs and building on the harness, but may change in minor
+//! versions: pin the version if you depend on them.
+//!
+//! # Read more
+//!
+//! - [The scenario format](https://github.com/retrylab/retrylab/blob/main/docs/scenario-format.md):
+//!   every key, its default and whether it runs today (also the [`scenario`] module's page).
+//! - [The architecture](https://github.com/retrylab/retrylab/blob/main/docs/architecture.md):
+//!   the pipeline, the sim backend, virtual time and determinism.
+//! - [Retry behaviours](https://github.com/retrylab/retrylab/blob/main/docs/retry-behaviours.md):
+//!   the real-world retry behaviours the built-in policies model.
 
 mod backend;
 mod check;
@@ -21,3 +302,7 @@ pub use env::{Env, EnvConnector, HttpClient, Operation};
 pub use report::{Report, RunEnd, Verdict};
 pub use scenario::Scenario;
 pub use suite::Clients;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

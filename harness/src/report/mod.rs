@@ -136,11 +136,45 @@ impl Report {
     }
 
     /// Whether every verdict passed.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// // A client that gives up after one 503, against a scenario that expects a retry.
+    /// let scenario = Scenario::builder("one 503")
+    ///     .endpoint("api", endpoint().script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(1))
+    ///     .expect(expect().outcome(Success))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// assert!(!report.passed());
+    /// assert_eq!(report.failures().map(|v| v.check.as_str()).collect::<Vec<_>>(), ["outcome"]);
+    /// ```
     pub fn passed(&self) -> bool {
         self.failures().next().is_none()
     }
 
-    /// Failed verdicts, then the timeline: what a failing test prints.
+    /// Every verdict, then the timeline: what a failing test prints.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// // A client that gives up after one 503, against a scenario that expects a retry.
+    /// let scenario = Scenario::builder("one 503")
+    ///     .endpoint("api", endpoint().script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(1))
+    ///     .expect(expect().outcome(Success))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// let summary = report.summary();
+    /// assert!(summary.starts_with("scenario `one 503` (seed 0)\n"));
+    /// assert!(summary.contains("FAIL outcome"));
+    /// assert!(summary.ends_with("t=0.000s  #1  GET /  -> 503  conn 1 new  => stop: max_attempts_exceeded\n"));
+    /// ```
     pub fn summary(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "scenario `{}` (seed {})", self.name, self.seed);
@@ -164,6 +198,21 @@ impl Report {
     /// Panics with the failed verdicts and the timeline unless every verdict passed; then,
     /// when the scenario sets `snapshot: true`, asserts its insta snapshot (in
     /// `$CARGO_MANIFEST_DIR/tests/snapshots`; review changes with `cargo insta review`).
+    ///
+    /// ```should_panic
+    /// use retrylab::prelude::*;
+    ///
+    /// // A client that gives up after one 503, against a scenario that expects a retry.
+    /// let scenario = Scenario::builder("one 503")
+    ///     .endpoint("api", endpoint().script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(1))
+    ///     .expect(expect().outcome(Success))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// report.assert(); // panics: the outcome check failed; the message names the seed
+    /// ```
     #[track_caller]
     pub fn assert(&self) {
         if let Some(name) = &self.snapshot {

@@ -51,12 +51,46 @@ impl std::fmt::Debug for Clients {
 
 impl Clients {
     /// An empty registry.
+    ///
+    /// ```
+    /// use retrylab::suite::Clients;
+    /// # use retrylab::Scenario;
+    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
+    ///             expect: { outcome: success, attempts: 1 }\n";
+    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    ///
+    /// let error = Clients::new().run(&scenario, 0).unwrap_err();
+    ///
+    /// assert!(error.to_string().contains("no client named `orders` is registered"), "{error}");
+    /// ```
     pub fn new() -> Clients {
         Clients::default()
     }
 
     /// Registers `client` under `name`: it is called once per logical call, like the
     /// closure given to [`Scenario::run`].
+    ///
+    /// ```
+    /// use http_body_util::BodyExt;
+    /// use retrylab::{Clients, Env};
+    /// # use retrylab::Scenario;
+    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
+    ///             expect: { outcome: success, attempts: 1 }\n";
+    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    /// let clients = Clients::new().register("orders", |env: Env| async move {
+    ///     let response = env.http_client().request(env.operation().request()).await.map_err(|e| e.to_string())?;
+    ///     let status = response.status().as_u16();
+    ///     response.into_body().collect().await.map_err(|e| e.to_string())?;
+    ///     Ok::<_, String>(status)
+    /// });
+    ///
+    /// let report = clients.run(&scenario, scenario.seed).unwrap();
+    ///
+    /// assert!(report.passed(), "{}", report.summary());
+    /// assert_eq!(report.trace().attempts.len(), 1);
+    /// ```
     pub fn register<F, Fut, T, E>(mut self, name: &str, client: F) -> Clients
     where
         F: Fn(Env) -> Fut + Send + Sync + 'static,
@@ -85,6 +119,22 @@ impl Clients {
 
     /// Runs `scenario` with `seed`: its `custom:` client from this registry, or its built-in
     /// policy client.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// let scenario = Scenario::builder("built-in client")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = Clients::new().run(&scenario, 7).unwrap(); // no `custom:` client needed
+    ///
+    /// assert_eq!(report.seed(), 7);
+    /// assert_eq!(report.trace().attempts.len(), 3);
+    /// ```
     pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
         match &scenario.client {
             ClientSpec::Custom(name) => {

@@ -112,6 +112,21 @@ impl Env {
     }
 
     /// The base URL of an endpoint: `http://<name>` (no trailing slash).
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # use retrylab::trace::CallResult;
+    /// let scenario = Scenario::builder("url")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move { Ok::<_, String>(env.url("api")) });
+    ///
+    /// let url = &report.trace().calls[0].result;
+    /// assert_eq!(url, &CallResult::Success(r#""http://api""#.into()));
+    /// ```
     pub fn url(&self, endpoint: &str) -> String {
         let mut url = String::with_capacity(7 + endpoint.len());
         url.push_str("http://");
@@ -121,6 +136,31 @@ impl Env {
 
     /// The harness's HTTP client: every request is an attempt in the trace. Clones and
     /// later calls share one connection pool per client instance.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// use http_body_util::BodyExt;
+    ///
+    /// let scenario = Scenario::builder("two 503s, then 200")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move {
+    ///     let client = env.http_client();
+    ///     loop {
+    ///         let response = client.request(env.operation().request()).await.map_err(|e| e.to_string())?;
+    ///         let status = response.status().as_u16();
+    ///         response.into_body().collect().await.map_err(|e| e.to_string())?; // ends the attempt
+    ///         if status < 500 {
+    ///             return Ok::<_, String>(status);
+    ///         }
+    ///     }
+    /// });
+    ///
+    /// assert_eq!(report.trace().attempts.len(), 3);
+    /// ```
     pub fn http_client(&self) -> HttpClient {
         HttpClient::new(
             self.instance.http.clone(),
@@ -132,11 +172,55 @@ impl Env {
 
     /// The simulated network as a `tower::Service<Uri>`, for a client built by the user
     /// (attempts are then reconstructed from what the endpoints and the network saw).
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// use bytes::Bytes;
+    /// use http_body_util::{BodyExt, Full};
+    /// use hyper_util::client::legacy::Client;
+    /// use hyper_util::rt::{TokioExecutor, TokioTimer};
+    ///
+    /// let scenario = Scenario::builder("own hyper client")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move {
+    ///     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+    ///         .pool_timer(TokioTimer::new())
+    ///         .build(env.connector());
+    ///     let response = client.request(env.operation().request()).await.map_err(|e| e.to_string())?;
+    ///     let status = response.status().as_u16();
+    ///     response.into_body().collect().await.map_err(|e| e.to_string())?;
+    ///     Ok::<_, String>(status)
+    /// });
+    ///
+    /// assert_eq!(report.trace().attempts.len(), 1);
+    /// ```
     pub fn connector(&self) -> EnvConnector {
         self.instance.connector.clone()
     }
 
     /// The scenario's operation for this call (with this call's idempotency key).
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # use retrylab::trace::CallResult;
+    /// let scenario = Scenario::builder("operation")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(post("api", "/orders"))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move {
+    ///     let operation = env.operation();
+    ///     Ok::<_, String>(format!("{} {}", operation.method, operation.url))
+    /// });
+    ///
+    /// let described = &report.trace().calls[0].result;
+    /// assert_eq!(described, &CallResult::Success(r#""POST http://api/orders""#.into()));
+    /// ```
     pub fn operation(&self) -> Operation {
         let mut operation = self.instance.operation.clone();
         if let Some(name) = &self.instance.key_header {
@@ -155,6 +239,19 @@ impl Env {
     }
 
     /// Which logical call this is (from 0).
+    ///
+    /// ```
+    /// # use retrylab::Scenario;
+    /// # use retrylab::trace::CallResult;
+    /// let yaml = "version: 1\nname: three calls\nendpoints: { api: {} }\n\
+    ///             operation: { endpoint: api, calls: 3 }\nexpect: { requests_received: 0 }\n";
+    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    ///
+    /// let report = scenario.run(|env| async move { Ok::<_, ()>(env.call_index()) });
+    ///
+    /// let indexes: Vec<_> = report.trace().calls.iter().map(|c| c.result.clone()).collect();
+    /// assert_eq!(indexes, ["0", "1", "2"].map(|i| CallResult::Success(i.into())));
+    /// ```
     pub fn call_index(&self) -> u32 {
         self.call_id
     }
@@ -165,12 +262,49 @@ impl Env {
     }
 
     /// The virtual wall clock: the scenario's `epoch` plus the virtual time elapsed.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # use retrylab::trace::CallResult;
+    /// let scenario = Scenario::builder("wall clock")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .epoch("2026-03-01T12:00:00Z")
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move {
+    ///     tokio::time::sleep(std::time::Duration::from_secs(90)).await; // virtual: instant
+    ///     Ok::<_, ()>(httpdate::fmt_http_date(env.now_system()))
+    /// });
+    ///
+    /// let date = &report.trace().calls[0].result;
+    /// assert_eq!(date, &CallResult::Success(r#""Sun, 01 Mar 2026 12:01:30 GMT""#.into()));
+    /// ```
     pub fn now_system(&self) -> SystemTime {
         self.clock().now_system()
     }
 
     /// A `std::time::Instant` clock on virtual time, for crates that take a clock (see
     /// [`VirtualStdClock`]).
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # use retrylab::trace::CallResult;
+    /// # let scenario = Scenario::builder("clock")
+    /// #     .endpoint("api", endpoint().script([status(200)]))
+    /// #     .operation(get("api", "/"))
+    /// #     .build()
+    /// #     .unwrap();
+    /// let report = scenario.run(|env: Env| async move {
+    ///     let clock = env.std_clock();
+    ///     let before = clock.now();
+    ///     tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+    ///     Ok::<_, ()>(clock.now() - before)
+    /// });
+    ///
+    /// assert_eq!(report.trace().calls[0].result, CallResult::Success("3600s".into()));
+    /// ```
     pub fn std_clock(&self) -> VirtualStdClock {
         VirtualStdClock
     }
@@ -187,6 +321,22 @@ impl Env {
 
     /// A seed for the user's own randomness, from the scenario seed and `label`: the same
     /// label gives the same value in every run of the same scenario and seed.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # let scenario = Scenario::builder("seeds")
+    /// #     .endpoint("api", endpoint().script([status(200)]))
+    /// #     .operation(get("api", "/"))
+    /// #     .build()
+    /// #     .unwrap();
+    /// let jitter_seed = |seed| {
+    ///     let report = scenario.run_with_seed(seed, |env: Env| async move { Ok::<_, ()>(env.seed("jitter")) });
+    ///     report.trace().calls[0].result.clone()
+    /// };
+    ///
+    /// assert_eq!(jitter_seed(7), jitter_seed(7));
+    /// assert_ne!(jitter_seed(7), jitter_seed(8));
+    /// ```
     pub fn seed(&self, label: &str) -> u64 {
         let mut full = String::with_capacity(4 + label.len());
         full.push_str("env/");

@@ -116,6 +116,22 @@ impl Report {
     }
 
     /// The timeline.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("two 503s, then 200")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .expect(expect().outcome(Success).attempts(3))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run_builtin();
+    ///
+    /// assert_eq!(report.trace().attempts.len(), 3);
+    /// assert_eq!(report.trace().attempts[2].outcome.status(), Some(200));
+    /// ```
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
@@ -126,11 +142,44 @@ impl Report {
     }
 
     /// Every verdict, run-level ones first.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("two 503s, then 200")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .expect(expect().outcome(Success).attempts(3))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run_builtin();
+    ///
+    /// let checks: Vec<&str> = report.verdicts().iter().map(|v| v.check.as_str()).collect();
+    /// assert!(checks.contains(&"outcome") && checks.contains(&"attempts"));
+    /// assert!(report.verdicts().iter().all(|v| v.passed));
+    /// ```
     pub fn verdicts(&self) -> &[Verdict] {
         &self.verdicts
     }
 
     /// The failed verdicts.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("expects too few attempts")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .expect(expect().outcome(Success).attempts(2)) // three are made
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run_builtin();
+    ///
+    /// let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+    /// assert_eq!(failed, ["attempts"]);
+    /// ```
     pub fn failures(&self) -> impl Iterator<Item = &Verdict> {
         self.verdicts.iter().filter(|v| !v.passed)
     }
@@ -151,6 +200,20 @@ impl Report {
     /// let report = scenario.run_builtin();
     /// assert!(!report.passed());
     /// assert_eq!(report.failures().map(|v| v.check.as_str()).collect::<Vec<_>>(), ["outcome"]);
+    /// ```
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # let scenario = Scenario::builder("two 503s, then 200")
+    /// #     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    /// #     .operation(get("api", "/"))
+    /// #     .client(exponential().initial(ms(10)).max_attempts(3))
+    /// #     .expect(expect().outcome(Success).attempts(3))
+    /// #     .build()
+    /// #     .unwrap();
+    /// let report = scenario.run_builtin();
+    ///
+    /// assert!(report.passed(), "{}", report.summary());
     /// ```
     pub fn passed(&self) -> bool {
         self.failures().next().is_none()
@@ -174,6 +237,24 @@ impl Report {
     /// assert!(summary.starts_with("scenario `one 503` (seed 0)\n"));
     /// assert!(summary.contains("FAIL outcome"));
     /// assert!(summary.ends_with("t=0.000s  #1  GET /  -> 503  conn 1 new  => stop: max_attempts_exceeded\n"));
+    /// ```
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("expects too few attempts")
+    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .expect(expect().outcome(Success).attempts(2)) // three are made
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run_builtin();
+    ///
+    /// let summary = report.summary();
+    /// assert!(summary.starts_with("scenario `expects too few attempts`"), "{summary}");
+    /// assert!(summary.contains("FAIL attempts"), "{summary}");
+    /// assert!(summary.contains("timeline:"), "{summary}");
     /// ```
     pub fn summary(&self) -> String {
         let mut out = String::new();
@@ -212,6 +293,28 @@ impl Report {
     ///     .unwrap();
     /// let report = scenario.run_builtin();
     /// report.assert(); // panics: the outcome check failed; the message names the seed
+    /// ```
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # let scenario = Scenario::builder("two 503s, then 200")
+    /// #     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    /// #     .operation(get("api", "/"))
+    /// #     .client(exponential().initial(ms(10)).max_attempts(3))
+    /// #     .expect(expect().outcome(Success).attempts(3))
+    /// #     .build()
+    /// #     .unwrap();
+    /// scenario.run_builtin().assert(); // passes: every check held
+    ///
+    /// # let failing = Scenario::builder("expects too few attempts")
+    /// #     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
+    /// #     .operation(get("api", "/"))
+    /// #     .client(exponential().initial(ms(10)).max_attempts(3))
+    /// #     .expect(expect().outcome(Success).attempts(2)) // three are made
+    /// #     .build()
+    /// #     .unwrap();
+    /// let failing = std::panic::catch_unwind(|| failing.run_builtin().assert());
+    /// assert!(failing.is_err(), "three attempts, two expected");
     /// ```
     #[track_caller]
     pub fn assert(&self) {

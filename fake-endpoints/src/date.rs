@@ -170,6 +170,16 @@ fn asctime(s: &str) -> Option<i64> {
 /// Parses an HTTP-date in any of the three formats into Unix seconds (negative before 1970).
 /// Surrounding whitespace is ignored; the weekday name must be a valid one but need not match
 /// the date.
+///
+/// ```
+/// use retrylab_endpoints::date::parse_lenient;
+///
+/// assert_eq!(parse_lenient("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
+/// assert_eq!(parse_lenient("Sunday, 06-Nov-94 08:49:37 GMT"), Some(784_111_777));
+/// assert_eq!(parse_lenient("Sun Nov  6 08:49:37 1994"), Some(784_111_777));
+/// assert_eq!(parse_lenient("Thu, 01 Jan 1969 00:00:00 GMT"), Some(-31_536_000)); // weekday not checked
+/// assert_eq!(parse_lenient("yesterday"), None);
+/// ```
 pub fn parse_lenient(s: &str) -> Option<i64> {
     let s = s.trim();
     imf_fixdate(s).or_else(|| rfc850(s)).or_else(|| asctime(s))
@@ -209,6 +219,12 @@ impl Civil {
 
 /// Formats Unix seconds as an IMF-fixdate (`Thu, 01 Jan 2026 00:00:00 GMT`). Years outside
 /// 0..=9999 are printed with as many digits as they need: only messages use this.
+///
+/// ```
+/// use retrylab_endpoints::date::format_imf_fixdate;
+///
+/// assert_eq!(format_imf_fixdate(1_767_225_600), "Thu, 01 Jan 2026 00:00:00 GMT");
+/// ```
 pub fn format_imf_fixdate(unix_s: i64) -> String {
     let c = Civil::from_unix(unix_s);
     format!(

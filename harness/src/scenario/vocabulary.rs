@@ -24,6 +24,12 @@ use super::step::{FailSpec, StepSpec};
 use super::values::BoundSpec;
 
 /// `n` milliseconds.
+///
+/// ```
+/// use retrylab::prelude::*;
+/// assert_eq!(ms(2000), secs(2));
+/// assert_eq!(ms(1500).as_ms(), 1500);
+/// ```
 pub const fn ms(n: u64) -> Millis {
     Millis::from_ms(n)
 }
@@ -39,6 +45,12 @@ pub fn endpoint() -> EndpointSpec {
 }
 
 /// A script step that answers `code`: `status(503).times(2)`.
+///
+/// ```
+/// use retrylab::prelude::*;
+/// let step = status(429).times(2);
+/// assert_eq!((step.status, step.times), (Some(429), Some(2)));
+/// ```
 pub fn status(code: u16) -> StepSpec {
     StepSpec::status(code)
 }
@@ -59,6 +71,12 @@ pub fn post(endpoint: impl Into<String>, path: impl Into<String>) -> OperationSp
 }
 
 /// The `exponential` policy with its defaults (100ms, x2, 20s cap, full jitter, 3 attempts).
+///
+/// ```
+/// use retrylab::prelude::*;
+/// let client: ClientSpec = exponential().initial(ms(50)).max_delay(secs(2)).max_attempts(5).into();
+/// assert_eq!(client.max_attempts(), Some(5));
+/// ```
 pub fn exponential() -> ExponentialParams {
     ExponentialParams::default()
 }
@@ -82,7 +100,7 @@ pub fn expect() -> Expectations {
     Expectations::default()
 }
 
-/// A gap bound: between `min` and `max`, inclusive. Panics when `min > max`, a mistake in the
+/// A gap bound: between `min` and `max`, inclusive (`within(ms(0), ms(200))`). Panics when `min > max`, a mistake in the
 /// test itself (YAML bounds are validated with a located error instead).
 #[track_caller]
 pub fn within(min: Millis, max: Millis) -> BoundSpec {

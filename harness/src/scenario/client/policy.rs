@@ -18,6 +18,14 @@ use crate::policy::{
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
 /// Why a `client:` value names no policy the harness can run.
+///
+/// ```
+/// use retrylab::scenario::{ClientSpec, PolicyError};
+///
+/// let error = ClientSpec::Custom("orders".into()).policy().unwrap_err();
+/// assert_eq!(error, PolicyError::Custom("orders".into()));
+/// assert_eq!(error.to_string(), "`custom: orders` is a client registered in Rust, not a policy");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {

@@ -299,7 +299,7 @@ pub mod suite;
 pub mod trace;
 
 pub use env::{Env, EnvConnector, HttpClient, Operation};
-pub use report::{Report, RunEnd, Verdict};
+pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use scenario::Scenario;
 pub use suite::Clients;
 

@@ -19,7 +19,7 @@
 //! ```
 
 pub use crate::env::{Env, Operation};
-pub use crate::report::{Report, RunEnd, Verdict};
+pub use crate::report::{Judgement, Report, RunEnd, Verdict};
 pub use crate::scenario::Outcome::{Failure, Stopped, Success};
 pub use crate::scenario::{
     ClientSpec, FailSpec, Outcome, Scenario, at_least, at_most, endpoint, expect, exponential,

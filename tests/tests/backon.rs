@@ -198,7 +198,7 @@ fn backon_with_adjust_honours_retry_after() {
         "{}",
         report.summary()
     );
-    assert!(verdict(&report, "retry_after").passed);
+    assert!(verdict(&report, "retry_after").passed());
     // Both retries waited the full 3s from the 429's head.
     let trace = report.trace();
     assert_eq!(trace.attempts[1].start_ms, 3004, "{}", trace.timeline());
@@ -233,7 +233,7 @@ fn backon_f32_factor_is_a_millisecond_late() {
             .contains("attempt 3 started 0.201s after attempt 2 ended")
     );
     assert!(verdict(&report, "total_time").message.contains("0.712s"));
-    assert!(verdict(&report, "outcome").passed && verdict(&report, "attempts").passed);
+    assert!(verdict(&report, "outcome").passed() && verdict(&report, "attempts").passed());
     // Capping at the exact 400ms removes the drift of the last delay only.
     let capped = library("http/5xx-burst-then-success.yaml").run(|env| async move {
         (|| attempt(&env))

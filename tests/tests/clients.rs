@@ -28,7 +28,7 @@ fn caught(report: &Report) -> Vec<&str> {
     report
         .verdicts()
         .iter()
-        .filter(|v| v.passed && v.message.starts_with("failed as must_fail expects"))
+        .filter(|v| v.passed() && v.message.starts_with("failed as must_fail expects"))
         .map(|v| v.check.as_str())
         .collect()
 }

@@ -54,7 +54,7 @@ fn must_fail_passes_when_exactly_its_check_fails() {
     assert!(report.passed(), "{}", report.summary());
     // The caught defect is this scenario's success, and the verdict still says what it was.
     let caught = verdict(&report, "retry_after");
-    assert!(caught.passed);
+    assert!(caught.passed());
     assert!(
         caught.message.starts_with("failed as must_fail expects: ")
             && caught
@@ -63,7 +63,7 @@ fn must_fail_passes_when_exactly_its_check_fails() {
         "{}",
         caught.message
     );
-    assert!(verdict(&report, "attempts").passed);
+    assert!(verdict(&report, "attempts").passed());
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn must_fail_fails_when_its_check_passes() {
             && message.contains("was not caught"),
         "{message}"
     );
-    assert!(verdict(&report, "retry_after").passed);
+    assert!(verdict(&report, "retry_after").passed());
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn must_fail_fails_when_another_check_fails_too() {
     .run_builtin();
     assert!(!report.passed(), "{}", report.summary());
     assert_eq!(failed(&report), ["attempts"], "{}", report.summary());
-    assert!(verdict(&report, "retry_after").passed);
+    assert!(verdict(&report, "retry_after").passed());
 }
 
 #[test]
@@ -172,7 +172,7 @@ fn known_failure_passes_while_it_fails() {
     // The verdicts collapse to one that names what still fails.
     assert_eq!(report.verdicts().len(), 1, "{}", report.summary());
     let known = verdict(&report, "known_failure");
-    assert!(known.passed);
+    assert!(known.passed());
     assert_eq!(known.message, "fails as known (retry_after)");
 }
 
@@ -195,8 +195,8 @@ fn known_failure_reports_when_it_now_passes() {
         report.summary()
     );
     // The checks themselves are still reported, all passing.
-    assert!(verdict(&report, "retry_after").passed);
-    assert!(verdict(&report, "attempts").passed);
+    assert!(verdict(&report, "retry_after").passed());
+    assert!(verdict(&report, "attempts").passed());
 }
 
 #[test]

@@ -15,14 +15,14 @@ pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
             let failed = report
                 .verdicts
                 .iter()
-                .any(|v| v.check == *check && !v.passed);
+                .any(|v| v.check == *check && !v.passed());
             if !failed {
                 missing.push(check);
             }
         }
         let mut verdicts = Vec::with_capacity(report.verdicts.len() + 1);
         for verdict in report.verdicts.drain(..) {
-            if expected.contains(&verdict.check.as_str()) && !verdict.passed {
+            if expected.contains(&verdict.check.as_str()) && !verdict.passed() {
                 // The defect was caught: that is this scenario's success.
                 verdicts.push(Verdict::pass(
                     verdict.check,

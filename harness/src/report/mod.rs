@@ -40,13 +40,38 @@ impl RunEnd {
     }
 }
 
+/// What a check concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Judgement {
+    /// The check held.
+    Passed,
+    /// The check did not hold.
+    Failed,
+    /// The evidence the check needs is missing or incomplete (the run ended early, nothing
+    /// was requested, ...), so it could not be judged. Counts as a failure: a verdict never
+    /// passes on nothing.
+    NotJudged,
+}
+
+impl Judgement {
+    /// How reports mark it: `ok`, `FAIL` or `not judged`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Judgement::Passed => "ok",
+            Judgement::Failed => "FAIL",
+            Judgement::NotJudged => "not judged",
+        }
+    }
+}
+
 /// The judgement of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Verdict {
     /// The check's name, as written under `expect:` (or a run-level name like `wall_limit`).
     pub check: String,
-    /// Whether it held.
-    pub passed: bool,
+    /// What the check concluded.
+    pub judgement: Judgement,
     /// What was found, pointing at the attempt when there is one.
     pub message: String,
 }
@@ -54,20 +79,30 @@ pub struct Verdict {
 impl Verdict {
     /// A failed verdict.
     pub fn fail(check: impl Into<String>, message: impl Into<String>) -> Verdict {
-        Verdict {
-            check: check.into(),
-            passed: false,
-            message: message.into(),
-        }
+        Verdict::new(check, Judgement::Failed, message)
     }
 
     /// A passed verdict.
     pub fn pass(check: impl Into<String>, message: impl Into<String>) -> Verdict {
+        Verdict::new(check, Judgement::Passed, message)
+    }
+
+    /// A verdict that could not be judged: `why` says which evidence is missing.
+    pub fn not_judged(check: impl Into<String>, why: impl Into<String>) -> Verdict {
+        Verdict::new(check, Judgement::NotJudged, why)
+    }
+
+    fn new(check: impl Into<String>, judgement: Judgement, message: impl Into<String>) -> Verdict {
         Verdict {
             check: check.into(),
-            passed: true,
+            judgement,
             message: message.into(),
         }
+    }
+
+    /// Whether the check held. A verdict that was not judged did not.
+    pub fn passed(&self) -> bool {
+        self.judgement == Judgement::Passed
     }
 }
 
@@ -157,7 +192,7 @@ impl Report {
     ///
     /// let checks: Vec<&str> = report.verdicts().iter().map(|v| v.check.as_str()).collect();
     /// assert!(checks.contains(&"outcome") && checks.contains(&"attempts"));
-    /// assert!(report.verdicts().iter().all(|v| v.passed));
+    /// assert!(report.verdicts().iter().all(|v| v.passed()));
     /// ```
     pub fn verdicts(&self) -> &[Verdict] {
         &self.verdicts
@@ -181,7 +216,7 @@ impl Report {
     /// assert_eq!(failed, ["attempts"]);
     /// ```
     pub fn failures(&self) -> impl Iterator<Item = &Verdict> {
-        self.verdicts.iter().filter(|v| !v.passed)
+        self.verdicts.iter().filter(|v| !v.passed())
     }
 
     /// Whether every verdict passed.
@@ -260,8 +295,13 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(out, "scenario `{}` (seed {})", self.name, self.seed);
         for verdict in &self.verdicts {
-            let mark = if verdict.passed { "ok  " } else { "FAIL" };
-            let _ = writeln!(out, "  {mark} {}: {}", verdict.check, verdict.message);
+            let _ = writeln!(
+                out,
+                "  {:<4} {}: {}",
+                verdict.judgement.mark(),
+                verdict.check,
+                verdict.message
+            );
         }
         out.push_str("timeline:\n");
         for line in self.trace.timeline().lines() {

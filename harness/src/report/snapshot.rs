@@ -142,7 +142,7 @@ pub(crate) fn render(report: &Report) -> String {
     }
     out.push_str("verdicts:\n");
     for verdict in report.verdicts() {
-        let mark = if verdict.passed { "ok" } else { "FAIL" };
+        let mark = verdict.judgement.mark();
         let _ = writeln!(out, "  {mark} {}: {}", verdict.check, verdict.message);
     }
     let _ = writeln!(out, "end: t={}", seconds(trace.end_ms));

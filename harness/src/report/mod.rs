@@ -137,6 +137,10 @@ pub struct Report {
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
     pub(crate) long_polls: Vec<crate::trace::LongPoll>,
+    /// Things that do not fail the run but most likely are not what the author meant (an
+    /// expectation the client cannot meet, script steps no request consumed), one sentence
+    /// each.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Report {
@@ -174,6 +178,12 @@ impl Report {
     /// How the run ended.
     pub fn end(&self) -> &RunEnd {
         &self.end
+    }
+
+    /// The warnings: things that do not fail the run but most likely are not what the
+    /// scenario's author meant, one sentence each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Every verdict, run-level ones first.
@@ -302,6 +312,9 @@ impl Report {
                 verdict.check,
                 verdict.message
             );
+        }
+        for warning in &self.warnings {
+            let _ = writeln!(out, "  warning: {warning}");
         }
         out.push_str("timeline:\n");
         for line in self.trace.timeline().lines() {

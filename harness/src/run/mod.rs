@@ -150,6 +150,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         snapshot: None,
         ledgers: Vec::new(),
         long_polls: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -275,6 +276,7 @@ where
         snapshot: None,
         long_polls: watchdog.long_polls(),
         ledgers: assembled.ledgers,
+        warnings: Vec::new(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict_on};
 use crate::policy::aws::error_code::error_code;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::Verdict;
@@ -142,7 +142,11 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
             ));
         }
     }
-    verdict("conforms_to", problems, || {
-        format!("{judged} attempts conform to {name}")
-    })
+    verdict_on(
+        "conforms_to",
+        judged,
+        || format!("no attempt ended with a response or an error to judge against {name}"),
+        problems,
+        || format!("{judged} attempts conform to {name}"),
+    )
 }

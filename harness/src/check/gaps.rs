@@ -1,6 +1,6 @@
 //! `gaps` and `gaps_each`: `gap(n+1) = start(n+1) - end(n)` within a call.
 
-use super::{Ctx, bound_text, verdict};
+use super::{Ctx, bound_text, verdict, verdict_on};
 use crate::report::Verdict;
 use crate::scenario::{BoundSpec, Millis};
 use crate::trace::{Attempt, seconds};
@@ -40,14 +40,20 @@ pub(super) fn gaps(ctx: &Ctx<'_>, bounds: &[BoundSpec]) -> Verdict {
 /// `gaps_each:` bounds every gap of every call.
 pub(super) fn gaps_each(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
     let mut problems = Vec::new();
+    let mut seen = 0;
     for (client, call) in ctx.calls() {
         for pair in ctx.attempts_of(client, call).windows(2) {
+            seen += 1;
             check_one(ctx, client, call, pair[0], pair[1], bound, &mut problems);
         }
     }
-    verdict("gaps_each", problems, || {
-        format!("every gap was {}", bound_text(bound))
-    })
+    verdict_on(
+        "gaps_each",
+        seen,
+        || "no call made a second attempt, so there was no gap to bound".to_owned(),
+        problems,
+        || format!("every gap was {} (gaps: {seen})", bound_text(bound)),
+    )
 }
 
 fn check_one(

@@ -1,6 +1,6 @@
 //! `must_fail: [...]` and `status: known_failure`: scenarios that demonstrate a defect.
 
-use crate::report::{Report, Verdict};
+use crate::report::{Judgement, Report, Verdict};
 use crate::scenario::{Scenario, ScenarioStatus};
 
 /// Rewrites the verdicts of a marked scenario:
@@ -15,14 +15,17 @@ pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
             let failed = report
                 .verdicts
                 .iter()
-                .any(|v| v.check == *check && !v.passed());
+                .any(|v| v.check == *check && v.judgement == Judgement::Failed);
             if !failed {
                 missing.push(check);
             }
         }
         let mut verdicts = Vec::with_capacity(report.verdicts.len() + 1);
         for verdict in report.verdicts.drain(..) {
-            if expected.contains(&verdict.check.as_str()) && !verdict.passed() {
+            // Only a real failure catches the defect: a check that was not judged caught
+            // nothing.
+            if expected.contains(&verdict.check.as_str()) && verdict.judgement == Judgement::Failed
+            {
                 // The defect was caught: that is this scenario's success.
                 verdicts.push(Verdict::pass(
                     verdict.check,

@@ -1,7 +1,7 @@
 //! `max_rate: { window, at_most }`: no endpoint received more than `at_most` requests in any
 //! sliding window of `window` (a window `[t, t + window)` starting at any request).
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict_on};
 use crate::report::Verdict;
 use crate::scenario::MaxRateSpec;
 use crate::trace::seconds;
@@ -9,10 +9,12 @@ use crate::trace::seconds;
 pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
     let window = spec.window.as_ms();
     let mut problems = Vec::new();
+    let mut seen = 0;
     for (name, ledger) in ctx.ledgers {
         if ctx.is_dead_letter(name) {
             continue;
         }
+        seen += ledger.requests.len();
         let arrivals: Vec<u64> = ledger.requests.iter().map(|r| r.at_ms).collect();
         // Arrivals are in order: a two-pointer sweep finds the fullest window.
         let mut first = 0;
@@ -37,11 +39,17 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
             ));
         }
     }
-    verdict("max_rate", problems, || {
-        format!(
-            "no endpoint received more than {} requests in {}",
-            spec.at_most,
-            seconds(window)
-        )
-    })
+    verdict_on(
+        "max_rate",
+        seen,
+        || "no request reached an endpoint, so there was no rate to bound".to_owned(),
+        problems,
+        || {
+            format!(
+                "no endpoint received more than {} requests in {}",
+                spec.at_most,
+                seconds(window)
+            )
+        },
+    )
 }

@@ -20,7 +20,7 @@ mod total_time;
 
 use retrylab_endpoints::LedgerSnapshot;
 
-use crate::report::{Report, Verdict};
+use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
 use crate::trace::{Attempt, Trace, seconds};
 
@@ -82,8 +82,47 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
         };
         evaluate(&ctx)
     };
-    report.verdicts.extend(verdicts);
+    match incomplete(report) {
+        Some(why) => report
+            .verdicts
+            .extend(verdicts.into_iter().map(|v| unjudged(v, &why))),
+        None => report.verdicts.extend(verdicts),
+    }
     marker::apply(scenario, report);
+}
+
+/// Why the run's evidence is incomplete, when it is: the run ended before every call
+/// returned (a limit, a panic, the wall clock), so no expectation can be judged on it.
+fn incomplete(report: &Report) -> Option<String> {
+    let trace = &report.trace;
+    let ending = match report.end {
+        RunEnd::Completed => return None,
+        RunEnd::VirtualTimeLimit => "at limits.max_virtual_time",
+        RunEnd::AttemptLimit => "at limits.max_client_attempts",
+        RunEnd::WallLimit => "at limits.wall (the run was abandoned)",
+        RunEnd::Panicked => "in a panic",
+        RunEnd::NotRunnable => "before it started",
+    };
+    let returned = trace.calls.iter().filter(|c| c.end_ms.is_some()).count();
+    Some(format!(
+        "the run ended {ending} at t={} after {} attempts, with {returned} of {} calls \
+         returned",
+        seconds(trace.end_ms),
+        trace.attempts.len(),
+        trace.calls.len()
+    ))
+}
+
+/// An expectation's verdict on a run whose evidence is incomplete: not judged, keeping what
+/// the check found so far. Diagnostics (`bypass`) explain the run and stay as they are.
+fn unjudged(verdict: Verdict, why: &str) -> Verdict {
+    if verdict.check == bypass::CHECK {
+        return verdict;
+    }
+    Verdict::not_judged(
+        verdict.check,
+        format!("{why}; on the evidence so far: {}", verdict.message),
+    )
 }
 
 fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
@@ -172,6 +211,23 @@ pub(crate) fn bound_text(bound: BoundSpec) -> String {
         ),
         BoundSpec::AtLeast(a) => format!(">= {}", seconds(a.as_ms())),
         BoundSpec::AtMost(b) => format!("<= {}", seconds(b.as_ms())),
+    }
+}
+
+/// Like [`verdict`], for a check that needs evidence: with nothing to judge (`evidence` is
+/// 0) and nothing wrong, the verdict is `not judged` and says what was missing (`nothing`),
+/// so a check never passes on nothing.
+pub(crate) fn verdict_on(
+    check: &str,
+    evidence: usize,
+    nothing: impl FnOnce() -> String,
+    problems: Vec<String>,
+    ok: impl FnOnce() -> String,
+) -> Verdict {
+    if evidence == 0 && problems.is_empty() {
+        Verdict::not_judged(check, nothing())
+    } else {
+        verdict(check, problems, ok)
     }
 }
 

@@ -9,7 +9,8 @@ fn outcome_of(result: &CallResult) -> Outcome {
     match result {
         CallResult::Success(_) => Outcome::Success,
         CallResult::Failure(_) => Outcome::Failure,
-        CallResult::Stopped => Outcome::Stopped,
+        // A call that panicked never returned.
+        CallResult::Stopped | CallResult::Panicked(_) => Outcome::Stopped,
     }
 }
 
@@ -26,6 +27,7 @@ fn describe(result: &CallResult) -> String {
         CallResult::Success(v) => format!("success: Ok({v})"),
         CallResult::Failure(e) => format!("failure: Err({e})"),
         CallResult::Stopped => "stopped (the run ended before it returned)".to_owned(),
+        CallResult::Panicked(message) => format!("a panic ({message})"),
     }
 }
 

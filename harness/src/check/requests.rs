@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use retrylab_endpoints::RequestRecord;
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict_on};
 use crate::report::Verdict;
 use crate::scenario::HeaderCheckSpec;
 use retrylab_endpoints::wire::{attempt_tag, call_tag};
@@ -45,7 +45,9 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         })
         .unwrap_or_else(|| "Idempotency-Key".to_owned());
     let mut problems = Vec::new();
-    for (call, requests) in by_call(ctx) {
+    let calls = by_call(ctx);
+    let requests = calls.values().map(Vec::len).sum();
+    for (call, requests) in calls {
         let keys: Vec<Option<&[u8]>> = requests
             .iter()
             .map(|r| r.headers.get(header.as_str()).map(|v| v.as_bytes()))
@@ -69,15 +71,21 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
             ));
         }
     }
-    verdict("same_idempotency_key", problems, || {
-        format!("every call's requests carried one {header}")
-    })
+    verdict_on(
+        "same_idempotency_key",
+        requests,
+        || format!("no request reached an endpoint, so there was no {header} to compare"),
+        problems,
+        || format!("every call's requests carried one {header} (requests: {requests})"),
+    )
 }
 
 /// `same_body: true`: every request of a call carried the same body.
 pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut problems = Vec::new();
-    for (call, requests) in by_call(ctx) {
+    let calls = by_call(ctx);
+    let requests = calls.values().map(Vec::len).sum();
+    for (call, requests) in calls {
         let same = requests.windows(2).all(|w| w[0].body == w[1].body);
         if same != expected {
             let differs = requests
@@ -95,14 +103,22 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
             ));
         }
     }
-    verdict("same_body", problems, || "bodies as expected".to_owned())
+    verdict_on(
+        "same_body",
+        requests,
+        || "no request reached an endpoint, so there was no body to compare".to_owned(),
+        problems,
+        || format!("bodies as expected (requests: {requests})"),
+    )
 }
 
 /// `header: { name, values: [...] }`: request i of each call carried `values[i]` (a value
 /// of `""` means the header is absent); extra requests are unchecked.
 pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
     let mut problems = Vec::new();
-    for (call, requests) in by_call(ctx) {
+    let calls = by_call(ctx);
+    let requests = calls.values().map(Vec::len).sum();
+    for (call, requests) in calls {
         for (i, (request, want)) in requests.iter().zip(&spec.values).enumerate() {
             let got = request
                 .headers
@@ -121,7 +137,16 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
             }
         }
     }
-    verdict("header", problems, || {
-        format!("{} carried the expected values", spec.name)
-    })
+    verdict_on(
+        "header",
+        requests,
+        || {
+            format!(
+                "no request reached an endpoint, so no {} to compare",
+                spec.name
+            )
+        },
+        problems,
+        || format!("{} carried the expected values", spec.name),
+    )
 }

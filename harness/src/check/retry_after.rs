@@ -3,7 +3,7 @@
 //! A delay-seconds value is measured from `head(n)`; an HTTP-date is compared with the
 //! virtual wall clock at `start(n+1)` (docs/architecture.md#attempts-time-and-ordering).
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict_on};
 use crate::policy::RetryAfterValue;
 use crate::report::Verdict;
 use crate::scenario::{InvalidRetryAfter, RetryAfterCheckSpec, RetryAfterHonour};
@@ -68,11 +68,11 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
             }
         }
     }
-    verdict("retry_after", problems, || {
-        if seen == 0 {
-            "no response carried Retry-After".to_owned()
-        } else {
-            format!("all {seen} Retry-After values were honoured")
-        }
-    })
+    verdict_on(
+        "retry_after",
+        seen,
+        || "no response carried Retry-After, so there was nothing to honour".to_owned(),
+        problems,
+        || format!("all {seen} Retry-After values were honoured"),
+    )
 }

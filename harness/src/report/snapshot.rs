@@ -32,6 +32,7 @@ pub(crate) fn render(report: &Report) -> String {
             CallResult::Success(v) => format!("Ok({v})"),
             CallResult::Failure(e) => format!("Err({e})"),
             CallResult::Stopped => "stopped".to_owned(),
+            CallResult::Panicked(message) => format!("panicked: {message}"),
         };
         let _ = writeln!(out, "  call {}: {result} {took}", call.call_id);
     }

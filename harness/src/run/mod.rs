@@ -10,22 +10,24 @@ use std::cell::RefCell;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::mpsc;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
+mod calls;
 mod faults;
 pub(crate) mod plan;
 mod watchdog;
 
+use self::calls::{CallLog, Calls, Driven};
 use self::plan::Plan;
 use self::watchdog::Watchdog;
 use crate::backend::sim::{EndpointHost, Network, SimConnector};
 use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
 use crate::trace::record::Recorder;
-use crate::trace::{Call, CallResult, assemble, seconds};
+use crate::trace::{assemble, seconds};
 
 thread_local! {
     /// Panic messages of the run on this thread; `None` on threads that are not run threads.
@@ -66,6 +68,21 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// What the thread waiting for a run can still read of it: everything the trace is
+/// assembled from. The run thread publishes it once the run is set up, so a run that is
+/// abandoned at `limits.wall`, or whose harness code panicked, still reports every attempt
+/// recorded up to that point.
+struct Live {
+    header: Vec<(String, String)>,
+    recorder: Recorder,
+    network: Network,
+    endpoints: Vec<(String, Endpoint)>,
+    calls: CallLog,
+    watchdog: Watchdog,
+}
+
+type LiveSlot = Arc<Mutex<Option<Live>>>;
+
 /// Runs `plan`, calling `client` once per logical call.
 pub(crate) fn run<F, Fut, T, E>(plan: Plan, client: F) -> Report
 where
@@ -78,20 +95,24 @@ where
     let wall = plan.wall;
     let name = plan.name.clone();
     let seed = plan.seed;
+    let live: LiveSlot = Arc::default();
     let (sender, receiver) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name(format!("retrylab-run {name}"))
-        .spawn(move || {
-            PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
-            let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_on_this_thread(plan, client)
-            }));
-            let panics = PANICS
-                .with(|cell| cell.borrow_mut().take())
-                .unwrap_or_default();
-            // The receiver may be gone (wall limit): then nobody needs the report.
-            let _ = sender.send((report.ok(), panics));
-        });
+    let spawned = {
+        let live = live.clone();
+        std::thread::Builder::new()
+            .name(format!("retrylab-run {name}"))
+            .spawn(move || {
+                PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
+                let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run_on_this_thread(plan, client, &live)
+                }));
+                let panics = PANICS
+                    .with(|cell| cell.borrow_mut().take())
+                    .unwrap_or_default();
+                // The receiver may be gone (wall limit): then nobody needs the report.
+                let _ = sender.send((report.ok(), panics));
+            })
+    };
     if let Err(error) = spawned {
         return failed_report(
             name,
@@ -114,13 +135,15 @@ where
             }
             report
         }
-        Ok((None, panics)) => failed_report(
+        Ok((None, panics)) => salvaged_report(
+            &live,
             name,
             seed,
             RunEnd::Panicked,
-            format!("the client panicked: {}", panics.join("; ")),
+            format!("the run panicked: {}", panics.join("; ")),
         ),
-        Err(_) => failed_report(
+        Err(_) => salvaged_report(
+            &live,
             name,
             seed,
             RunEnd::WallLimit,
@@ -128,7 +151,7 @@ where
                 "the run used {} of real time without finishing: the client blocked its \
                  thread (std::thread::sleep, blocking IO, a busy loop or spawn_blocking), \
                  which stops virtual time. Use tokio::time::sleep and async IO; the run \
-                 thread was abandoned",
+                 thread was abandoned, and the trace shows what happened until then",
                 humanize(wall)
             ),
         ),
@@ -154,7 +177,43 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
     }
 }
 
-fn run_on_this_thread<F, Fut, T, E>(plan: Plan, client: F) -> Report
+/// The report of a run that did not hand back its own: the trace is assembled from what the
+/// run published, up to the virtual instant at which its last poll started.
+fn salvaged_report(
+    live: &LiveSlot,
+    name: String,
+    seed: u64,
+    end: RunEnd,
+    message: String,
+) -> Report {
+    let live = live.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let Some(live) = live else {
+        // The run never got as far as setting up: nothing was recorded.
+        return failed_report(name, seed, end, message);
+    };
+    let check = end.verdict_name().unwrap_or("run");
+    let assembled = assemble::assemble(
+        live.header,
+        live.watchdog.last_poll_ms(),
+        live.calls.snapshot(),
+        live.recorder,
+        &live.network,
+        &live.endpoints,
+    );
+    Report {
+        name,
+        seed,
+        trace: assembled.trace,
+        end,
+        verdicts: vec![Verdict::fail(check, message)],
+        snapshot: None,
+        ledgers: assembled.ledgers,
+        long_polls: live.watchdog.long_polls(),
+        warnings: Vec::new(),
+    }
+}
+
+fn run_on_this_thread<F, Fut, T, E>(plan: Plan, client: F, live: &LiveSlot) -> Report
 where
     F: FnMut(Env) -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -176,10 +235,10 @@ where
             );
         }
     };
-    runtime.block_on(simulate(plan, client))
+    runtime.block_on(simulate(plan, client, live))
 }
 
-async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F) -> Report
+async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot) -> Report
 where
     F: FnMut(Env) -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -210,35 +269,36 @@ where
         plan.key_header.clone(),
         plan.dead_letter.clone(),
     ));
-
     let watchdog = Watchdog::default();
-    let mut calls: Vec<Call> = Vec::with_capacity(plan.calls as usize);
-    let all_calls = async {
-        for call_id in 0..plan.calls {
-            calls.push(Call {
-                client_id: 0,
-                call_id,
-                start_ms: clock.now_ms(),
-                end_ms: None,
-                result: CallResult::Stopped,
-            });
-            let call = client(Env::new(instance.clone(), call_id));
-            let result = watchdog
-                .watch(call, || (clock.now_ms(), recorder.attempt_count()))
-                .await;
-            if let Some(call) = calls.last_mut() {
-                call.end_ms = Some(clock.now_ms());
-                call.result = match &result {
-                    Ok(value) => CallResult::Success(format!("{value:?}")),
-                    Err(error) => CallResult::Failure(format!("{error:?}")),
-                };
-            }
-        }
-    };
+    let log = CallLog::default();
+    *live.lock().unwrap_or_else(|e| e.into_inner()) = Some(Live {
+        header: trace_header(&plan),
+        recorder: recorder.clone(),
+        network: network.clone(),
+        endpoints: endpoints.clone(),
+        calls: log.clone(),
+        watchdog: watchdog.clone(),
+    });
+
+    let all_calls = calls::drive(
+        &mut client,
+        Calls {
+            count: plan.calls,
+            concurrency: plan.concurrency,
+            instance: &instance,
+            clock,
+            recorder: &recorder,
+            watchdog: &watchdog,
+            log: &log,
+        },
+    );
     // Biased, in a fixed order: the calls first, then the attempt limit, then virtual time.
     let end = tokio::select! {
         biased;
-        _ = all_calls => RunEnd::Completed,
+        driven = all_calls => match driven {
+            Driven::Returned => RunEnd::Completed,
+            Driven::Panicked => RunEnd::Panicked,
+        },
         _ = recorder.stopped() => RunEnd::AttemptLimit,
         _ = tokio::time::sleep(plan.max_virtual_time) => RunEnd::VirtualTimeLimit,
     };
@@ -247,10 +307,20 @@ where
     }
     let end_ms = clock.now_ms();
     drop(instance);
-    let header = trace_header(&plan);
-    let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
+    // The run is over: the waiting thread no longer needs a way in.
+    let published = live.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let header = published.map_or_else(|| trace_header(&plan), |live| live.header);
+    let assembled = assemble::assemble(
+        header,
+        end_ms,
+        log.snapshot(),
+        recorder,
+        &network,
+        &endpoints,
+    );
     let mut verdicts = Vec::new();
-    if let Some(name) = end.verdict_name() {
+    // A panic gets its verdict, with the panic's message, from the thread that waits.
+    if let Some(name) = end.verdict_name().filter(|_| end != RunEnd::Panicked) {
         let message = match end {
             RunEnd::VirtualTimeLimit => format!(
                 "the run reached limits.max_virtual_time ({}) before every call returned",
@@ -346,9 +416,9 @@ impl crate::scenario::Scenario {
             Ok(plan) => {
                 let epoch = plan.epoch_unix_ms;
                 let mut report = run(plan, client);
-                if report.end != RunEnd::WallLimit {
-                    crate::check::judge(self, &mut report, epoch);
-                }
+                // Every run is judged, an abandoned one too: its expectations come out
+                // `not judged`, and must_fail and known_failure still apply.
+                crate::check::judge(self, &mut report, epoch);
                 if self.snapshot && seed_is_snapshot_seed(self, seed) {
                     let seed_override = crate::overrides::seed().is_some().then_some(seed);
                     report.snapshot = Some(crate::report::snapshot_name(

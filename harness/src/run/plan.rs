@@ -48,6 +48,8 @@ pub(crate) struct Plan {
     pub(crate) operation: Operation,
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) calls: u32,
+    /// Calls in flight at once (`operation.concurrency`).
+    pub(crate) concurrency: u32,
     pub(crate) max_virtual_time: Duration,
     pub(crate) max_attempts: Option<u64>,
     pub(crate) wall: Duration,
@@ -150,6 +152,7 @@ impl Plan {
             operation,
             key_header,
             calls: scenario.operation.calls.max(1),
+            concurrency: scenario.operation.concurrency.max(1),
             max_virtual_time: limits
                 .max_virtual_time
                 .map_or(default_time, |m| m.as_duration()),

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -23,6 +24,10 @@ pub(crate) const LONG_POLL: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Watchdog {
     long_polls: Arc<Mutex<Vec<LongPoll>>>,
+    /// The virtual instant at which the latest poll of a call started. Virtual time cannot
+    /// move while a poll blocks the thread, so for a run abandoned in a blocking poll this
+    /// is the instant it stopped at, readable from the thread that abandons it.
+    last_poll_ms: Arc<AtomicU64>,
 }
 
 impl Watchdog {
@@ -38,6 +43,11 @@ impl Watchdog {
             now,
             watchdog: self.clone(),
         }
+    }
+
+    /// The virtual instant at which the latest poll of a call started.
+    pub(crate) fn last_poll_ms(&self) -> u64 {
+        self.last_poll_ms.load(Ordering::Relaxed)
     }
 
     /// The long polls so far, in order.
@@ -65,6 +75,7 @@ impl<F: Future, N: Fn() -> (u64, u32)> Future for Watched<F, N> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let (at_ms, attempts_before) = (this.now)();
+        this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
         let started = Instant::now();
         let result = this.inner.poll(cx);
         let took = started.elapsed();

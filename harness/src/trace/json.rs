@@ -112,6 +112,7 @@ impl Trace {
                         CallResult::Success(v) => ("success", Some(v.as_str())),
                         CallResult::Failure(e) => ("failure", Some(e.as_str())),
                         CallResult::Stopped => ("stopped", None),
+                        CallResult::Panicked(m) => ("panicked", Some(m.as_str())),
                     };
                     CallDoc {
                         client_id: c.client_id,

@@ -224,6 +224,8 @@ pub enum CallResult {
     Failure(String),
     /// The run stopped before the call returned.
     Stopped,
+    /// The call's future panicked (the message); the run ended there.
+    Panicked(String),
 }
 
 /// What the reference client decided after an attempt.

@@ -1,0 +1,244 @@
+//! Honest verdicts: a run that ends early keeps what happened, a check never passes on
+//! nothing, calls run as concurrently as the scenario says, and everything committed is
+//! seen before the effects are judged.
+
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use retrylab::scenario::Scenario;
+use retrylab::{Env, Judgement, Report, RunEnd};
+
+fn scenario(yaml: &str) -> Scenario {
+    Scenario::from_yaml_str(yaml, "verdicts.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn judgement(report: &Report, check: &str) -> Judgement {
+    report
+        .verdicts()
+        .iter()
+        .find(|v| v.check == check)
+        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
+        .judgement
+}
+
+/// One attempt on `env.http_client()`, its body read to the end; the status.
+async fn one_attempt(env: &Env) -> Result<u16, String> {
+    let response = env
+        .http_client()
+        .request(env.operation().request())
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let status = response.status().as_u16();
+    response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(status)
+}
+
+const ALWAYS_503: &str = r#"
+version: 1
+name: always 503
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api }
+expect:
+  outcome: failure
+  attempts: 101
+  conforms_to: { fixed: { delay: 10ms } }
+"#;
+
+/// tryhard 0.5.0 made 64 attempts and then panicked: the report showed no attempt and said
+/// `ok` to `attempts: 101`. Before the fix the trace was empty and `attempts`, `outcome` and
+/// `conforms_to` passed.
+#[test]
+fn a_client_that_panics_keeps_its_attempts_and_nothing_is_judged_ok() {
+    let report = scenario(ALWAYS_503).run(|env| async move {
+        for n in 1..=64 {
+            let _ = one_attempt(&env).await;
+            if n == 64 {
+                panic!("attempt counter overflowed");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok::<(), String>(())
+    });
+    assert_eq!(report.end(), &RunEnd::Panicked);
+    assert_eq!(report.trace().attempts.len(), 64, "{}", report.summary());
+    for check in ["outcome", "attempts", "conforms_to"] {
+        assert_eq!(judgement(&report, check), Judgement::NotJudged, "{check}");
+    }
+    assert!(
+        report.verdicts().iter().all(|v| !v.passed()),
+        "{}",
+        report.summary()
+    );
+    let summary = report.summary();
+    assert!(
+        summary.contains("not judged attempts: the run ended in a panic"),
+        "{summary}"
+    );
+    assert!(summary.contains("attempt counter overflowed"), "{summary}");
+}
+
+/// The closure itself may panic, before it returns a future: the run keeps the calls that
+/// were made.
+#[test]
+fn a_panic_in_the_second_call_keeps_the_first() {
+    let yaml = r#"
+version: 1
+name: two calls
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api, calls: 2 }
+expect: { outcome: success }
+"#;
+    let report = scenario(yaml).run(|env| {
+        assert!(env.call_index() == 0, "no second call");
+        async move { one_attempt(&env).await }
+    });
+    assert_eq!(report.end(), &RunEnd::Panicked);
+    assert_eq!(report.trace().attempts.len(), 1);
+    assert_eq!(report.trace().calls.len(), 2);
+    assert_eq!(judgement(&report, "outcome"), Judgement::NotJudged);
+}
+
+/// Before the fix a run abandoned at the wall limit reported an empty trace.
+#[test]
+fn a_run_abandoned_at_the_wall_limit_keeps_its_attempts() {
+    let yaml = r#"
+version: 1
+name: blocks after three attempts
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api }
+expect: { attempts: 3 }
+limits: { wall: 1s }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        for _ in 0..3 {
+            let _ = one_attempt(&env).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        // A blocking wait, bounded so the abandoned thread ends soon after the test.
+        std::thread::sleep(Duration::from_secs(3));
+        Ok::<(), String>(())
+    });
+    assert_eq!(report.end(), &RunEnd::WallLimit);
+    assert_eq!(report.trace().attempts.len(), 3, "{}", report.summary());
+    assert_eq!(report.trace().end_ms, 3000);
+    assert_eq!(judgement(&report, "attempts"), Judgement::NotJudged);
+}
+
+/// With zero requests `conforms_to` said `ok: 0 attempts conform` and
+/// `same_idempotency_key` said every call's requests carried one key.
+#[test]
+fn checks_that_need_requests_are_not_judged_without_any() {
+    let yaml = r#"
+version: 1
+name: no request
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api, idempotency_key: { header: Idempotency-Key } }
+expect:
+  conforms_to: { fixed: { delay: 1s, max_attempts: 3 } }
+  same_idempotency_key: true
+  same_body: true
+  gaps_each: { at_most: 1s }
+  retry_after: { honour: max }
+  not_retried_on: [ 400 ]
+  max_rate: { window: 1s, at_most: 5 }
+"#;
+    let report = scenario(yaml).run(|_env| async { Ok::<(), String>(()) });
+    for check in [
+        "conforms_to",
+        "same_idempotency_key",
+        "same_body",
+        "gaps_each",
+        "retry_after",
+        "not_retried_on",
+        "max_rate",
+    ] {
+        assert_eq!(
+            judgement(&report, check),
+            Judgement::NotJudged,
+            "{check}: {}",
+            report.summary()
+        );
+    }
+    assert!(!report.passed());
+}
+
+/// `must_fail` is satisfied by a real failure only: a check that was not judged caught
+/// nothing.
+#[test]
+fn must_fail_is_not_satisfied_by_a_check_that_was_not_judged() {
+    let yaml = r#"
+version: 1
+name: must fail on nothing
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api }
+expect: { retry_after: { honour: max } }
+must_fail: [ retry_after ]
+"#;
+    let report = scenario(yaml).run_builtin();
+    assert_eq!(judgement(&report, "retry_after"), Judgement::NotJudged);
+    assert_eq!(judgement(&report, "must_fail"), Judgement::Failed);
+}
+
+/// Three calls with concurrency 3 against a 1 s latency ran one after another and ended
+/// at 3.008 s before the fix.
+#[test]
+fn concurrent_calls_overlap_and_keep_their_attempts() {
+    let yaml = r#"
+version: 1
+name: three at once
+endpoints: { api: { script: [ { status: 200, latency: 1s } ] } }
+network: { latency: 1ms }
+operation: { endpoint: api, calls: 3, concurrency: 3 }
+expect: { outcome: success, attempts: 1, total_time: { at_most: 1100ms } }
+"#;
+    let report = scenario(yaml).run(|env| async move { one_attempt(&env).await });
+    assert!(report.passed(), "{}", report.summary());
+    let trace = report.trace();
+    assert_eq!(trace.calls.len(), 3);
+    assert!(trace.end_ms < 1100, "{}", report.summary());
+    let mut calls: Vec<u32> = trace.attempts.iter().map(|a| a.call_id).collect();
+    calls.sort_unstable();
+    assert_eq!(calls, [0, 1, 2]);
+    // Each call is attributed its own attempt, on its own connection.
+    let mut conns: Vec<u64> = trace.attempts.iter().filter_map(|a| a.conn_id).collect();
+    conns.dedup();
+    assert_eq!(conns.len(), 3, "{}", report.summary());
+}
+
+/// Concurrency caps the calls in flight: 4 calls, 2 at a time, 1 s each, end at ~2 s.
+#[test]
+fn concurrency_caps_the_calls_in_flight() {
+    let yaml = r#"
+version: 1
+name: two at a time
+endpoints: { api: { script: [ { status: 200, latency: 1s } ] } }
+network: { latency: 1ms }
+operation: { endpoint: api, calls: 4, concurrency: 2 }
+"#;
+    let report = scenario(yaml).run(|env| async move { one_attempt(&env).await });
+    assert!(report.passed(), "{}", report.summary());
+    let starts: Vec<u64> = report.trace().calls.iter().map(|c| c.start_ms).collect();
+    assert_eq!(starts[..2], [0, 0]);
+    assert!(starts[2] >= 1000 && starts[3] >= 1000, "{starts:?}");
+    assert!(report.trace().end_ms < 2100, "{}", report.summary());
+}
+
+/// The same concurrent scenario gives byte-identical snapshots twice.
+#[test]
+fn concurrent_calls_are_deterministic() {
+    let yaml = r#"
+version: 1
+name: five at once
+endpoints: { api: { script: [ { status: 503, times: 3 }, { status: 200, latency: 20ms } ] } }
+network: { latency: 1ms }
+operation: { endpoint: api, calls: 5, concurrency: 5 }
+client: { exponential: { initial: 10ms, max_attempts: 5, jitter: full } }
+"#;
+    let first = scenario(yaml).run_builtin().snapshot_text();
+    let second = scenario(yaml).run_builtin().snapshot_text();
+    assert_eq!(first, second);
+}

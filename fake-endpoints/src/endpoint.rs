@@ -1,11 +1,12 @@
 //! The endpoint: routing, script consumption, dedupe and commits, and the detached step tasks.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue, StatusCode, Uri, request, uri};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
 use crate::config::EndpointConfig;
@@ -72,6 +73,11 @@ pub(crate) struct Inner {
     in_flight: Arc<SentResponse>,
     mismatch: Arc<SentResponse>,
     state: Mutex<State>,
+    /// Step tasks spawned and not finished: requests whose answer, and maybe whose commit,
+    /// is still to come.
+    steps_in_progress: AtomicUsize,
+    /// Woken when the last step in progress finishes.
+    idle: Notify,
 }
 
 struct State {
@@ -165,6 +171,8 @@ impl Endpoint {
                     connect: ConnectSchedule::new(connect),
                     dedupe: dedupe.map(DedupeTable::new),
                 }),
+                steps_in_progress: AtomicUsize::new(0),
+                idle: Notify::new(),
             }),
         }
     }
@@ -172,6 +180,26 @@ impl Endpoint {
     /// The endpoint's name.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The number of requests still being processed: admitted, with their step's latency,
+    /// commit or answer still to come.
+    pub fn steps_in_progress(&self) -> usize {
+        self.inner.steps_in_progress.load(Ordering::Acquire)
+    }
+
+    /// Resolves once no request is being processed: every admitted request's step has run
+    /// (its commit, if any, is in the ledger). A request admitted later starts a new wait.
+    pub async fn idle(&self) {
+        loop {
+            // Registered before the count is read, so a step that finishes in between still
+            // wakes this wait.
+            let notified = self.inner.idle.notified();
+            if self.steps_in_progress() == 0 {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// The endpoint's ledger (a shared handle).
@@ -288,6 +316,7 @@ impl Endpoint {
         drop(state);
 
         let (tx, rx) = oneshot::channel();
+        inner.steps_in_progress.fetch_add(1, Ordering::AcqRel);
         // Detached from the connection: a client that gives up drops the service future, not
         // this task, so a commit scheduled later still happens (duplicate-on-timeout).
         // Boxed, so the task moves a pointer around rather than the whole job (the spawn path
@@ -377,6 +406,9 @@ async fn run_step(job: Box<StepJob>) {
     drop(state);
     // An error means the connection went away first; the step has done its work regardless.
     let _ = tx.send(outcome);
+    if inner.steps_in_progress.fetch_sub(1, Ordering::AcqRel) == 1 {
+        inner.idle.notify_waiters();
+    }
 }
 
 /// Moves what the ledger keeps of a request (target, header values, body) into one compact

@@ -242,3 +242,60 @@ client: { exponential: { initial: 10ms, max_attempts: 5, jitter: full } }
     let second = scenario(yaml).run_builtin().snapshot_text();
     assert_eq!(first, second);
 }
+
+/// A `before_response` commit behind a 3 s latency, after a 1 s attempt timeout: the last
+/// call's commit was still scheduled when it returned, and without `drain` the run judged a
+/// ledger one effect short (before the fix: 100 attempts, 99 effects, and `exactly_once`
+/// failed for the wrong reason).
+#[test]
+fn commits_still_scheduled_when_the_calls_return_reach_the_ledger() {
+    let yaml = r#"
+version: 1
+name: slow commits
+endpoints:
+  api:
+    script: [ { status: 200, latency: 3s, commit: before_response } ]
+operation: { endpoint: api, method: POST, calls: 100 }
+client: { fixed: { delay: 1s, max_attempts: 1, attempt_timeout: 1s } }
+expect: { effects: at_least_once }
+"#;
+    let report = scenario(yaml).run_builtin();
+    assert_eq!(report.trace().attempts.len(), 100);
+    assert_eq!(report.trace().effects.len(), 100, "{}", report.summary());
+    assert_eq!(judgement(&report, "effects"), Judgement::Passed);
+    // The run ends when the last commit lands: call 99 started at 99 s.
+    assert_eq!(report.trace().end_ms, 99_000 + 3_000);
+}
+
+/// When the run cannot settle within `limits.max_virtual_time`, effects are not judged
+/// and the verdict says why.
+#[test]
+fn effects_are_not_judged_when_the_run_cannot_settle() {
+    let yaml = r#"
+version: 1
+name: a commit two days away
+endpoints:
+  api:
+    script: [ { status: 200, latency: 2d, commit: before_response } ]
+operation: { endpoint: api, method: POST }
+client: { fixed: { delay: 1s, max_attempts: 1, attempt_timeout: 1s } }
+expect: { effects: at_most_once, late_requests: 0 }
+limits: { max_virtual_time: 1d }
+"#;
+    let report = scenario(yaml).run_builtin();
+    assert_eq!(report.end(), &RunEnd::Completed);
+    for check in ["effects", "late_requests"] {
+        let verdict = report.verdicts().iter().find(|v| v.check == check).unwrap();
+        assert_eq!(
+            verdict.judgement,
+            Judgement::NotJudged,
+            "{}",
+            report.summary()
+        );
+        assert!(
+            verdict.message.contains("still being processed"),
+            "{}",
+            verdict.message
+        );
+    }
+}

@@ -64,10 +64,11 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         .iter()
         .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
         .count();
-    verdict("effects", problems, || {
+    let verdict = verdict("effects", problems, || {
         format!(
             "{counted} effects over {} calls: {name}",
             ctx.trace.calls.len()
         )
-    })
+    });
+    ctx.unless_unsettled(verdict)
 }

@@ -27,7 +27,8 @@ pub(super) fn check(ctx: &Ctx<'_>, expected: u32) -> Verdict {
             list.join(", ")
         )]
     };
-    verdict("late_requests", problems, || {
+    let verdict = verdict("late_requests", problems, || {
         format!("{expected} late requests")
-    })
+    });
+    ctx.unless_unsettled(verdict)
 }

@@ -31,6 +31,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
     pub(crate) epoch_unix_ms: u64,
     pub(crate) long_polls: &'a [crate::trace::LongPoll],
+    /// Why the run did not settle before judging, if it did not: what endpoints commit and
+    /// receive may be incomplete.
+    pub(crate) unsettled: Option<&'a str>,
 }
 
 impl Ctx<'_> {
@@ -59,6 +62,18 @@ impl Ctx<'_> {
             .is_some_and(|e| e.kind == crate::scenario::EndpointKind::DeadLetter)
     }
 
+    /// `verdict`, or, when the run did not settle (so what endpoints committed and received
+    /// may be incomplete), the same finding as not judged.
+    pub(crate) fn unless_unsettled(&self, verdict: Verdict) -> Verdict {
+        match self.unsettled {
+            Some(why) => Verdict::not_judged(
+                verdict.check,
+                format!("{why}; on the evidence so far: {}", verdict.message),
+            ),
+            None => verdict,
+        }
+    }
+
     /// `call 2` (or `client 1 call 2` in a fleet): how verdicts name a call.
     pub(crate) fn call_name(&self, client: u32, call: u32) -> String {
         if client == 0 {
@@ -79,6 +94,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             ledgers: &report.ledgers,
             epoch_unix_ms,
             long_polls: &report.long_polls,
+            unsettled: report.unsettled.as_deref(),
         };
         evaluate(&ctx)
     };

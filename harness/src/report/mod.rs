@@ -141,6 +141,9 @@ pub struct Report {
     /// expectation the client cannot meet, script steps no request consumed), one sentence
     /// each.
     pub(crate) warnings: Vec<String>,
+    /// Why the run could not settle before it was judged (requests still in flight or being
+    /// processed when `limits.max_virtual_time` came), if it could not.
+    pub(crate) unsettled: Option<String>,
 }
 
 impl Report {

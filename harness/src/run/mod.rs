@@ -18,10 +18,11 @@ use retrylab_endpoints::{Endpoint, VirtualClock};
 mod calls;
 mod faults;
 pub(crate) mod plan;
+mod settle;
 mod watchdog;
 
 use self::calls::{CallLog, Calls, Driven};
-use self::plan::Plan;
+use self::plan::{Plan, PlannedFault};
 use self::watchdog::Watchdog;
 use crate::backend::sim::{EndpointHost, Network, SimConnector};
 use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
@@ -174,6 +175,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         ledgers: Vec::new(),
         long_polls: Vec::new(),
         warnings: Vec::new(),
+        unsettled: None,
     }
 }
 
@@ -210,6 +212,7 @@ fn salvaged_report(
         ledgers: assembled.ledgers,
         long_polls: live.watchdog.long_polls(),
         warnings: Vec::new(),
+        unsettled: None,
     }
 }
 
@@ -302,8 +305,23 @@ where
         _ = recorder.stopped() => RunEnd::AttemptLimit,
         _ = tokio::time::sleep(plan.max_virtual_time) => RunEnd::VirtualTimeLimit,
     };
-    if end == RunEnd::Completed && !plan.drain.is_zero() {
-        tokio::time::sleep(plan.drain).await;
+    let mut unsettled = None;
+    if end == RunEnd::Completed {
+        let returned = tokio::time::Instant::now();
+        let heals: Vec<tokio::time::Instant> = plan
+            .faults
+            .iter()
+            .map(|fault| match fault {
+                PlannedFault::Partition { at, lasts, .. } => start + *at + *lasts,
+            })
+            .collect();
+        let deadline = start + plan.max_virtual_time;
+        if let Err(left) = settle::settle(&network, &endpoints, &heals, deadline).await {
+            unsettled = Some(left.why());
+        }
+        // `drain` is the least the run goes on after the last call returned; settling may
+        // already have taken longer.
+        tokio::time::sleep_until(returned + plan.drain).await;
     }
     let end_ms = clock.now_ms();
     drop(instance);
@@ -347,6 +365,7 @@ where
         long_polls: watchdog.long_polls(),
         ledgers: assembled.ledgers,
         warnings: Vec::new(),
+        unsettled,
     }
 }
 

@@ -29,6 +29,6 @@ pub(crate) use endpoint_host::EndpointHost;
 pub(crate) use host::Host;
 pub(crate) use ids::{ConnId, Dir, HostId, Side};
 pub(crate) use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
-pub(crate) use network::Network;
+pub(crate) use network::{InFlight, Network};
 pub(crate) use retrylab_endpoints::ConnectAction;
 pub(crate) use stream::{ResetHandle, SimStream};

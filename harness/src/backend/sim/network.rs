@@ -8,8 +8,20 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::connect::Connect;
+use super::ids::EndIndex as _;
 use super::state::{HostEntry, Inner};
-use super::{Host, HostId, NetLog};
+use super::{Dir, Host, HostId, NetLog, SegmentKind, Side};
+
+/// What clients sent that has not reached its host yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InFlight {
+    /// Nothing.
+    Nothing,
+    /// Data arrives at this instant (the earliest of several).
+    Arriving(Instant),
+    /// A partition holds data; it moves on at the heal.
+    Held,
+}
 
 /// The in-memory TCP network of the sim backend.
 ///
@@ -151,6 +163,30 @@ impl Network {
     #[cfg(test)]
     pub(crate) fn log_len(&self) -> usize {
         self.lock().events.len()
+    }
+
+    /// What clients sent that is still on its way to a host: the earliest instant at which a
+    /// data segment will reach a host that still reads, or that a partition holds one.
+    /// Segments already delivered and not read yet are the host's to read, not in flight.
+    pub(crate) fn in_flight_to_hosts(&self) -> InFlight {
+        let inner = self.lock();
+        let now = Instant::now();
+        let mut earliest: Option<Instant> = None;
+        for conn in inner.conns.iter().filter(|c| c.live) {
+            if conn.ends[Side::Server.index()].closed {
+                continue;
+            }
+            let pipe = &conn.pipes[Dir::ClientToServer.index()];
+            for seg in pipe.segs.iter().filter(|s| s.kind == SegmentKind::Data) {
+                if pipe.is_held(seg.seq) {
+                    return InFlight::Held;
+                }
+                if seg.deliver_at > now {
+                    earliest = Some(earliest.map_or(seg.deliver_at, |e| e.min(seg.deliver_at)));
+                }
+            }
+        }
+        earliest.map_or(InFlight::Nothing, InFlight::Arriving)
     }
 
     /// The instant reported as 0.

@@ -66,13 +66,6 @@ impl Validator<'_> {
                 "an endpoint with `kind: dead_letter`",
             );
         }
-        if e.late_requests.is_some() && s.drain.is_zero() {
-            self.err_expected(
-                "expect.late_requests",
-                "`late_requests` can see nothing with `drain: 0`: the run ends when the client returns",
-                "a positive `drain:`",
-            );
-        }
         if let Some(h) = &e.header {
             if !is_token(&h.name) {
                 self.err_expected(

@@ -178,8 +178,9 @@
 //! `tests/snapshots/` of the crate that runs the test. A new or changed trace fails and leaves
 //! a `.snap.new` beside it: review it with `cargo insta review` (or accept every change with
 //! `INSTA_UPDATE=always`). CI runs with `INSTA_UPDATE=no`, so a pending snapshot fails there.
-//! `RETRYLAB_SEED=N` reruns a scenario with another seed (snapshotted as `<name>@seed-N`);
-//! a failing report prints the seed that reproduces it.
+//! `RETRYLAB_SEED=N` reruns a scenario with another seed (its verdicts are judged; the
+//! snapshot is compared only for the scenario's own seed); a failing report prints the seed
+//! that reproduces it.
 //!
 //! # One test per scenario file
 //!

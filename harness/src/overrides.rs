@@ -2,7 +2,7 @@
 //!
 //! | variable | effect |
 //! |---|---|
-//! | `RETRYLAB_SEED` | the seed of every run, instead of the scenario's `seed:`; snapshots are then named `<name>@seed-N` |
+//! | `RETRYLAB_SEED` | the seed of every run, instead of the scenario's `seed:`; a run with the scenario's snapshot seed compares its usual snapshot, a run with another seed judges the verdicts only and says the snapshot was not compared |
 //!
 //! insta's own variables (`INSTA_UPDATE`, ...) apply to snapshots as insta documents them.
 

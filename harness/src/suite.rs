@@ -24,7 +24,18 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use crate::scenario::{ClientSpec, Scenario, ScenarioError};
 use crate::{Env, Report};
 
-type BoxedCall = Pin<Box<dyn Future<Output = Result<String, String>>>>;
+type BoxedCall = Pin<Box<dyn Future<Output = Result<Formatted, Formatted>>>>;
+
+/// A call's value already formatted with `{:?}`, which formats as that text again: a
+/// registered client's values read in the trace exactly as a closure given to
+/// [`Scenario::run`] would write them (`Ok(200)`, not `Ok("200")`).
+struct Formatted(String);
+
+impl Debug for Formatted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
 
 /// Clients written in Rust that scenarios name with `client: { custom: <name> }`.
@@ -103,8 +114,8 @@ impl Clients {
             let future = client(env);
             Box::pin(async move {
                 match future.await {
-                    Ok(value) => Ok(format!("{value:?}")),
-                    Err(error) => Err(format!("{error:?}")),
+                    Ok(value) => Ok(Formatted(format!("{value:?}"))),
+                    Err(error) => Err(Formatted(format!("{error:?}"))),
                 }
             })
         });
@@ -313,18 +324,31 @@ fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Re
     let report = clients
         .run(scenario, seed)
         .map_err(|error| Failed::from(error.to_string()))?;
-    let asserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| report.assert()));
-    match asserted {
-        Ok(()) => Ok(()),
-        Err(payload) => {
-            let text = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "the report assertion failed".to_owned());
-            Err(format!("{text}\nseed {seed}; reproduce with:\n  {repro}").into())
-        }
+    // The failure is returned, not raised: a panic would print the report once from the
+    // panic hook and once more as the test's failure message.
+    if !report.passed() {
+        return Err(format!(
+            "{}seed {seed}; reproduce with:\n  {repro}",
+            report.summary()
+        )
+        .into());
     }
+    if let Some(why) = &report.snapshot_skipped {
+        eprintln!("{}: {why}", report.name);
+    }
+    let Some(name) = &report.snapshot else {
+        return Ok(());
+    };
+    // insta prints the diff itself and then panics with a one-line message.
+    let asserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::report::assert_snapshot(name, &report.snapshot_text());
+    }));
+    asserted.map_err(|_| {
+        Failed::from(format!(
+            "the snapshot `{name}` differs (the diff is above): review it with \
+             `cargo insta review`, or reproduce with:\n  {repro}"
+        ))
+    })
 }
 
 /// The `main` of a `harness = false` test target that runs every scenario under `dir`

@@ -247,11 +247,22 @@ pub(crate) fn verdict_on(
     }
 }
 
+/// Problems a verdict's message lists; the rest are counted, so a check that fails on
+/// every one of 10,000 calls still prints one readable line.
+const LISTED_PROBLEMS: usize = 10;
+
 /// A verdict from a list of problems: passes when there are none.
 pub(crate) fn verdict(check: &str, problems: Vec<String>, ok: impl FnOnce() -> String) -> Verdict {
     if problems.is_empty() {
-        Verdict::pass(check, ok())
-    } else {
-        Verdict::fail(check, problems.join("; "))
+        return Verdict::pass(check, ok());
     }
+    let mut message = problems[..problems.len().min(LISTED_PROBLEMS)].join("; ");
+    if problems.len() > LISTED_PROBLEMS {
+        message.push_str(&format!(
+            "; and {} more like these ({} in all)",
+            problems.len() - LISTED_PROBLEMS,
+            problems.len()
+        ));
+    }
+    Verdict::fail(check, message)
 }

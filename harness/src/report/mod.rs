@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 mod snapshot;
 
+pub(crate) use snapshot::assert as assert_snapshot;
 pub(crate) use snapshot::name_for as snapshot_name;
 
 use crate::trace::Trace;
@@ -106,6 +107,25 @@ impl Verdict {
     }
 }
 
+/// Calls a summary lists; the rest are counted.
+const SUMMARY_CALLS: usize = 20;
+/// Timeline lines a summary prints (after folding look-alike runs); the rest are counted.
+const SUMMARY_TIMELINE: usize = 60;
+/// Characters of a call's value a summary prints.
+const VALUE_CHARS: usize = 300;
+
+/// `text` cut to [`VALUE_CHARS`] characters, saying how much was left out.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(VALUE_CHARS) {
+        Some((cut, _)) => format!(
+            "{}... ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+        None => text.to_owned(),
+    }
+}
+
 /// What a run produced.
 ///
 /// ```
@@ -133,6 +153,9 @@ pub struct Report {
     pub(crate) verdicts: Vec<Verdict>,
     /// The snapshot to assert, when the scenario asks for one: its name.
     pub(crate) snapshot: Option<String>,
+    /// Why the scenario's snapshot is not compared on this run, when it asks for one and is
+    /// not compared (a seed other than the snapshot's).
+    pub(crate) snapshot_skipped: Option<String>,
     /// What each endpoint recorded, by endpoint name (for the request checks).
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
@@ -267,7 +290,12 @@ impl Report {
         self.failures().next().is_none()
     }
 
-    /// Every verdict, then the timeline: what a failing test prints.
+    /// Every verdict, what each call returned, then the timeline: what a failing test prints.
+    ///
+    /// The output is bounded whatever the run's size: the first 20 calls, each value cut
+    /// at 300 characters, and the first 60 lines of the timeline with runs of look-alike
+    /// attempts folded as in snapshots; a last line says how much was left out and where to
+    /// see it all.
     ///
     /// ```
     /// use retrylab::prelude::*;
@@ -284,6 +312,8 @@ impl Report {
     /// let summary = report.summary();
     /// assert!(summary.starts_with("scenario `one 503` (seed 0)\n"));
     /// assert!(summary.contains("FAIL outcome"));
+    /// // What each call returned, then the timeline.
+    /// assert!(summary.contains("calls:\n  call 0: Err("), "{summary}");
     /// assert!(summary.ends_with("t=0.000s  #1  GET /  -> 503  conn 1 new  => stop: max_attempts_exceeded\n"));
     /// ```
     ///
@@ -302,7 +332,7 @@ impl Report {
     /// let summary = report.summary();
     /// assert!(summary.starts_with("scenario `expects too few attempts`"), "{summary}");
     /// assert!(summary.contains("FAIL attempts"), "{summary}");
-    /// assert!(summary.contains("timeline:"), "{summary}");
+    /// assert!(summary.contains("timeline (3 attempts):"), "{summary}");
     /// ```
     pub fn summary(&self) -> String {
         let mut out = String::new();
@@ -319,9 +349,42 @@ impl Report {
         for warning in &self.warnings {
             let _ = writeln!(out, "  warning: {warning}");
         }
-        out.push_str("timeline:\n");
-        for line in self.trace.timeline().lines() {
+        if let Some(why) = &self.snapshot_skipped {
+            let _ = writeln!(out, "  note: {why}");
+        }
+        out.push_str("calls:\n");
+        let calls = &self.trace.calls;
+        for call in calls.iter().take(SUMMARY_CALLS) {
+            let _ = writeln!(out, "  {}", clip(&call.line()));
+        }
+        if calls.len() > SUMMARY_CALLS {
+            let _ = writeln!(
+                out,
+                "  ... {} more calls (all of them: report.trace().calls)",
+                calls.len() - SUMMARY_CALLS
+            );
+        }
+        let timeline = self.trace.compact_timeline();
+        let _ = writeln!(
+            out,
+            "timeline ({} attempts{}):",
+            self.trace.attempts.len(),
+            if timeline.len() < self.trace.attempts.len() {
+                ", look-alike runs folded"
+            } else {
+                ""
+            }
+        );
+        for line in timeline.iter().take(SUMMARY_TIMELINE) {
             let _ = writeln!(out, "  {line}");
+        }
+        if timeline.len() > SUMMARY_TIMELINE {
+            let _ = writeln!(
+                out,
+                "  ... {} more lines (the whole timeline: report.trace().timeline(), or \
+                 `retrylab run <file> --format json`)",
+                timeline.len() - SUMMARY_TIMELINE
+            );
         }
         out
     }
@@ -374,11 +437,8 @@ impl Report {
     /// ```
     #[track_caller]
     pub fn assert(&self) {
-        if let Some(name) = &self.snapshot {
-            if self.end != RunEnd::WallLimit {
-                snapshot::assert(name, &self.snapshot_text());
-            }
-        }
+        // Verdicts first: a failed check must read as one, not as a snapshot diff that
+        // invites accepting the regression.
         if !self.passed() {
             panic!(
                 "{}\nseed {}: run again with RETRYLAB_SEED={} to reproduce this run",
@@ -386,6 +446,12 @@ impl Report {
                 self.seed,
                 self.seed
             );
+        }
+        if let Some(why) = &self.snapshot_skipped {
+            eprintln!("retrylab: scenario `{}`: {why}", self.name);
+        }
+        if let Some(name) = &self.snapshot {
+            snapshot::assert(name, &self.snapshot_text());
         }
     }
 }

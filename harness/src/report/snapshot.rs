@@ -7,10 +7,10 @@
 //! retrylab's own source).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use super::Report;
-use crate::trace::{CallResult, ConnEventKind, Side, seconds};
+use crate::trace::{ConnEventKind, Side, seconds};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.
 const LIST_LIMIT: usize = 100;
@@ -25,56 +25,11 @@ pub(crate) fn render(report: &Report) -> String {
     }
     out.push_str("calls:\n");
     for call in &trace.calls {
-        let took = call.end_ms.map_or("never returned".to_owned(), |end| {
-            format!("in {}", seconds(end.saturating_sub(call.start_ms)))
-        });
-        let result = match &call.result {
-            CallResult::Success(v) => format!("Ok({v})"),
-            CallResult::Failure(e) => format!("Err({e})"),
-            CallResult::Stopped => "stopped".to_owned(),
-            CallResult::Panicked(message) => format!("panicked: {message}"),
-        };
-        let _ = writeln!(out, "  call {}: {result} {took}", call.call_id);
+        let _ = writeln!(out, "  {}", call.line());
     }
     out.push_str("attempts:\n");
-    let lines: Vec<(String, String)> = trace
-        .attempts
-        .iter()
-        .map(|a| {
-            let line = trace.attempt_line(a);
-            // The part after `t=... #n`, which identical attempts share.
-            let shape = line.splitn(3, "  ").nth(2).unwrap_or_default().to_owned();
-            (line, shape)
-        })
-        .collect();
-    let mut i = 0;
-    while i < lines.len() {
-        let mut j = i + 1;
-        while j < lines.len()
-            && lines[j].1 == lines[i].1
-            && trace.attempts[j].call_id == trace.attempts[i].call_id
-        {
-            j += 1;
-        }
-        if j - i >= 3 {
-            let first = &trace.attempts[i];
-            let last = &trace.attempts[j - 1];
-            let _ = writeln!(
-                out,
-                "  t={}..{}  #{}..#{} (x{})  {}",
-                seconds(first.start_ms),
-                seconds(last.start_ms),
-                first.n,
-                last.n,
-                j - i,
-                lines[i].1
-            );
-        } else {
-            for line in &lines[i..j] {
-                let _ = writeln!(out, "  {}", line.0);
-            }
-        }
-        i = j;
+    for line in trace.compact_timeline() {
+        let _ = writeln!(out, "  {line}");
     }
     out.push_str("connections:\n");
     if trace.connections.len() <= LIST_LIMIT {
@@ -175,20 +130,33 @@ pub(crate) fn directory() -> PathBuf {
     base.join("tests").join("snapshots")
 }
 
-/// A file-safe snapshot name: the scenario's path without its extension, folders joined
-/// with `__` (`scenarios/http/429.yaml` -> `scenarios__http__429`), or for a scenario made in
-/// code, its name made file-safe; `@seed-N` is appended under a seed override.
-pub(crate) fn name_for(file: &str, name: &str, seed_override: Option<u64>) -> String {
-    let path = std::path::Path::new(file);
-    let parts: Vec<String> = path
+/// A file-safe snapshot name: the scenario's path relative to the crate, without its
+/// extension, folders joined with `__` (`scenarios/http/429.yaml` -> `scenarios__http__429`),
+/// or for a scenario made in code, its name made file-safe.
+///
+/// An absolute path (`concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/429.yaml")`) is
+/// taken relative to the crate's directory first, so the name is the same on every machine
+/// and the same as for the relative path `../scenarios/429.yaml`: `..` steps are dropped.
+pub(crate) fn name_for(file: &str, name: &str) -> String {
+    let path = Path::new(file);
+    let relative = if path.is_absolute() {
+        let base = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        below_common_prefix(&lexical(path), &lexical(&base))
+    } else {
+        path.to_path_buf()
+    };
+    let parts: Vec<String> = relative
         .with_extension("")
         .components()
         .filter_map(|c| match c {
-            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
             _ => None,
         })
         .collect();
-    let stem = if parts.is_empty() || file.starts_with('<') {
+    if parts.is_empty() || file.starts_with('<') {
         name.chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '-' {
@@ -200,11 +168,36 @@ pub(crate) fn name_for(file: &str, name: &str, seed_override: Option<u64>) -> St
             .collect()
     } else {
         parts.join("__")
-    };
-    match seed_override {
-        Some(seed) => format!("{stem}@seed-{seed}"),
-        None => stem,
     }
+}
+
+/// `path` with `.` and `..` resolved by their text (no file system access: the file need
+/// not exist where the name is computed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// What of `path` lies below its common prefix with `base`.
+fn below_common_prefix(path: &Path, base: &Path) -> PathBuf {
+    let mut rest = path.components().peekable();
+    for component in base.components() {
+        if rest.peek() == Some(&component) {
+            rest.next();
+        } else {
+            break;
+        }
+    }
+    rest.collect()
 }
 
 /// Asserts the snapshot `name` of `text` in [`directory`].

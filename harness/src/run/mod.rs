@@ -172,6 +172,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         end,
         verdicts: vec![Verdict::fail(check, message)],
         snapshot: None,
+        snapshot_skipped: None,
         ledgers: Vec::new(),
         long_polls: Vec::new(),
         warnings: Vec::new(),
@@ -209,6 +210,7 @@ fn salvaged_report(
         end,
         verdicts: vec![Verdict::fail(check, message)],
         snapshot: None,
+        snapshot_skipped: None,
         ledgers: assembled.ledgers,
         long_polls: live.watchdog.long_polls(),
         warnings: Vec::new(),
@@ -362,6 +364,7 @@ where
         end,
         verdicts,
         snapshot: None,
+        snapshot_skipped: None,
         long_polls: watchdog.long_polls(),
         ledgers: assembled.ledgers,
         warnings: Vec::new(),
@@ -438,13 +441,19 @@ impl crate::scenario::Scenario {
                 // Every run is judged, an abandoned one too: its expectations come out
                 // `not judged`, and must_fail and known_failure still apply.
                 crate::check::judge(self, &mut report, epoch);
-                if self.snapshot && seed_is_snapshot_seed(self, seed) {
-                    let seed_override = crate::overrides::seed().is_some().then_some(seed);
-                    report.snapshot = Some(crate::report::snapshot_name(
-                        &self.source.file,
-                        &self.name,
-                        seed_override,
-                    ));
+                if self.snapshot && report.end != RunEnd::WallLimit {
+                    let snapshot_seed = snapshot_seed(self);
+                    if seed == snapshot_seed {
+                        report.snapshot =
+                            Some(crate::report::snapshot_name(&self.source.file, &self.name));
+                    } else if crate::overrides::seed().is_some() {
+                        // Reproducing another seed: its verdicts are judged, but no snapshot
+                        // exists for it, and writing one would leave a stray file.
+                        report.snapshot_skipped = Some(format!(
+                            "the snapshot was not compared: it is taken with seed \
+                             {snapshot_seed}, and RETRYLAB_SEED asks for seed {seed}"
+                        ));
+                    }
                 }
                 report
             }
@@ -501,16 +510,11 @@ impl crate::scenario::Scenario {
 }
 
 /// Snapshots are taken for one seed: the scenario's `seed`, or the first of its `seeds:`
-/// sweep when the sweep leaves `seed` out (so a sweep is never left without one), or a
-/// `RETRYLAB_SEED` override (then named `name@seed-N`). The other seeds of a sweep are
-/// checked without a snapshot.
-fn seed_is_snapshot_seed(scenario: &crate::scenario::Scenario, seed: u64) -> bool {
-    if crate::overrides::seed().is_some() {
-        return true;
-    }
-    let snapshot_seed = match &scenario.seeds {
+/// sweep when the sweep leaves `seed` out (so a sweep is never left without one). The other
+/// seeds of a sweep, and other seeds asked for with `RETRYLAB_SEED`, are judged without one.
+fn snapshot_seed(scenario: &crate::scenario::Scenario) -> u64 {
+    match &scenario.seeds {
         Some(range) if !range.iter().any(|s| s == scenario.seed) => range.start,
         _ => scenario.seed,
-    };
-    seed == snapshot_seed
+    }
 }

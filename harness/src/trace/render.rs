@@ -3,8 +3,29 @@
 
 use std::fmt::Write as _;
 
-use super::{Attempt, AttemptOutcome, ConnUse, DecisionKind, Trace};
+use super::{Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, Trace};
 use crate::policy::Anchor;
+
+impl Call {
+    /// What the call returned and how long it took: `call 0: Ok(200) in 1.204s` (`client 1
+    /// call 0: ...` for a client of a fleet other than the first).
+    pub fn line(&self) -> String {
+        let took = self.end_ms.map_or("never returned".to_owned(), |end| {
+            format!("in {}", seconds(end.saturating_sub(self.start_ms)))
+        });
+        let result = match &self.result {
+            CallResult::Success(v) => format!("Ok({v})"),
+            CallResult::Failure(e) => format!("Err({e})"),
+            CallResult::Stopped => "stopped".to_owned(),
+            CallResult::Panicked(message) => format!("panicked: {message}"),
+        };
+        let client = match self.client_id {
+            0 => String::new(),
+            id => format!("client {id} "),
+        };
+        format!("{client}call {}: {result} {took}", self.call_id)
+    }
+}
 
 impl Trace {
     /// A compact human timeline, one line per attempt:
@@ -14,6 +35,52 @@ impl Trace {
         for attempt in &self.attempts {
             // Writing to a String cannot fail.
             let _ = writeln!(out, "{}", self.attempt_line(attempt));
+        }
+        out
+    }
+
+    /// The timeline with runs of look-alike attempts folded: three or more consecutive
+    /// attempts of one call that read the same apart from their instant and number become one
+    /// line, `t=1.000s..9.000s  #2..#10 (x9)  GET /  -> 503 ...`, so a 100,000-attempt trace
+    /// stays a few lines long. One line per entry, without a trailing newline.
+    pub fn compact_timeline(&self) -> Vec<String> {
+        let lines: Vec<(String, String)> = self
+            .attempts
+            .iter()
+            .map(|a| {
+                let line = self.attempt_line(a);
+                // The part after `t=... #n`, which look-alike attempts share.
+                let shape = line.splitn(3, "  ").nth(2).unwrap_or_default().to_owned();
+                (line, shape)
+            })
+            .collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < lines.len() {
+            let mut j = i + 1;
+            while j < lines.len()
+                && lines[j].1 == lines[i].1
+                && self.attempts[j].call_id == self.attempts[i].call_id
+                && self.attempts[j].client_id == self.attempts[i].client_id
+            {
+                j += 1;
+            }
+            if j - i >= 3 {
+                let first = &self.attempts[i];
+                let last = &self.attempts[j - 1];
+                out.push(format!(
+                    "t={}..{}  #{}..#{} (x{})  {}",
+                    seconds(first.start_ms),
+                    seconds(last.start_ms),
+                    first.n,
+                    last.n,
+                    j - i,
+                    lines[i].1
+                ));
+            } else {
+                out.extend(lines[i..j].iter().map(|(line, _)| line.clone()));
+            }
+            i = j;
         }
         out
     }

@@ -153,3 +153,62 @@ operation: { endpoint: api }
         report.trace().attempts[0].end_ms.unwrap()
     );
 }
+
+/// A sync retry loop driven through `spawn_blocking` slept in real time while virtual time
+/// stood still (tokio does not advance paused time while a blocking task runs): before the
+/// fix the scenario passed with every gap 0.000 s, since no poll of the run's thread blocked.
+#[test]
+fn a_pause_inside_spawn_blocking_stops_the_clock_and_is_caught() {
+    let yaml = r#"
+version: 1
+name: a sync client in spawn_blocking
+endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 } ] } }
+operation: { endpoint: api }
+expect: { outcome: success, attempts: 3 }
+limits: { wall: 20s }
+"#;
+    let report = scenario(yaml).run(|env: Env| async move {
+        for _ in 0..3 {
+            let response = env
+                .http_client()
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?;
+            if status == 200 {
+                return Ok(status);
+            }
+            // The sync crate's pause, off the async thread.
+            tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(700)))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Err("gave up".to_owned())
+    });
+    let stopped = report
+        .failures()
+        .find(|v| v.check == "stopped_clock")
+        .unwrap_or_else(|| panic!("no stopped_clock verdict:\n{}", report.summary()));
+    assert!(
+        stopped.message.contains("spawn_blocking"),
+        "{}",
+        stopped.message
+    );
+    assert!(
+        stopped.message.contains("waited 2 times"),
+        "{}",
+        stopped.message
+    );
+    assert!(
+        stopped
+            .message
+            .contains("between attempt 1 and attempt 2, whose gap shows 0.000s"),
+        "{}",
+        stopped.message
+    );
+}

@@ -299,3 +299,42 @@ limits: { max_virtual_time: 1d }
         );
     }
 }
+
+/// A client with a `SystemTime` deadline ended after 7,655 attempts on a loaded machine and
+/// hit the 10,000-attempt limit on an idle one: a run that hits a virtual limit names the
+/// real clock as the likely cause and how to check.
+#[test]
+fn a_limit_verdict_suspects_a_real_clock_deadline() {
+    let yaml = r#"
+version: 1
+name: a deadline on the real clock
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api }
+limits: { max_client_attempts: 50 }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let deadline = std::time::SystemTime::now() + Duration::from_secs(30);
+        while std::time::SystemTime::now() < deadline {
+            if one_attempt(&env).await == Ok(200) {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Err("deadline passed")
+    });
+    assert_eq!(report.end(), &RunEnd::AttemptLimit);
+    let limit = report
+        .failures()
+        .find(|v| v.check == "attempt_limit")
+        .expect("an attempt_limit verdict");
+    assert!(
+        limit.message.contains("reads the real clock"),
+        "{}",
+        limit.message
+    );
+    assert!(
+        limit.message.contains("env.std_clock()"),
+        "{}",
+        limit.message
+    );
+}

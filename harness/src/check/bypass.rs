@@ -13,7 +13,7 @@
 use super::Ctx;
 use crate::policy::RetryAfterValue;
 use crate::report::Verdict;
-use crate::trace::seconds;
+use crate::trace::{LongPoll, seconds};
 
 /// The name these verdicts carry.
 pub(crate) const CHECK: &str = "bypass";
@@ -98,16 +98,63 @@ fn real_clock_dates(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
 }
 
 fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
-    let Some(first) = ctx.long_polls.first() else {
+    let (waits, blocks): (Vec<&LongPoll>, Vec<&LongPoll>) =
+        ctx.long_polls.iter().partition(|p| p.waited);
+    blocked_thread(ctx, &blocks, out);
+    if let Some(first) = waits.first() {
+        let total: u64 = waits.iter().map(|p| p.wall_ms).sum();
+        out.push(Verdict::fail(
+            "stopped_clock",
+            format!(
+                "the client waited {} times for {} of real time in all (the first {} long, at \
+                 virtual t={}{}) on something outside the simulation, while virtual time \
+                 stood still: a std::thread::sleep or blocking call inside spawn_blocking, a \
+                 std channel fed by another thread, or real IO. The pause took no virtual \
+                 time, so gaps follow wall time instead of the trace. Sleep with \
+                 tokio::time::sleep on the client's task",
+                waits.len(),
+                seconds(total),
+                seconds(first.wall_ms),
+                seconds(first.at_ms),
+                place(ctx, first),
+            ),
+        ));
+    }
+}
+
+fn blocked_thread(ctx: &Ctx<'_>, blocks: &[&LongPoll], out: &mut Vec<Verdict>) {
+    let Some(first) = blocks.first() else {
         return;
     };
-    let total: u64 = ctx.long_polls.iter().map(|p| p.wall_ms).sum();
-    // Attempt ids are in start order: the poll blocked after the last attempt started
-    // before it, and before the first one started during it.
+    let total: u64 = blocks.iter().map(|p| p.wall_ms).sum();
+    out.push(Verdict::fail(
+        "stopped_clock",
+        format!(
+            "the client blocked its thread {} times for {} of real time in all (the first \
+             {} long, at virtual t={}{place}): virtual time stands still while a thread \
+             blocks, so gaps follow wall time instead of the trace. Sleep with \
+             tokio::time::sleep and move blocking work off the client's task \
+             (std::thread::sleep, blocking IO and busy loops are the usual causes)",
+            blocks.len(),
+            seconds(total),
+            seconds(first.wall_ms),
+            seconds(first.at_ms),
+            place = place(ctx, first),
+        ),
+    ));
+}
+
+/// Where in the timeline the clock stopped: `, between attempt 2 and attempt 3, whose gap
+/// shows 0.000s of virtual time`.
+fn place(ctx: &Ctx<'_>, poll: &LongPoll) -> String {
+    // Attempt ids are in start order: the clock stopped after the last attempt started
+    // before it, and before the first one started during it or after it.
     let by_id = |id: u32| ctx.trace.attempts.iter().find(|a| a.id == id);
-    let (started_before, started_after) = first.attempts;
-    let place = match (by_id(started_before), by_id(started_before + 1)) {
-        (Some(b), Some(a)) if started_after > started_before && a.call_id == b.call_id => {
+    let (started_before, started_after) = poll.attempts;
+    match (by_id(started_before), by_id(started_before + 1)) {
+        (Some(b), Some(a))
+            if (started_after > started_before || poll.waited) && a.call_id == b.call_id =>
+        {
             format!(
                 ", between attempt {} and attempt {}, whose gap shows {} of virtual time",
                 b.n,
@@ -118,19 +165,5 @@ fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
         (Some(b), _) => format!(", after attempt {}", b.n),
         (None, Some(a)) => format!(", before attempt {}", a.n),
         (None, None) => String::new(),
-    };
-    out.push(Verdict::fail(
-        "stopped_clock",
-        format!(
-            "the client blocked its thread {} times for {} of real time in all (the first \
-             {} long, at virtual t={}{place}): virtual time stands still while a thread \
-             blocks, so gaps follow wall time instead of the trace. Sleep with \
-             tokio::time::sleep and move blocking work off the client's task \
-             (std::thread::sleep, blocking IO and busy loops are the usual causes)",
-            ctx.long_polls.len(),
-            seconds(total),
-            seconds(first.wall_ms),
-            seconds(first.at_ms),
-        ),
-    ));
+    }
 }

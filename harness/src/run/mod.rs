@@ -343,11 +343,13 @@ where
     if let Some(name) = end.verdict_name().filter(|_| end != RunEnd::Panicked) {
         let message = match end {
             RunEnd::VirtualTimeLimit => format!(
-                "the run reached limits.max_virtual_time ({}) before every call returned",
+                "the run reached limits.max_virtual_time ({}) before every call returned. \
+                 {REAL_CLOCK_HINT}",
                 seconds(plan.max_virtual_time.as_millis() as u64)
             ),
             RunEnd::AttemptLimit => format!(
-                "the client made limits.max_client_attempts ({}) attempts; the run was stopped",
+                "the client made limits.max_client_attempts ({}) attempts; the run was \
+                 stopped. {REAL_CLOCK_HINT}",
                 plan.max_attempts.unwrap_or_default()
             ),
             _ => "the run did not complete".to_owned(),
@@ -371,6 +373,17 @@ where
         unsettled,
     }
 }
+
+/// What a run that hit a virtual limit most often means, and how to tell. A client whose
+/// deadline (`max_elapsed_time`, a total timeout) reads the real clock sees almost no time
+/// pass in a simulation where weeks take a second, so it retries until a limit stops it,
+/// and how far it gets depends on the machine's speed and load.
+const REAL_CLOCK_HINT: &str = "Likely cause: the client reads the real clock \
+     (SystemTime::now(), std::time::Instant) for a deadline or max_elapsed_time, which barely \
+     moves while virtual weeks pass. To check: run it twice, once with the machine busy; a \
+     real-clock reader ends after a different number of attempts. Give the client \
+     env.std_clock() or env.now_system() instead; if it really retries forever, raise the \
+     limit or expect `stopped`";
 
 /// The trace header: the backend, the seed and the pinned client and server configuration.
 fn trace_header(plan: &Plan) -> Vec<(String, String)> {

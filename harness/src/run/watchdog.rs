@@ -1,9 +1,16 @@
-//! The watchdog: notices when the client blocks its thread.
+//! The watchdog: notices when the client stops virtual time.
 //!
 //! Virtual time only moves while every task waits; a client that blocks the thread
 //! (`std::thread::sleep`, blocking IO, a busy loop) stops it, so what it meant as a pause of
 //! one second takes no virtual time at all. The watchdog times each poll of the client's
-//! future with the real clock and files the long ones. It is a diagnostic: it reads the real
+//! future with the real clock and files the long ones.
+//!
+//! A client can also stop virtual time without blocking the run's thread: a pause inside
+//! `spawn_blocking` (tokio does not advance paused time while a blocking task runs), or a
+//! wait on a std channel fed by another thread. Then the runtime sits idle in real time. In
+//! a simulation that never happens otherwise (when every task waits, time jumps to the next
+//! timer at once), so real time passing between two polls with no virtual time passing is
+//! filed too. It is a diagnostic: it reads the real
 //! clock only to explain a run, and nothing it measures enters the trace ([determinism](../../../docs/architecture.md#determinism)).
 
 use std::future::Future;
@@ -24,6 +31,8 @@ pub(crate) const LONG_POLL: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Watchdog {
     long_polls: Arc<Mutex<Vec<LongPoll>>>,
+    /// When the latest poll of any call ended: the real instant and the virtual one.
+    last_poll_end: Arc<Mutex<Option<(Instant, u64)>>>,
     /// The virtual instant at which the latest poll of a call started. Virtual time cannot
     /// move while a poll blocks the thread, so for a run abandoned in a blocking poll this
     /// is the instant it stopped at, readable from the thread that abandons it.
@@ -50,13 +59,20 @@ impl Watchdog {
         self.last_poll_ms.load(Ordering::Relaxed)
     }
 
+    fn file(&self, poll: LongPoll) {
+        lock(&self.long_polls).push(poll);
+    }
+
     /// The long polls so far, in order.
     pub(crate) fn long_polls(&self) -> Vec<LongPoll> {
-        self.long_polls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.long_polls).clone()
     }
+}
+
+/// The watchdog's records are plain values, consistent after any panic: a poisoned lock is
+/// still usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pin_project_lite::pin_project! {
@@ -77,20 +93,31 @@ impl<F: Future, N: Fn() -> (u64, u32)> Future for Watched<F, N> {
         let (at_ms, attempts_before) = (this.now)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
         let started = Instant::now();
-        let result = this.inner.poll(cx);
-        let took = started.elapsed();
-        if took >= LONG_POLL {
-            let (_, attempts_after) = (this.now)();
-            this.watchdog
-                .long_polls
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(LongPoll {
+        let previous = *lock(&this.watchdog.last_poll_end);
+        if let Some((ended, ended_at_ms)) = previous {
+            let idle = started.saturating_duration_since(ended);
+            if ended_at_ms == at_ms && idle >= LONG_POLL {
+                this.watchdog.file(LongPoll {
                     at_ms,
-                    attempts: (attempts_before, attempts_after),
-                    wall_ms: took.as_millis() as u64,
+                    attempts: (attempts_before, attempts_before),
+                    wall_ms: idle.as_millis() as u64,
+                    waited: true,
                 });
+            }
         }
+        let result = this.inner.poll(cx);
+        let ended = Instant::now();
+        let took = ended.saturating_duration_since(started);
+        let (ended_at_ms, attempts_after) = (this.now)();
+        if took >= LONG_POLL {
+            this.watchdog.file(LongPoll {
+                at_ms,
+                attempts: (attempts_before, attempts_after),
+                wall_ms: took.as_millis() as u64,
+                waited: false,
+            });
+        }
+        *lock(&this.watchdog.last_poll_end) = Some((ended, ended_at_ms));
         result
     }
 }

@@ -365,6 +365,10 @@ pub(crate) struct LongPoll {
     pub(crate) attempts: (u32, u32),
     /// How much real time it took, in ms.
     pub(crate) wall_ms: u64,
+    /// `false`: one poll of the client blocked the run's thread. `true`: between two polls
+    /// the run waited in real time for something outside the simulation (a `spawn_blocking`
+    /// task that sleeps, a std channel, real IO) while virtual time stood still.
+    pub(crate) waited: bool,
 }
 
 #[cfg(test)]

@@ -110,19 +110,9 @@ fn check(paths: &[PathBuf]) -> ExitCode {
     };
     let mut failed = 0;
     for file in &files {
-        match load(file).and_then(|s| {
-            let unsupported = s.unsupported();
-            if unsupported.is_empty() {
-                Ok(())
-            } else {
-                Err(unsupported
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n"))
-            }
-        }) {
-            Ok(()) => println!("ok    {}", file.display),
+        // Loading runs the validation a run does, "not supported yet" included.
+        match load(file) {
+            Ok(_) => println!("ok    {}", file.display),
             Err(error) => {
                 failed += 1;
                 println!("error {}", file.display);

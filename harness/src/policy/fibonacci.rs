@@ -1,5 +1,5 @@
-//! The Fibonacci policy: `base_n = min(initial × fib(n), max_delay)` with fib = 1, 1, 2, 3,
-//! 5, ..., then jitter.
+//! The Fibonacci policy: the first delay `initial`, the second `step`, then each the sum of
+//! the two before, capped at `max_delay`, then jitter.
 
 use std::time::Duration;
 
@@ -11,9 +11,11 @@ use super::{Policy, RetryAfterRule, RetryOn};
 /// Parameters of the `fibonacci` policy.
 ///
 /// Model choices (defaults as for the exponential policy):
-/// - retry `n` has base `min(initial × fib(n), max_delay)` with fib(1) = fib(2) = 1,
-///   fib(3) = 2, ... (so 100 ms gives 100, 100, 200, 300, 500, 800 ms), in integer
-///   nanoseconds, saturating; the cap applies before the jitter;
+/// - retry 1 has base `initial`, retry 2 `step`, and retry `n` the sum of the two before,
+///   `initial × fib(n-2) + step × fib(n-1)` with fib(0) = 0, fib(1) = fib(2) = 1, each capped
+///   at `max_delay`, in integer nanoseconds, saturating; the cap applies before the jitter.
+///   `step` equal to `initial` gives the classic `initial × fib(n)` (100 ms: 100, 100, 200,
+///   300, 500, 800 ms); 100 ms and 300 ms give 100, 300, 400, 700, 1100 ms;
 /// - jitter none, full or equal (decorrelated is rejected by [`FibonacciConfig::validate`]);
 /// - rounding, `Retry-After`, `retry_on` and `max_attempts` as for the exponential policy.
 ///
@@ -23,6 +25,7 @@ use super::{Policy, RetryAfterRule, RetryOn};
 ///
 /// let config = FibonacciConfig {
 ///     initial: Duration::from_millis(50),
+///     step: Duration::from_millis(50),
 ///     max_delay: Duration::from_secs(2),
 ///     jitter: Jitter::None,
 ///     max_attempts: 6,
@@ -35,8 +38,10 @@ use super::{Policy, RetryAfterRule, RetryOn};
 pub struct FibonacciConfig {
     /// Attempts per call, the first included (3).
     pub max_attempts: u32,
-    /// The unit delay, multiplied by fib(n) (100 ms).
+    /// The first delay (100 ms).
     pub initial: Duration,
+    /// The second delay (100 ms); each later one is the sum of the two before.
+    pub step: Duration,
     /// The cap on the base delay, applied before jitter (20 s).
     pub max_delay: Duration,
     /// The jitter (full).
@@ -52,6 +57,7 @@ impl Default for FibonacciConfig {
         FibonacciConfig {
             max_attempts: 3,
             initial: Duration::from_millis(100),
+            step: Duration::from_millis(100),
             max_delay: Duration::from_secs(20),
             jitter: Jitter::Full,
             retry_after: RetryAfterRule::Honour,
@@ -79,6 +85,7 @@ pub struct Fibonacci {
     config: FibonacciConfig,
     rules: Rules,
     initial_ns: u64,
+    step_ns: u64,
     cap_ns: u64,
 }
 
@@ -92,6 +99,7 @@ impl Fibonacci {
                 retry_after: config.retry_after,
             },
             initial_ns: duration_ns(config.initial),
+            step_ns: duration_ns(config.step),
             cap_ns: duration_ns(config.max_delay),
             config,
         }
@@ -105,16 +113,20 @@ impl Fibonacci {
 
 impl Schedule for Fibonacci {
     fn base_ns(&self, n: u32) -> u64 {
-        // Walk the sequence, stopping as soon as the product reaches the cap: the loop is
-        // bounded by the cap (at most ~93 steps before u64 saturates), not by `n`.
-        let (mut a, mut b) = (1u64, 1u64); // fib(1), fib(2)
-        for _ in 1..n.max(1) {
-            if self.initial_ns.saturating_mul(a) >= self.cap_ns {
-                return self.cap_ns;
-            }
-            (a, b) = (b, a.saturating_add(b));
+        if n <= 1 {
+            return self.initial_ns.min(self.cap_ns);
         }
-        self.initial_ns.saturating_mul(a).min(self.cap_ns)
+        // From the second delay on the sequence never decreases, so the walk stops as soon
+        // as a delay reaches the cap, or when it stays at 0: it is bounded by the cap (a
+        // positive delay grows like fib, ~93 steps before u64 saturates), not by `n`.
+        let (mut before, mut delay) = (self.initial_ns, self.step_ns);
+        for _ in 2..n {
+            if delay >= self.cap_ns || (before == 0 && delay == 0) {
+                break;
+            }
+            (before, delay) = (delay, before.saturating_add(delay));
+        }
+        delay.min(self.cap_ns)
     }
     fn initial_ns(&self) -> u64 {
         self.initial_ns

@@ -494,13 +494,13 @@ impl crate::scenario::Scenario {
         let policy = match self.client.policy() {
             Ok(policy) => policy,
             Err(why) => {
-                let error = self.error_at("client", why.to_string());
-                return failed_report(
-                    self.name.clone(),
-                    seed,
-                    RunEnd::NotRunnable,
-                    error.to_string(),
-                );
+                // An invalid scenario gets every error loading it gives, as `run_with_seed`
+                // does; only a valid one (a custom client) gets here for the policy alone.
+                let error = match self.validate() {
+                    Err(errors) => errors.to_string(),
+                    Ok(()) => self.error_at("client", why.to_string()).to_string(),
+                };
+                return failed_report(self.name.clone(), seed, RunEnd::NotRunnable, error);
             }
         };
         let mut client = crate::client::ReferenceClient::new(policy);

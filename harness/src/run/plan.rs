@@ -12,7 +12,7 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, FaultSpec, LatencySpec,
+    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec, LatencySpec,
     RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
 };
 
@@ -62,18 +62,37 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// Resolves `scenario` for a run with `seed`, or explains, located, why it cannot run.
+    ///
+    /// The explanation is [`Scenario::validate`]'s, the validation loading runs, so a run
+    /// refuses exactly what loading refuses, with the same errors. The conversions below go
+    /// through the functions that validation called; after it they cannot fail, and if one
+    /// did, its error would be returned, never papered over.
     pub(crate) fn from_scenario(scenario: &Scenario, seed: u64) -> Result<Plan, ScenarioErrors> {
-        let mut errors = scenario.unsupported();
-        let mut endpoints = Vec::with_capacity(scenario.endpoints.len());
+        scenario.validate()?;
+        let mut errors = Vec::new();
+        let key_header = scenario.operation.idempotency_key.as_ref().and_then(|key| {
+            keep(
+                scenario.header_name_at("operation.idempotency_key.header", &key.header),
+                &mut errors,
+            )
+        });
         let default_latency = fixed_latency(
             scenario,
             "network.latency",
             &scenario.network.latency,
             &mut errors,
         );
+        let mut endpoints = Vec::with_capacity(scenario.endpoints.len());
         for (name, spec) in &scenario.endpoints {
             let path = format!("endpoints.{name}");
-            let config = endpoint_config(scenario, &path, name, spec, &mut errors);
+            let config = endpoint_config(
+                scenario,
+                &path,
+                name,
+                spec,
+                key_header.as_ref(),
+                &mut errors,
+            );
             let latency = match scenario.network.endpoint_latency.get(name) {
                 Some(latency) => fixed_latency(
                     scenario,
@@ -91,42 +110,19 @@ impl Plan {
         }
         let mut faults = Vec::new();
         for (i, fault) in scenario.network.faults.iter().enumerate() {
-            if let FaultSpec::Partition {
-                at,
-                endpoint,
-                r#for,
-            } = fault
-            {
+            if let Some((at, endpoint, lasts)) = keep(scenario.partition(i, fault), &mut errors) {
                 faults.push(PlannedFault::Partition {
                     at: at.as_duration(),
-                    endpoint: endpoint.clone(),
-                    lasts: r#for.as_duration(),
+                    endpoint: endpoint.to_owned(),
+                    lasts: lasts.as_duration(),
                 });
-            } else {
-                errors.push(scenario.error_at_key(
-                    &format!("network.faults[{i}]"),
-                    format!("`{}` faults are not supported yet", fault.kind()),
-                ));
             }
         }
         let operation = operation(scenario, &mut errors);
-        let key_header =
-            scenario.operation.idempotency_key.as_ref().and_then(
-                |key| match HeaderName::from_bytes(key.header.as_bytes()) {
-                    Ok(name) => Some(name),
-                    Err(_) => {
-                        errors.push(scenario.error_at(
-                            "operation.idempotency_key.header",
-                            format!("`{}` is not a valid header name", key.header),
-                        ));
-                        None
-                    }
-                },
-            );
-        if !errors.is_empty() {
-            errors.sort_by_key(|e| (e.line, e.column));
-            return Err(ScenarioErrors(errors));
-        }
+        let epoch_unix_ms = keep(scenario.epoch_unix_ms(), &mut errors);
+        let Some(epoch_unix_ms) = epoch_unix_ms.filter(|_| errors.is_empty()) else {
+            return Err(ScenarioErrors::sorted(errors));
+        };
         let limits = &scenario.limits;
         let calls = u64::from(scenario.operation.calls.max(1));
         let (default_time, default_attempts) = match worst_case(&scenario.client) {
@@ -139,7 +135,7 @@ impl Plan {
         Ok(Plan {
             name: scenario.name.clone(),
             seed,
-            epoch_unix_ms: epoch_unix_ms(scenario),
+            epoch_unix_ms,
             default_latency,
             endpoints,
             faults,
@@ -203,59 +199,32 @@ pub(crate) const DEFAULT_MAX_ATTEMPTS: u64 = 10_000;
 /// `limits.wall` when the scenario gives none.
 pub(crate) const DEFAULT_WALL: Duration = Duration::from_secs(60);
 
+/// The value of `converted`, or its error kept in `errors`.
+fn keep<T>(converted: Result<T, Box<ScenarioError>>, errors: &mut Vec<ScenarioError>) -> Option<T> {
+    converted.map_err(|e| errors.push(*e)).ok()
+}
+
 fn fixed_latency(
     scenario: &Scenario,
     path: &str,
     latency: &LatencySpec,
     errors: &mut Vec<ScenarioError>,
 ) -> Duration {
-    match latency.fixed_millis() {
-        Some(ms) => ms.as_duration(),
-        None => {
-            errors.push(scenario.error_at(
-                path,
-                format!(
-                    "`{}` latency distributions are not supported yet; use a fixed duration",
-                    latency.kind()
-                ),
-            ));
-            Duration::ZERO
-        }
-    }
+    keep(scenario.fixed_latency(path, latency), errors).map_or(Duration::ZERO, |d| d.as_duration())
 }
 
 fn operation(scenario: &Scenario, errors: &mut Vec<ScenarioError>) -> Operation {
     let spec = &scenario.operation;
-    let method = Method::from_bytes(spec.method.as_bytes()).unwrap_or_else(|_| {
-        errors.push(scenario.error_at(
-            "operation.method",
-            format!("`{}` is not a valid HTTP method", spec.method),
-        ));
-        Method::GET
-    });
-    let mut url = String::with_capacity(8 + spec.endpoint.len() + spec.path.len());
-    url.push_str("http://");
-    url.push_str(&spec.endpoint);
-    if !spec.path.starts_with('/') {
-        url.push('/');
-    }
-    url.push_str(&spec.path);
-    if url.parse::<http::Uri>().is_err() {
-        errors.push(scenario.error_at(
-            "operation.path",
-            format!("`{}` does not make a valid URL path", spec.path),
-        ));
-    }
-    let headers = header_map(
-        scenario,
-        "operation.headers",
-        spec.headers.as_ref().map(|h| h.entries()).unwrap_or(&[]),
-        errors,
-    );
+    let method = keep(scenario.method_at("operation.method", &spec.method), errors);
+    let url = keep(scenario.request_url(), errors).unwrap_or_default();
+    let headers = match &spec.headers {
+        Some(headers) => header_map(scenario, "operation.headers", headers, errors),
+        None => Vec::new(),
+    };
     Operation {
         endpoint: spec.endpoint.clone(),
-        method,
-        path: url["http://".len() + spec.endpoint.len()..].to_owned(),
+        method: method.unwrap_or_default(),
+        path: spec.path.clone(),
         url,
         headers: headers
             .into_iter()
@@ -271,27 +240,12 @@ fn operation(scenario: &Scenario, errors: &mut Vec<ScenarioError>) -> Operation 
 fn header_map(
     scenario: &Scenario,
     path: &str,
-    entries: &[(String, String)],
+    headers: &HeadersSpec,
     errors: &mut Vec<ScenarioError>,
 ) -> Vec<(HeaderName, HeaderValue)> {
-    let mut out = Vec::with_capacity(entries.len());
-    for (name, value) in entries {
-        let entry = format!("{path}.{name}");
-        match (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            (Ok(n), Ok(v)) => out.push((n, v)),
-            (Err(_), _) => errors.push(
-                scenario.error_at_key(&entry, format!("`{name}` is not a valid header name")),
-            ),
-            (_, Err(_)) => errors.push(scenario.error_at(
-                &entry,
-                "not a valid header value (control characters are not allowed)",
-            )),
-        }
-    }
-    out
+    let (converted, problems) = scenario.headers_at(path, headers);
+    errors.extend(problems);
+    converted
 }
 
 fn endpoint_config(
@@ -299,6 +253,7 @@ fn endpoint_config(
     path: &str,
     name: &str,
     spec: &EndpointSpec,
+    key_header: Option<&HeaderName>,
     errors: &mut Vec<ScenarioError>,
 ) -> EndpointConfig {
     let mut config = EndpointConfig::http(name);
@@ -320,12 +275,9 @@ fn endpoint_config(
         let route_path = format!("{path}.routes[{i}]");
         let mut built = Route::any().scope(scope(route.scope));
         if let Some(method) = &route.r#match.method {
-            match Method::from_bytes(method.as_bytes()) {
-                Ok(m) => built = built.method(m),
-                Err(_) => errors.push(scenario.error_at(
-                    &format!("{route_path}.match.method"),
-                    format!("`{method}` is not a valid HTTP method"),
-                )),
+            let method = scenario.method_at(&format!("{route_path}.match.method"), method);
+            if let Some(m) = keep(method, errors) {
+                built = built.method(m);
             }
         }
         if let Some(p) = &route.r#match.path {
@@ -335,7 +287,7 @@ fn endpoint_config(
             for (n, v) in header_map(
                 scenario,
                 &format!("{route_path}.match.headers"),
-                headers.entries(),
+                headers,
                 errors,
             ) {
                 built = built.header(n, v);
@@ -371,26 +323,19 @@ fn endpoint_config(
         config = config.keep_alive(built);
     }
     if let Some(dedupe) = &spec.dedupe {
-        match HeaderName::from_bytes(dedupe.header.as_bytes()) {
-            Ok(header) => {
-                let mut built = Dedupe::header(header)
-                    .in_flight_status(dedupe.in_flight)
-                    .mismatch_status(dedupe.mismatch);
-                if let Some(ttl) = dedupe.ttl.millis() {
-                    built = built.ttl(ttl.as_duration());
-                }
-                config = config.dedupe(built);
+        let header = scenario.header_name_at(&format!("{path}.dedupe.header"), &dedupe.header);
+        if let Some(header) = keep(header, errors) {
+            let mut built = Dedupe::header(header)
+                .in_flight_status(dedupe.in_flight)
+                .mismatch_status(dedupe.mismatch);
+            if let Some(ttl) = dedupe.ttl.millis() {
+                built = built.ttl(ttl.as_duration());
             }
-            Err(_) => errors.push(scenario.error_at(
-                &format!("{path}.dedupe.header"),
-                format!("`{}` is not a valid header name", dedupe.header),
-            )),
+            config = config.dedupe(built);
         }
     }
-    if let Some(key) = &scenario.operation.idempotency_key {
-        if let Ok(header) = HeaderName::from_bytes(key.header.as_bytes()) {
-            config = config.key_header(header);
-        }
+    if let Some(header) = key_header {
+        config = config.key_header(header.clone());
     }
     config
 }
@@ -437,12 +382,7 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
         built = built.fail_with(fail);
     }
     if let Some(headers) = &spec.headers {
-        for (n, v) in header_map(
-            scenario,
-            &format!("{path}.headers"),
-            headers.entries(),
-            errors,
-        ) {
+        for (n, v) in header_map(scenario, &format!("{path}.headers"), headers, errors) {
             built = built.header(n, v);
         }
     }
@@ -459,14 +399,9 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
                     DateFormat::Rfc850 => HttpDateFormat::Rfc850,
                     DateFormat::Asctime => HttpDateFormat::Asctime,
                 };
-                let after = u64::try_from(offset.0).unwrap_or_else(|_| {
-                    errors.push(scenario.error_at(
-                        &format!("{path}.retry_after.http_date"),
-                        "a date in the past is not supported yet; write it with `raw:`",
-                    ));
-                    0
-                });
-                RetryAfter::http_date(Duration::from_millis(after)).format(format)
+                let after = scenario.http_date_offset(&format!("{path}.retry_after"), *offset);
+                let after = keep(after, errors).unwrap_or_default();
+                RetryAfter::http_date(after.as_duration()).format(format)
             }
         });
     }
@@ -489,22 +424,6 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
         });
     }
     built
-}
-
-/// The scenario's `epoch` as Unix milliseconds (validated when the scenario was parsed:
-/// RFC 3339 or an HTTP-date), 2026-01-01T00:00:00Z when unset.
-fn epoch_unix_ms(scenario: &Scenario) -> u64 {
-    let Some(text) = &scenario.epoch else {
-        return retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS;
-    };
-    let parsed = humantime::parse_rfc3339_weak(text)
-        .ok()
-        .or_else(|| httpdate::parse_http_date(text).ok());
-    parsed
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS, |d| {
-            d.as_millis() as u64
-        })
 }
 
 #[cfg(test)]
@@ -535,6 +454,112 @@ mod tests {
         let spec = client("{ exponential: { initial: 100ms, max_attempts: 4 } }");
         assert_eq!(worst_case(&spec), None);
         assert_eq!(worst_case(&ClientSpec::Custom("mine".into())), None);
+    }
+
+    #[test]
+    fn an_epoch_with_an_offset_is_converted_to_utc() {
+        let at = |epoch: &str| {
+            let src = format!(
+                "version: 1\nname: t\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api }}\nepoch: {epoch}\n"
+            );
+            let scenario =
+                Scenario::from_yaml_str(&src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+            let plan = Plan::from_scenario(&scenario, 0).unwrap_or_else(|e| panic!("{e}"));
+            plan.epoch_unix_ms
+        };
+        let y2026 = retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS;
+        // Midnight at +02:00 is 22:00 UTC the day before, not the default epoch.
+        assert_eq!(at("2026-01-01T00:00:00+02:00"), y2026 - 7_200_000);
+        assert_eq!(at("2026-01-01t02:00:00z"), y2026 + 7_200_000);
+        assert_eq!(at("2030-06-01T12:00:00.250-04:30"), 1_906_561_800_250);
+        assert_eq!(at("Thu, 01 Jan 2026 00:00:00 GMT"), y2026);
+    }
+
+    /// What a run of `scenario` reports as `not_runnable`, through both ways in: a closure
+    /// client, and the built-in client; `None` when it ran.
+    fn run_errors(scenario: &Scenario) -> Option<String> {
+        let ran = scenario.run_with_seed(scenario.seed, |_env| async { Ok::<(), ()>(()) });
+        if ran.end != crate::report::RunEnd::NotRunnable {
+            return None;
+        }
+        assert_eq!(ran.verdicts.len(), 1, "{}", ran.summary());
+        let message = ran.verdicts[0].message.clone();
+        let builtin = scenario.run_builtin_with_seed(scenario.seed);
+        assert_eq!(builtin.end, crate::report::RunEnd::NotRunnable);
+        assert_eq!(builtin.verdicts[0].message, message, "{}", scenario.name);
+        Some(message)
+    }
+
+    /// `retrylab check` is loading; a run is planning what was parsed. For every file of the
+    /// malformed corpus that parses, the run refuses it with exactly the errors loading gives
+    /// (files that do not parse have nothing to run: the CLI and the suite load them first).
+    #[test]
+    fn every_malformed_file_gives_a_run_the_errors_loading_gives() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/malformed");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.map(|e| e.path()).unwrap_or_else(|e| panic!("{e}")))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        files.sort();
+        let mut compared = 0;
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue; // not UTF-8: loading says so, and nothing parses
+            };
+            let name = path.display().to_string();
+            let loaded = match Scenario::from_yaml_str(&text, &name) {
+                Ok(_) => panic!("{name} loads: it is not malformed"),
+                Err(errors) => errors.to_string(),
+            };
+            let Ok(parsed) = crate::scenario::parse::parse(&text, &name) else {
+                continue;
+            };
+            let ran = run_errors(&parsed).unwrap_or_else(|| panic!("{name} ran"));
+            assert_eq!(ran, loaded, "{name}: a run and loading disagree");
+            compared += 1;
+        }
+        assert!(
+            compared >= 25,
+            "only {compared} of {} files compared",
+            files.len()
+        );
+    }
+
+    #[test]
+    fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
+        let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200, trickle: 2s } ]\n\
+                    operation: { endpoint: api }\n";
+        let expected =
+            "x.yaml:5:30 endpoints.api.script[0].trickle: `trickle` is not supported yet";
+        let loaded = Scenario::from_yaml_str(yaml, "x.yaml")
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(loaded.to_string(), expected);
+        let parsed =
+            crate::scenario::parse::parse(yaml, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(run_errors(&parsed).as_deref(), Some(expected));
+        // The same key set on a scenario that loaded, and on one built in code.
+        let mut changed = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        changed.tolerance = Some(crate::scenario::Millis::from_ms(50));
+        let expected = "x.yaml:1:1 tolerance: `tolerance` is not supported yet";
+        assert_eq!(
+            changed.validate().map_err(|e| e.to_string()),
+            Err(expected.to_owned())
+        );
+        assert_eq!(run_errors(&changed).as_deref(), Some(expected));
+        let built = Scenario::builder("x")
+            .endpoint("api", crate::scenario::EndpointSpec::http())
+            .operation(crate::scenario::OperationSpec::get("api", "/"))
+            .backend(crate::scenario::BackendKind::Real)
+            .build()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            built.to_string(),
+            "<code> backend: `backend: real` is not supported yet"
+        );
     }
 
     #[test]

@@ -12,7 +12,6 @@ use super::model::Scenario;
 use super::network::NetworkSpec;
 use super::operation::OperationSpec;
 use super::turmoil::BackendKind;
-use super::validate;
 
 /// The file name errors use for scenarios built in code.
 ///
@@ -24,7 +23,8 @@ use super::validate;
 pub const CODE_FILE: &str = "<code>";
 
 /// Builds a [`Scenario`] in code; [`ScenarioBuilder::build`] runs the same validation as
-/// loading a file.
+/// loading a file ([`Scenario::validate`]), so a scenario that uses a feature not built yet
+/// is refused here, as a run would refuse it.
 ///
 /// ```
 /// use retrylab::scenario::{
@@ -197,7 +197,8 @@ impl ScenarioBuilder {
         self
     }
 
-    /// Sets the virtual wall clock's start (RFC 3339 or IMF date).
+    /// Sets the virtual wall clock's start (RFC 3339, an offset converted to UTC, or an
+    /// HTTP-date).
     pub fn epoch(mut self, epoch: impl Into<String>) -> Self {
         self.scenario.epoch = Some(epoch.into());
         self
@@ -223,21 +224,15 @@ impl ScenarioBuilder {
     /// ```
     pub fn build(self) -> Result<Scenario, ScenarioErrors> {
         let scenario = self.scenario;
-        let mut errors = Vec::new();
         if !self.operation_set {
-            errors.push(ScenarioError::new(
+            return Err(ScenarioError::new(
                 CODE_FILE,
                 None,
                 "operation",
                 "missing required key `operation`",
-            ));
-        } else {
-            errors.extend(validate::validate(&scenario));
+            )
+            .into());
         }
-        if errors.is_empty() {
-            Ok(scenario)
-        } else {
-            Err(ScenarioErrors::sorted(errors))
-        }
+        scenario.validate().map(|()| scenario)
     }
 }

@@ -95,8 +95,8 @@ pub struct Scenario {
     /// How long the run continues after the client returns, to catch late requests.
     #[serde(default, skip_serializing_if = "Millis::is_zero")]
     pub drain: Millis,
-    /// The virtual wall clock at the start (RFC 3339 or IMF-fixdate; default
-    /// 2026-01-01T00:00:00Z).
+    /// The virtual wall clock at the start (RFC 3339, an offset converted to UTC, or an
+    /// HTTP-date; from 1970 on, in whole milliseconds; default 2026-01-01T00:00:00Z).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<String>,
     /// Where the scenario runs (default `sim`).

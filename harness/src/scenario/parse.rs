@@ -82,8 +82,9 @@ impl Scenario {
     /// Parses and validates a scenario from YAML text; `name` is the file name used in
     /// error messages.
     ///
-    /// Parsing stops at the first error; validation then reports every cross-field error,
-    /// sorted by position.
+    /// A file of another format version than 1 gets that one error. Otherwise parsing stops
+    /// at the first error; validation ([`Scenario::validate`]) then reports every other
+    /// error, sorted by position, including what a run would refuse.
     ///
     /// ```
     /// use retrylab::scenario::Scenario;
@@ -98,38 +99,61 @@ impl Scenario {
     /// );
     /// ```
     pub fn from_yaml_str(src: &str, name: &str) -> Result<Scenario, ScenarioErrors> {
-        if is_blank(src) {
-            return Err(ScenarioError::new(
-                name,
-                Some(Location::new(1, 1)),
-                "",
-                "the file is empty",
-            )
-            .with_expected(
-                "a scenario with at least `version`, `name`, `endpoints` and `operation`",
-            )
-            .into());
+        if let Some(e) = written_version(src)
+            .and_then(|v| validate::unsupported_version(&source_info(src, name), v))
+        {
+            return Err(e.into());
         }
-        let mut path = None;
-        let parsed = serde_saphyr::with_deserializer_from_str_with_options(src, options(), |de| {
-            serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
-                path = Some(e.path().iter().cloned().collect::<Vec<_>>());
-                e.into_inner()
-            })
-        });
-        match parsed {
-            Ok(mut scenario) => {
-                scenario.source = SourceInfo::from_source(src, name, lenient_options());
-                let errors = validate::validate(&scenario);
-                if errors.is_empty() {
-                    Ok(scenario)
-                } else {
-                    Err(ScenarioErrors::sorted(errors))
-                }
-            }
-            Err(e) => Err(convert(&e, path.as_deref(), src, name).into()),
-        }
+        let scenario = parse(src, name).map_err(|e| ScenarioErrors::from(*e))?;
+        scenario.validate().map(|()| scenario)
     }
+}
+
+/// The scenario `src` describes, with the position of every node, not validated: the typed
+/// parse alone, which stops at the first error.
+pub(crate) fn parse(src: &str, name: &str) -> Result<Scenario, Box<ScenarioError>> {
+    if is_blank(src) {
+        return Err(Box::new(
+            ScenarioError::new(name, Some(Location::new(1, 1)), "", "the file is empty")
+                .with_expected(
+                    "a scenario with at least `version`, `name`, `endpoints` and `operation`",
+                ),
+        ));
+    }
+    let mut path = None;
+    let parsed = serde_saphyr::with_deserializer_from_str_with_options(src, options(), |de| {
+        serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
+            path = Some(e.path().iter().cloned().collect::<Vec<_>>());
+            e.into_inner()
+        })
+    });
+    match parsed {
+        Ok(mut scenario) => {
+            scenario.source = source_info(src, name);
+            Ok(scenario)
+        }
+        Err(e) => Err(Box::new(convert(&e, path.as_deref(), src, name))),
+    }
+}
+
+/// Positions of every node of `src`, from a pass that tolerates duplicate keys.
+fn source_info(src: &str, name: &str) -> SourceInfo {
+    SourceInfo::from_source(src, name, lenient_options())
+}
+
+/// The `version:` of a document whose top level is a mapping, read before anything else: a
+/// file written for another version of the format is answered with that alone, never with
+/// what this version makes of its other keys (a missing key, an unknown one). `None` when
+/// the text does not say, or not as a whole number; parsing then reports it.
+fn written_version(src: &str) -> Option<u64> {
+    /// Only `version`; serde skips every other key, whatever its type.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        version: Option<u64>,
+    }
+    serde_saphyr::from_str_with_options::<Head>(src, lenient_options())
+        .ok()?
+        .version
 }
 
 fn clamp(n: usize) -> u32 {
@@ -188,8 +212,7 @@ fn convert(
         )
     });
     let (mut path, truncated) = segments.map(render_path).unwrap_or_default();
-    // Positions of every node, from a pass that tolerates duplicate keys.
-    let info = SourceInfo::from_source(src, file, lenient_options());
+    let info = source_info(src, file);
     if truncated {
         // A duplicate key is found before serde sees the key, so the path stops at its
         // mapping; the location pass names the entry at the error's position.

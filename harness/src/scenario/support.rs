@@ -1,36 +1,48 @@
 //! What this version can run: the one list of parsed-but-not-built features.
 //!
 //! The whole v1 format parses from the start; a key whose feature is not built yet is
-//! answered here with a located "not supported yet" error when a scenario is run, never with
-//! "unknown key". Building a feature deletes that feature's line below (and marks its rows
-//! built in `docs/scenario-format.md`).
+//! answered here with a located "not supported yet" error when a scenario is loaded, built
+//! or run, never with "unknown key". Building a feature deletes that feature's line below
+//! (and marks its rows built in `docs/scenario-format.md`).
+//!
+//! Where the run's plan turns such a value into what the run uses (a latency, a fault, a
+//! `Retry-After` date), it calls the same functions as this list, so the two cannot
+//! disagree about what runs.
 
 use super::client::ClientSpec;
+use super::duration::{Millis, OffsetMillis};
 use super::endpoint::{EndpointKind, EndpointSpec};
 use super::error::{ScenarioError, ScenarioErrors};
 use super::latency::LatencySpec;
 use super::locations::{index, join};
 use super::model::Scenario;
 use super::network::FaultSpec;
-use super::step::{StepSpec, TimelineStep};
+use super::step::{RetryAfterSpec, StepSpec, TimelineStep};
 use super::turmoil::BackendKind;
 
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
-    /// built in this version: the keys `docs/scenario-format.md` marks planned (except partitions and
-    /// fixed per-endpoint latencies, which the sim network runs), endpoint kinds other
-    /// than `http`, policies the policy table does not mark built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the scenario can
-    /// run. Parsing never fails for these; running does.
+    /// built in this version: the keys `docs/scenario-format.md` marks planned (except
+    /// partitions and fixed per-endpoint latencies, which the sim network runs), endpoint
+    /// kinds other than `http` and `dead_letter`, policies the policy table does not mark
+    /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
+    /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
+    /// with the errors a run would give.
     ///
     /// ```
-    /// use retrylab::scenario::Scenario;
+    /// use retrylab::scenario::{Millis, Scenario};
     ///
     /// let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200, trickle: 2s } ]\n\
     ///             operation: { endpoint: api }\n";
-    /// let s = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
-    /// let errors = s.unsupported();
-    /// assert_eq!(errors[0].to_string(),
+    /// let errors = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
+    /// assert_eq!(errors.to_string(),
     ///            "x.yaml:5:30 endpoints.api.script[0].trickle: `trickle` is not supported yet");
+    ///
+    /// // The same key set on a loaded scenario.
+    /// let mut s = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml").unwrap();
+    /// assert!(s.unsupported().is_empty());
+    /// s.tolerance = Some(Millis::from_ms(50));
+    /// assert_eq!(s.unsupported()[0].message, "`tolerance` is not supported yet");
     /// ```
     pub fn unsupported(&self) -> Vec<ScenarioError> {
         let mut out = Unsupported {
@@ -39,6 +51,63 @@ impl Scenario {
         };
         out.scenario();
         ScenarioErrors::sorted(out.errors).0
+    }
+
+    /// A latency as this version runs it, a fixed duration; a distribution is not supported
+    /// yet (located at its kind, `network.latency.uniform`).
+    pub(crate) fn fixed_latency(
+        &self,
+        path: &str,
+        latency: &LatencySpec,
+    ) -> Result<Millis, Box<ScenarioError>> {
+        match latency {
+            LatencySpec::Fixed(d) => Ok(*d),
+            other => Err(Box::new(self.not_supported(
+                &join(path, other.kind()),
+                format_args!("the `{}` latency distribution", other.kind()),
+            ))),
+        }
+    }
+
+    /// `network.faults[i]` as this version runs it, a partition: (at, endpoint, for). Other
+    /// kinds of fault are not supported yet.
+    pub(crate) fn partition<'a>(
+        &self,
+        i: usize,
+        fault: &'a FaultSpec,
+    ) -> Result<(Millis, &'a str, Millis), Box<ScenarioError>> {
+        match fault {
+            FaultSpec::Partition {
+                at,
+                endpoint,
+                r#for,
+            } => Ok((*at, endpoint, *r#for)),
+            other => Err(Box::new(self.not_supported(
+                &join(&index("network.faults", i), other.kind()),
+                format_args!("a `{}` fault", other.kind()),
+            ))),
+        }
+    }
+
+    /// `retry_after: { http_date: <offset> }` at `path` as this version runs it, a date in the
+    /// future; a date in the past is not supported yet.
+    pub(crate) fn http_date_offset(
+        &self,
+        path: &str,
+        offset: OffsetMillis,
+    ) -> Result<Millis, Box<ScenarioError>> {
+        u64::try_from(offset.0).map(Millis::from_ms).map_err(|_| {
+            Box::new(self.error_at_key(
+                &join(path, "http_date"),
+                format!(
+                    "a date in the past (`http_date: {offset}`) is not supported yet; write the date with `raw:`"
+                ),
+            ))
+        })
+    }
+
+    fn not_supported(&self, path: &str, what: impl std::fmt::Display) -> ScenarioError {
+        self.error_at_key(path, format!("{what} is not supported yet"))
     }
 }
 
@@ -49,10 +118,14 @@ struct Unsupported<'a> {
 
 impl Unsupported<'_> {
     fn flag(&mut self, path: &str, what: impl std::fmt::Display) {
-        let e = self
-            .s
-            .error_at_key(path, format!("{what} is not supported yet"));
+        let e = self.s.not_supported(path, what);
         self.errors.push(e);
+    }
+
+    fn push(&mut self, result: Result<impl Sized, Box<ScenarioError>>) {
+        if let Err(e) = result {
+            self.errors.push(*e);
+        }
     }
 
     fn scenario(&mut self) {
@@ -66,10 +139,7 @@ impl Unsupported<'_> {
         }
         // The sim network holds segments during a partition; crashes come later.
         for (i, f) in s.network.faults.iter().enumerate() {
-            if matches!(f, FaultSpec::Crash { .. }) {
-                let p = join(&index("network.faults", i), f.kind());
-                self.flag(&p, format_args!("a `{}` fault", f.kind()));
-            }
+            self.push(s.partition(i, f));
         }
         if s.operation.clients != 1 {
             self.flag("operation.clients", "a fleet of clients (`clients`)");
@@ -172,6 +242,9 @@ impl Unsupported<'_> {
         if let Some(l) = &step.latency {
             self.latency(&join(path, "latency"), l);
         }
+        if let Some(RetryAfterSpec::HttpDate { offset, .. }) = &step.retry_after {
+            self.push(self.s.http_date_offset(&join(path, "retry_after"), *offset));
+        }
         if let Some(then) = &step.then {
             self.step(&join(path, "then"), then);
         }
@@ -193,12 +266,7 @@ impl Unsupported<'_> {
     }
 
     fn latency(&mut self, path: &str, l: &LatencySpec) {
-        if !matches!(l, LatencySpec::Fixed(_)) {
-            self.flag(
-                &join(path, l.kind()),
-                format_args!("a `{}` latency distribution", l.kind()),
-            );
-        }
+        self.push(self.s.fixed_latency(path, l));
     }
 
     fn policy(&mut self, path: &str, policy: &ClientSpec) {

@@ -196,18 +196,14 @@ impl Default for AwsConfig {
 }
 
 impl AwsConfig {
-    /// Checks `max_attempts >= 1`, `initial_tokens >= 1` and `max_backoff > 0`.
+    /// Checks `max_attempts >= 1` and `max_backoff > 0`. Any `initial_tokens` is valid: 0 is
+    /// an empty retry quota that never fills (a success refunds up to the bucket's size),
+    /// so no retry is ever paid for.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_attempts == Some(0) {
             return Err(ConfigError {
                 field: "max_attempts",
                 message: "must be at least 1 (it counts the first attempt)".to_string(),
-            });
-        }
-        if self.initial_tokens == 0 {
-            return Err(ConfigError {
-                field: "initial_tokens",
-                message: "must be at least 1".to_string(),
             });
         }
         if self.max_backoff.is_zero() {

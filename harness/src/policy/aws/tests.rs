@@ -434,6 +434,57 @@ fn an_empty_quota_stops_the_call() {
 }
 
 #[test]
+fn a_quota_of_zero_tokens_never_pays_for_a_retry() {
+    // `initial_tokens: 0` is an empty bucket whose size is 0: every retryable failure
+    // stops with retry_quota_exceeded, and successes cannot refill it (refunds stop at the
+    // bucket's size), in every mode.
+    for mode in [AwsMode::Standard, AwsMode::Standard21, AwsMode::Adaptive] {
+        let empty = AwsConfig {
+            initial_tokens: 0,
+            ..config(mode)
+        };
+        assert_eq!(empty.validate(), Ok(()), "{mode:?}");
+        let mut p = empty.into_policy();
+        let calls = run_reference(p.as_mut(), &[st(200)], 3, 1);
+        assert!(calls.iter().all(|c| c.len() == 1), "{mode:?}");
+        assert!(
+            p.describe_state()
+                .is_some_and(|s| s.starts_with("quota 0/0")),
+            "{mode:?}: {:?}",
+            p.describe_state()
+        );
+        let calls = run_reference(p.as_mut(), &[st(503), st(200)], 2, 1);
+        assert!(calls.iter().all(|c| c.len() == 1), "{mode:?}");
+        let mut rng = Stream::new(1, "x");
+        for reply in [st(503), timeout(), coded(400, "ThrottlingException")] {
+            assert_eq!(
+                p.decide(&view(1, 0, &reply), &CallHistory::empty(), &mut rng),
+                Decision::Stop(StopReason::RetryQuotaExceeded),
+                "{mode:?} {reply:?}"
+            );
+            assert_eq!(
+                p.envelope(&view(1, 0, &reply), &CallHistory::empty()),
+                Envelope::MustStop(StopReason::RetryQuotaExceeded),
+                "{mode:?} {reply:?}"
+            );
+        }
+    }
+    // 2.1 with long polling still sleeps the backoff before failing, as with any empty quota.
+    let mut p = AwsConfig {
+        initial_tokens: 0,
+        long_polling: true,
+        ..no_jitter(AwsMode::Standard21)
+    }
+    .into_policy();
+    let mut rng = Stream::new(1, "x");
+    assert_eq!(
+        p.decide(&view(1, 0, &st(503)), &CallHistory::empty(), &mut rng),
+        Decision::Stop(StopReason::RetryQuotaExceeded)
+    );
+    assert_eq!(p.wait_after_stop(), Duration::from_millis(50));
+}
+
+#[test]
 fn x_amz_retry_after() {
     // 2.1: clamped to [t_i, t_i + 5 s]; with b = 1, t_1 = 50 ms.
     let c = no_jitter(AwsMode::Standard21);

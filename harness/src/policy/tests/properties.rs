@@ -60,6 +60,7 @@ fn policies() -> Vec<Box<dyn Policy>> {
             FibonacciConfig {
                 max_attempts: 7,
                 initial: Duration::from_micros(20_300),
+                step: Duration::from_micros(33_700),
                 max_delay: Duration::from_millis(150),
                 jitter,
                 ..Default::default()

@@ -266,6 +266,54 @@ fn fibonacci_vectors() {
     assert_eq!(far.max_attempts(), Some(3));
 }
 
+#[test]
+fn fibonacci_step_is_the_second_delay() {
+    // initial, step, then each the sum of the two before: 100, 300, 400, 700, 1100, capped.
+    let config = FibonacciConfig {
+        max_attempts: 10,
+        initial: MS(100),
+        step: MS(300),
+        max_delay: MS(1500),
+        jitter: Jitter::None,
+        ..Default::default()
+    };
+    assert_eq!(
+        windows(config.clone().into_policy().as_ref(), 7),
+        [
+            (100, 100),
+            (300, 300),
+            (400, 400),
+            (700, 700),
+            (1100, 1100),
+            (1500, 1500),
+            (1500, 1500)
+        ]
+    );
+    // A first delay above the second, and a zero step: 500, 0, 500, 500, 1000.
+    let down = FibonacciConfig {
+        initial: MS(500),
+        step: MS(0),
+        ..config.clone()
+    };
+    assert_eq!(
+        windows(down.into_policy().as_ref(), 5),
+        [(500, 500), (0, 0), (500, 500), (500, 500), (1000, 1000)]
+    );
+    // Both zero stays zero, however far (and the walk stops at once).
+    let zero = FibonacciConfig {
+        initial: MS(0),
+        step: MS(0),
+        max_attempts: u32::MAX,
+        ..config
+    }
+    .into_policy();
+    let far = AttemptView {
+        n: 4_000_000_000,
+        ..failed(1)
+    };
+    assert_eq!(window(zero.envelope(&far, &CallHistory::empty())), (0, 0));
+}
+
 fn fixed(delay_ms: u64, retry_after: RetryAfterRule) -> Box<dyn Policy> {
     FixedConfig {
         max_attempts: 5,

@@ -21,7 +21,8 @@ pub struct AwsParams {
     /// Attempts in all, the first included (default 3; 2.1's `DynamoDB` rule: 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<u32>,
-    /// Retry quota bucket size (default 500).
+    /// Retry quota bucket size (default 500); 0 is an empty quota that never fills, so no
+    /// retry is ever paid for.
     #[serde(default = "tokens_500", skip_serializing_if = "is_tokens_500")]
     pub initial_tokens: u32,
     /// `MAX_BACKOFF` (default 20s).

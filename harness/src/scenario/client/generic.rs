@@ -302,7 +302,8 @@ pub struct LinearParams {
     /// Cap on the delay before jitter (default 20s).
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub max_delay: Millis,
-    /// Jitter (default `none`: these schedules are usually written to be exact).
+    /// Jitter (default `none`: these schedules are usually written to be exact); not
+    /// `decorrelated`, which follows its own recurrence rather than a schedule.
     #[serde(default = "jitter_none", skip_serializing_if = "is_jitter_none")]
     pub jitter: Jitter,
     /// Whether to wait for `Retry-After` (default `honour`).

@@ -10,8 +10,8 @@ use super::{SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
-    ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig, Policy,
-    RetryAfterRule, RetryOn, RetryOnItem,
+    ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig,
+    Policy, RetryAfterRule, RetryOn, RetryOnItem,
 };
 
 /// `max_attempts` when a generic policy's parameters leave it out.
@@ -35,18 +35,34 @@ pub enum PolicyError {
     /// A policy whose model is not built yet.
     #[error("the `{0}` policy is not supported yet")]
     NotSupported(&'static str),
+    /// A parameter out of the domain the policy's own validation accepts (such as
+    /// `validate` of [`FibonacciConfig`]).
+    #[error("`{key}`: {message}")]
+    Invalid {
+        /// The parameter's key under the policy: `jitter`, or
+        /// `delivery_policy.healthyRetryPolicy.numRetries` for an SNS delivery policy.
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl ClientSpec {
-    /// The policy this value describes, or why there is none (a `custom` client, or a
-    /// policy not built yet; both are reported before a run starts).
+    /// The policy this value describes, or why there is none: a `custom` client, a policy
+    /// not built yet, or parameters the policy's own validation refuses. Validation
+    /// ([`Scenario::validate`](crate::scenario::Scenario::validate)) calls it, so a loaded
+    /// scenario's built-in policy always builds.
     ///
     /// ```
-    /// use retrylab::scenario::{ClientSpec, ExponentialParams};
+    /// use retrylab::scenario::{ClientSpec, ExponentialParams, Jitter, LinearParams, PolicyError};
     ///
     /// let policy = ClientSpec::Exponential(ExponentialParams::default()).policy().unwrap();
     /// assert_eq!(policy.name(), "exponential");
     /// assert_eq!(policy.max_attempts(), Some(3));
+    ///
+    /// let decorrelated = ClientSpec::Fibonacci(LinearParams::default().jitter(Jitter::Decorrelated));
+    /// let Err(PolicyError::Invalid { key, .. }) = decorrelated.policy() else { panic!() };
+    /// assert_eq!(key, "jitter");
     /// ```
     pub fn policy(&self) -> Result<Box<dyn Policy>, PolicyError> {
         from_spec(self)
@@ -54,58 +70,103 @@ impl ClientSpec {
 }
 
 fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
+    // Each configuration is checked by the policy's own `validate` before it is built: the
+    // policies know their domains, and nothing out of them may reach a run.
     let policy = match spec {
         ClientSpec::NoRetry => NoRetryConfig::default().into_policy(),
-        ClientSpec::Fixed(p) => FixedConfig {
-            max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            delay: p.delay.as_duration(),
-            retry_after: retry_after(p.retry_after),
-            retry_on: retry_on(&p.retry_on),
+        ClientSpec::Fixed(p) => {
+            let config = FixedConfig {
+                max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                delay: p.delay.as_duration(),
+                retry_after: retry_after(p.retry_after),
+                retry_on: retry_on(&p.retry_on),
+            };
+            config.validate().map_err(invalid)?;
+            config.into_policy()
         }
-        .into_policy(),
-        ClientSpec::Exponential(p) => ExponentialConfig {
-            max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            initial: p.initial.as_duration(),
-            multiplier: p.multiplier,
-            max_delay: p.max_delay.as_duration(),
-            jitter: p.jitter,
-            retry_after: retry_after(p.retry_after),
-            retry_on: retry_on(&p.retry_on),
+        ClientSpec::Exponential(p) => {
+            let config = ExponentialConfig {
+                max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                initial: p.initial.as_duration(),
+                multiplier: p.multiplier,
+                max_delay: p.max_delay.as_duration(),
+                jitter: p.jitter,
+                retry_after: retry_after(p.retry_after),
+                retry_on: retry_on(&p.retry_on),
+            };
+            config.validate().map_err(invalid)?;
+            config.into_policy()
         }
-        .into_policy(),
-        ClientSpec::Linear(p) => LinearConfig {
-            max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            initial: p.initial.as_duration(),
-            step: p.step.as_duration(),
-            max_delay: p.max_delay.as_duration(),
-            jitter: p.jitter,
-            retry_after: retry_after(p.retry_after),
-            retry_on: retry_on(&p.retry_on),
+        ClientSpec::Linear(p) => {
+            let config = LinearConfig {
+                max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                initial: p.initial.as_duration(),
+                step: p.step.as_duration(),
+                max_delay: p.max_delay.as_duration(),
+                jitter: p.jitter,
+                retry_after: retry_after(p.retry_after),
+                retry_on: retry_on(&p.retry_on),
+            };
+            config.validate().map_err(invalid)?;
+            config.into_policy()
         }
-        .into_policy(),
-        // Fibonacci's delays are `initial × fib(n)`: its `step` is not used.
-        ClientSpec::Fibonacci(p) => FibonacciConfig {
-            max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
-            initial: p.initial.as_duration(),
-            max_delay: p.max_delay.as_duration(),
-            jitter: p.jitter,
-            retry_after: retry_after(p.retry_after),
-            retry_on: retry_on(&p.retry_on),
+        ClientSpec::Fibonacci(p) => {
+            let config = FibonacciConfig {
+                max_attempts: p.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+                initial: p.initial.as_duration(),
+                step: p.step.as_duration(),
+                max_delay: p.max_delay.as_duration(),
+                jitter: p.jitter,
+                retry_after: retry_after(p.retry_after),
+                retry_on: retry_on(&p.retry_on),
+            };
+            config.validate().map_err(invalid)?;
+            config.into_policy()
         }
-        .into_policy(),
-        ClientSpec::AwsStandard(p) => aws(AwsMode::Standard, p).into_policy(),
-        ClientSpec::AwsStandard21(p) => aws(AwsMode::Standard21, p).into_policy(),
-        ClientSpec::AwsAdaptive(p) => aws(AwsMode::Adaptive, p).into_policy(),
-        ClientSpec::SnsDelivery(p) => p.config().into_policy(),
+        ClientSpec::AwsStandard(p) => aws(AwsMode::Standard, p)?,
+        ClientSpec::AwsStandard21(p) => aws(AwsMode::Standard21, p)?,
+        ClientSpec::AwsAdaptive(p) => aws(AwsMode::Adaptive, p)?,
+        ClientSpec::SnsDelivery(p) => {
+            let config = p.config();
+            // AWS's presets are exempt from the limits SNS sets on custom HTTP/S policies.
+            let validated = match p.endpoint_type {
+                SnsEndpointType::Http => config.validate_custom_http(),
+                SnsEndpointType::AwsManaged | SnsEndpointType::CustomerManaged => config.validate(),
+            };
+            validated.map_err(|e| PolicyError::Invalid {
+                key: sns_key(e.field),
+                message: e.message,
+            })?;
+            config.into_policy()
+        }
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
         other => return Err(PolicyError::NotSupported(other.name())),
     };
     Ok(policy)
 }
 
-/// The AWS policy a scenario's `aws_*` parameters describe.
-fn aws(mode: AwsMode, p: &AwsParams) -> AwsConfig {
-    AwsConfig {
+/// A generic or AWS policy's refusal: its field names are the scenario's keys.
+fn invalid(e: ConfigError) -> PolicyError {
+    PolicyError::Invalid {
+        key: e.field.to_owned(),
+        message: e.message,
+    }
+}
+
+/// Where the SNS policy's field (named as in AWS's delivery policy) is written under
+/// `sns_delivery`.
+fn sns_key(field: &str) -> String {
+    match field {
+        "jitter" => field.to_owned(),
+        "maxReceivesPerSecond" => format!("delivery_policy.throttlePolicy.{field}"),
+        "healthyRetryPolicy" => format!("delivery_policy.{field}"),
+        _ => format!("delivery_policy.healthyRetryPolicy.{field}"),
+    }
+}
+
+/// The AWS policy a scenario's `aws_*` parameters describe, validated.
+fn aws(mode: AwsMode, p: &AwsParams) -> Result<Box<dyn Policy>, PolicyError> {
+    let config = AwsConfig {
         mode,
         max_attempts: p.max_attempts,
         initial_tokens: p.initial_tokens,
@@ -114,7 +175,9 @@ fn aws(mode: AwsMode, p: &AwsParams) -> AwsConfig {
         service: p.service.clone(),
         long_polling: p.long_polling,
         sdk: p.sdk,
-    }
+    };
+    config.validate().map_err(invalid)?;
+    Ok(config.into_policy())
 }
 
 impl SnsParams {

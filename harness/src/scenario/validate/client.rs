@@ -3,19 +3,36 @@
 //! [published retry behaviours](../../../../docs/retry-behaviours.md).
 
 use super::{Validator, is_token};
-use crate::scenario::client::{ClientSpec, GrpcRetryPolicy, SnsEndpointType, SnsParams};
+use crate::scenario::client::{
+    ClientSpec, GrpcRetryPolicy, PolicyError, SnsEndpointType, SnsParams,
+};
 use crate::scenario::duration::Millis;
 use crate::scenario::locations::{index, join};
 
 impl Validator<'_> {
     pub(super) fn policy(&mut self, path: &str, policy: &ClientSpec) {
         let p = join(path, policy.name());
+        let before = self.errors.len();
+        self.policy_rules(path, &p, policy);
+        // The policy's own validation, which the run's `ClientSpec::policy` applies too.
+        // The rules above say more, and where; it speaks only when they found nothing, so
+        // a value is never reported twice. A custom client and a policy not built yet are
+        // not errors here (the latter is reported as not supported yet).
+        if self.errors.len() == before {
+            if let Err(PolicyError::Invalid { key, message }) = policy.policy() {
+                self.err(&join(&p, &key), message);
+            }
+        }
+    }
+
+    /// The rules of the scenario format for the policy at `path` (written at `p`).
+    fn policy_rules(&mut self, path: &str, p: &str, policy: &ClientSpec) {
         if let Some(t) = policy.attempt_timeout() {
-            self.positive(&join(&p, "attempt_timeout"), t, "`attempt_timeout`");
+            self.positive(&join(p, "attempt_timeout"), t, "`attempt_timeout`");
         }
         if policy.max_attempts() == Some(0) {
             self.err_expected(
-                &join(&p, "max_attempts"),
+                &join(p, "max_attempts"),
                 "`max_attempts: 0` is not allowed",
                 "at least 1 (the first attempt counts)",
             );
@@ -24,28 +41,21 @@ impl Validator<'_> {
             ClientSpec::NoRetry => {}
             ClientSpec::Fixed(_) => {}
             ClientSpec::Exponential(x) => {
-                self.multiplier(&join(&p, "multiplier"), x.multiplier);
-                self.not_above(&p, ("initial", x.initial), ("max_delay", x.max_delay));
+                self.multiplier(&join(p, "multiplier"), x.multiplier);
+                self.not_above(p, ("initial", x.initial), ("max_delay", x.max_delay));
             }
             ClientSpec::Linear(x) | ClientSpec::Fibonacci(x) => {
-                self.not_above(&p, ("initial", x.initial), ("max_delay", x.max_delay));
+                self.not_above(p, ("initial", x.initial), ("max_delay", x.max_delay));
             }
             ClientSpec::AwsStandard(x)
             | ClientSpec::AwsStandard21(x)
             | ClientSpec::AwsAdaptive(x) => {
-                self.positive(&join(&p, "max_backoff"), x.max_backoff, "`max_backoff`");
-                if x.initial_tokens == 0 {
-                    self.err_expected(
-                        &join(&p, "initial_tokens"),
-                        "`initial_tokens: 0` leaves no retry quota",
-                        "at least 1",
-                    );
-                }
+                self.positive(&join(p, "max_backoff"), x.max_backoff, "`max_backoff`");
             }
-            ClientSpec::SnsDelivery(x) => self.sns(&p, x),
+            ClientSpec::SnsDelivery(x) => self.sns(p, x),
             ClientSpec::GrpcRetry(x) => {
                 let sc = &x.service_config;
-                let scp = join(&p, "service_config");
+                let scp = join(p, "service_config");
                 let mut policies: Vec<(String, &GrpcRetryPolicy)> = Vec::new();
                 if let Some(r) = &sc.retry_policy {
                     policies.push((join(&scp, "retryPolicy"), r));
@@ -93,33 +103,33 @@ impl Validator<'_> {
                 }
             }
             ClientSpec::GrpcConnectionBackoff(x) => {
-                self.multiplier(&join(&p, "multiplier"), x.multiplier);
+                self.multiplier(&join(p, "multiplier"), x.multiplier);
                 self.positive(
-                    &join(&p, "initial_backoff"),
+                    &join(p, "initial_backoff"),
                     x.initial_backoff,
                     "`initial_backoff`",
                 );
                 self.not_above(
-                    &p,
+                    p,
                     ("initial_backoff", x.initial_backoff),
                     ("max_backoff", x.max_backoff),
                 );
             }
             ClientSpec::RocketmqProducer(x) => {
-                self.multiplier(&join(&p, "multiplier"), x.multiplier);
+                self.multiplier(&join(p, "multiplier"), x.multiplier);
                 self.not_above(
-                    &p,
+                    p,
                     ("initial_backoff", x.initial_backoff),
                     ("max_backoff", x.max_backoff),
                 );
             }
             ClientSpec::ServicenowExponential(x) => {
-                self.not_above(&p, ("base_delay", x.base_delay), ("max_delay", x.max_delay));
+                self.not_above(p, ("base_delay", x.base_delay), ("max_delay", x.max_delay));
             }
             ClientSpec::ServicenowHeader(x) => {
                 if !is_token(&x.header) {
                     self.err_expected(
-                        &join(&p, "header"),
+                        &join(p, "header"),
                         format!("invalid header name `{}`", x.header),
                         "a header name such as `Retry-After`",
                     );
@@ -128,14 +138,14 @@ impl Validator<'_> {
             ClientSpec::Custom(name) => {
                 if name.trim().is_empty() {
                     self.err_expected(
-                        &p,
+                        p,
                         "empty client name",
                         "the name of a client registered in Rust",
                     );
                 }
                 if path.ends_with("conforms_to") {
                     self.err_expected(
-                        &p,
+                        p,
                         "a custom client has no envelope to conform to",
                         "a built-in policy",
                     );

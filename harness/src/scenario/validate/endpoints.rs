@@ -1,8 +1,8 @@
 //! `endpoints:`: names, the keys each kind takes, routes, scopes, connect schedules, keep-alive
 //! and deduplication ([scenario format](../../../../docs/scenario-format.md#endpoints)).
 
+use super::Validator;
 use super::steps::script_view;
-use super::{Validator, is_token};
 use crate::scenario::duration::DurationOrNone;
 use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
 use crate::scenario::locations::{index, join};
@@ -127,13 +127,7 @@ impl Validator<'_> {
                 _ => {}
             }
             if let Some(m) = &r.r#match.method {
-                if !is_token(m) {
-                    self.err_expected(
-                        &join(&rp, "match.method"),
-                        format!("invalid method `{m}`"),
-                        "an HTTP method such as `POST`",
-                    );
-                }
+                self.converts(self.s.method_at(&join(&rp, "match.method"), m));
             }
             if let Some(p) = &r.r#match.path {
                 if !p.starts_with('/') || p.contains(char::is_whitespace) {
@@ -174,13 +168,7 @@ impl Validator<'_> {
         }
         if let Some(d) = &e.dedupe {
             let dp = join(path, "dedupe");
-            if !is_token(&d.header) {
-                self.err_expected(
-                    &join(&dp, "header"),
-                    format!("invalid header name `{}`", d.header),
-                    "a header name such as `Idempotency-Key`",
-                );
-            }
+            self.converts(self.s.header_name_at(&join(&dp, "header"), &d.header));
             if let DurationOrNone::After(t) = d.ttl {
                 self.positive(&join(&dp, "ttl"), t, "`ttl`");
             }

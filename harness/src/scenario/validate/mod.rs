@@ -1,4 +1,5 @@
-//! Cross-field validation: rules that no single field's type can state.
+//! Validation: rules that no single field's type can state, and everything else a run would
+//! refuse, checked when a scenario is loaded or built.
 //!
 //! Every rule reports through [`Scenario::error_at`], so each error is located in the file
 //! (or at the nearest written ancestor of a defaulted field), and all of them are reported at
@@ -8,7 +9,6 @@
 
 mod client;
 mod endpoints;
-mod epoch;
 mod expect;
 mod headers;
 mod latency;
@@ -20,11 +20,20 @@ mod top_level;
 mod turmoil;
 
 use super::duration::Millis;
-use super::error::{ScenarioError, did_you_mean};
+use super::error::{ScenarioError, ScenarioErrors, did_you_mean};
 use super::model::Scenario;
 
-/// Every cross-field error of `scenario`, unsorted.
+pub(crate) use top_level::unsupported_version;
+
+/// Every error that stops `scenario` from running, unsorted: the cross-field rules, each
+/// policy's own validation and the keys of features not built yet. Loading, the builder and
+/// every run call this one function (through [`Scenario::validate`]), so what loads runs.
 pub(crate) fn validate(scenario: &Scenario) -> Vec<ScenarioError> {
+    // A scenario of another format version is answered with that alone: what this version
+    // makes of its keys would only bury the one error that matters.
+    if let Some(e) = unsupported_version(&scenario.source, u64::from(scenario.version)) {
+        return vec![e];
+    }
     let mut v = Validator {
         s: scenario,
         errors: Vec::new(),
@@ -37,7 +46,38 @@ pub(crate) fn validate(scenario: &Scenario) -> Vec<ScenarioError> {
     v.expect();
     v.turmoil();
     v.search();
+    v.errors.extend(scenario.unsupported());
     v.errors
+}
+
+impl Scenario {
+    /// Checks the scenario as loading it and running it do, and gives every problem at once,
+    /// sorted by position: the cross-field rules, the policy's own validation, and located
+    /// "not supported yet" errors for keys of features not built yet. [`Scenario::load`],
+    /// [`Scenario::from_yaml_str`], [`ScenarioBuilder::build`](super::ScenarioBuilder::build)
+    /// and every run call it, so a scenario that loads can run; call it again after changing
+    /// a loaded scenario's fields.
+    ///
+    /// ```
+    /// use retrylab::scenario::{BackendKind, Scenario};
+    ///
+    /// let mut s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// assert!(s.validate().is_ok());
+    /// s.backend = BackendKind::Turmoil;
+    /// assert_eq!(s.validate().unwrap_err().to_string(),
+    ///            "x.yaml:1:1 backend: `backend: turmoil` is not supported yet");
+    /// ```
+    pub fn validate(&self) -> Result<(), ScenarioErrors> {
+        let errors = validate(self);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ScenarioErrors::sorted(errors))
+        }
+    }
 }
 
 /// The scenario under validation and the errors found so far.
@@ -57,6 +97,14 @@ impl Validator<'_> {
     fn err(&mut self, path: &str, message: impl Into<String>) {
         let e = self.s.error_at(path, message);
         self.errors.push(e);
+    }
+
+    /// Keeps the error of a conversion the run makes (a method, a header, a latency), if it
+    /// fails: validation calls the run's own conversions rather than restating their rules.
+    fn converts<T>(&mut self, converted: Result<T, Box<ScenarioError>>) {
+        if let Err(e) = converted {
+            self.errors.push(*e);
+        }
     }
 
     fn err_key(&mut self, path: &str, message: impl Into<String>) {

@@ -1,38 +1,23 @@
 //! `operation:`: the request the client sends, and how many calls
 //! ([scenario format](../../../../docs/scenario-format.md#operation)).
 
-use super::{Validator, is_token};
+use super::Validator;
 use crate::scenario::locations::join;
 
 impl Validator<'_> {
     pub(super) fn operation(&mut self) {
         let o = &self.s.operation;
         self.endpoint_ref("operation.endpoint", &o.endpoint);
-        if !is_token(&o.method) {
-            self.err_expected(
-                "operation.method",
-                format!("invalid method `{}`", o.method),
-                "an HTTP method such as `GET` or `POST`",
-            );
-        }
-        if !o.path.starts_with('/') || o.path.contains(char::is_whitespace) {
-            self.err_expected(
-                "operation.path",
-                format!("invalid path `{}`", o.path),
-                "a path starting with `/`, without spaces",
-            );
-        }
+        self.converts(self.s.method_at("operation.method", &o.method));
+        self.converts(self.s.request_url());
         if let Some(h) = &o.headers {
             self.headers("operation.headers", h);
         }
         if let Some(k) = &o.idempotency_key {
-            if !is_token(&k.header) {
-                self.err_expected(
-                    "operation.idempotency_key.header",
-                    format!("invalid header name `{}`", k.header),
-                    "a header name such as `Idempotency-Key`",
-                );
-            }
+            self.converts(
+                self.s
+                    .header_name_at("operation.idempotency_key.header", &k.header),
+            );
         }
         for (key, n) in [
             ("calls", o.calls),

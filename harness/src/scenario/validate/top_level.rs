@@ -2,27 +2,34 @@
 //! ([scenario format](../../../../docs/scenario-format.md#top-level)).
 
 use super::Validator;
-use crate::scenario::error::did_you_mean;
+use crate::scenario::error::{ScenarioError, did_you_mean};
 use crate::scenario::expect::Expectations;
-use crate::scenario::locations::index;
+use crate::scenario::locations::{SourceInfo, index};
+
+/// The one error for a file written for another version of the format than 1, located at
+/// its `version:`; `None` for version 1.
+pub(crate) fn unsupported_version(source: &SourceInfo, version: u64) -> Option<ScenarioError> {
+    (version != 1).then(|| {
+        ScenarioError::new(
+            source.file.clone(),
+            source.locate_nearest("version", false),
+            "version",
+            format!("unsupported format version {version}"),
+        )
+        .with_expected("1")
+    })
+}
 
 impl Validator<'_> {
     pub(super) fn top(&mut self) {
         let s = self.s;
-        if s.version != 1 {
-            self.err_expected(
-                "version",
-                format!("unsupported format version {}", s.version),
-                "1",
-            );
-        }
         if s.name.trim().is_empty() {
             self.err_expected("name", "empty name", "a name for reports and snapshots");
         }
         if s.endpoints.is_empty() {
             self.err_expected("endpoints", "no endpoints", "at least one endpoint");
         }
-        self.epoch();
+        self.converts(s.epoch_unix_ms());
         if s.status.is_some() && !s.must_fail.is_empty() {
             self.err(
                 "must_fail",

@@ -1,0 +1,108 @@
+//! The HTTP values a scenario writes (methods, header names and values, the request URL) as
+//! the run sends and matches them. Validation and the run's plan both convert through these
+//! functions, so a value that loads is a value that runs.
+
+use http::{HeaderName, HeaderValue, Method, Uri};
+
+use super::error::ScenarioError;
+use super::headers::HeadersSpec;
+use super::locations::{index, join};
+use super::model::Scenario;
+
+impl Scenario {
+    /// The method `text` written at `path`.
+    pub(crate) fn method_at(&self, path: &str, text: &str) -> Result<Method, Box<ScenarioError>> {
+        Method::from_bytes(text.as_bytes()).map_err(|_| {
+            Box::new(
+                self.error_at(path, format!("invalid method `{text}`"))
+                    .with_expected("an HTTP method such as `GET` or `POST`"),
+            )
+        })
+    }
+
+    /// The header name `name` written at `path`.
+    pub(crate) fn header_name_at(
+        &self,
+        path: &str,
+        name: &str,
+    ) -> Result<HeaderName, Box<ScenarioError>> {
+        HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            Box::new(
+                self.error_at(path, format!("invalid header name `{name}`"))
+                    .with_expected(
+                        "an HTTP token such as `Idempotency-Key` (letters, digits and `-`)",
+                    ),
+            )
+        })
+    }
+
+    /// The headers written at `path`, in order, and what is wrong with any of them: a name
+    /// that is not a token, a value with a control character (a tab aside), a name repeated
+    /// in a mapping (which only a list of pairs may do).
+    pub(crate) fn headers_at(
+        &self,
+        path: &str,
+        headers: &HeadersSpec,
+    ) -> (Vec<(HeaderName, HeaderValue)>, Vec<ScenarioError>) {
+        let mut out = Vec::with_capacity(headers.len());
+        let mut errors = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for (i, (name, value)) in headers.entries().iter().enumerate() {
+            let at = match headers {
+                HeadersSpec::Map(_) => join(path, name),
+                HeadersSpec::Pairs(_) => index(path, i),
+            };
+            let parsed_name = self.header_name_at(&at, name);
+            let parsed_value = HeaderValue::from_str(value).map_err(|_| {
+                Box::new(self.error_at(
+                    &at,
+                    format!(
+                        "the value of `{name}` contains a line break or another control character"
+                    ),
+                ))
+            });
+            let lower = name.to_ascii_lowercase();
+            if matches!(headers, HeadersSpec::Map(_)) && seen.contains(&lower) {
+                errors.push(
+                    self.error_at(
+                        &at,
+                        format!("header `{name}` repeats (names are case-insensitive)"),
+                    )
+                    .with_expected("a list of pairs `[[Name, value], ...]` when a name repeats"),
+                );
+            }
+            seen.push(lower);
+            match (parsed_name, parsed_value) {
+                (Ok(n), Ok(v)) => out.push((n, v)),
+                (n, v) => errors.extend(n.err().into_iter().chain(v.err()).map(|e| *e)),
+            }
+        }
+        (out, errors)
+    }
+
+    /// The URL each call requests, `http://<operation.endpoint><operation.path>`.
+    ///
+    /// Endpoint names are checked where they are declared, so a URL that does not parse is
+    /// blamed on the path; when `operation.endpoint` names no endpoint, the error about that
+    /// name says what is wrong instead.
+    pub(crate) fn request_url(&self) -> Result<String, Box<ScenarioError>> {
+        let o = &self.operation;
+        if !o.path.starts_with('/') || o.path.contains(char::is_whitespace) {
+            return Err(Box::new(
+                self.error_at("operation.path", format!("invalid path `{}`", o.path))
+                    .with_expected("a path starting with `/`, without spaces"),
+            ));
+        }
+        let url = format!("http://{}{}", o.endpoint, o.path);
+        if url.parse::<Uri>().is_err() && self.endpoints.contains_key(&o.endpoint) {
+            return Err(Box::new(
+                self.error_at(
+                    "operation.path",
+                    format!("`{}` does not make a valid URL path", o.path),
+                )
+                .with_expected("a path of URL characters (escape others with `%`)"),
+            ));
+        }
+        Ok(url)
+    }
+}

@@ -3,7 +3,7 @@
 //! ```text
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
-//! retrylab check scenarios/http/429.yaml # parse and validate only
+//! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! ```
 
 use std::io::Write as _;
@@ -40,7 +40,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
-    /// Parse and validate scenario files without running them.
+    /// Parse and validate scenario files without running them, and warn of expectations
+    /// that no run can meet.
     Check {
         /// Scenario files or directories.
         #[arg(required = true)]
@@ -113,7 +114,7 @@ fn check(paths: &[PathBuf]) -> ExitCode {
         match load(file).and_then(|s| {
             let unsupported = s.unsupported();
             if unsupported.is_empty() {
-                Ok(())
+                Ok(s.warnings())
             } else {
                 Err(unsupported
                     .iter()
@@ -122,7 +123,12 @@ fn check(paths: &[PathBuf]) -> ExitCode {
                     .join("\n"))
             }
         }) {
-            Ok(()) => println!("ok    {}", file.display),
+            Ok(warnings) => {
+                println!("ok    {}", file.display);
+                for warning in warnings {
+                    println!("warning: {warning}");
+                }
+            }
             Err(error) => {
                 failed += 1;
                 println!("error {}", file.display);

@@ -346,6 +346,9 @@ impl crate::scenario::Scenario {
             Ok(plan) => {
                 let epoch = plan.epoch_unix_ms;
                 let mut report = run(plan, client);
+                report
+                    .warnings
+                    .extend(self.warnings().iter().map(ToString::to_string));
                 if report.end != RunEnd::WallLimit {
                     crate::check::judge(self, &mut report, epoch);
                 }

@@ -108,9 +108,9 @@
 //! [`Env::operation`] is the scenario's request for this call: `.request()` gives a fresh
 //! `http::Request` for each attempt, with the call's idempotency key when the scenario asks
 //! for one. [`Env::url`] is an endpoint's base URL (`http://api`), [`Env::seed`] seeds your
-//! own randomness, [`Env::now_system`] is the virtual wall clock and [`Env::std_clock`] a
-//! `std::time::Instant` clock on virtual time. A retry loop of your own, against a file of
-//! the scenario library:
+//! own randomness once per run and [`Env::call_seed`] once per call, [`Env::now_system`] is
+//! the virtual wall clock and [`Env::std_clock`] a `std::time::Instant` clock on virtual
+//! time. A retry loop of your own, against a file of the scenario library:
 //!
 //! ```
 //! use std::time::Duration;
@@ -259,7 +259,8 @@
 //!   when nothing reached the endpoint, the verdict `bypass` asks whether it used
 //!   [`Env::http_client`] or [`Env::connector`].
 //! - **Unseeded randomness** does not stop time, but every run differs and no snapshot holds:
-//!   seed jitter from [`Env::seed`], or check bounds with `snapshot: false`.
+//!   seed jitter from [`Env::call_seed`] (a generator made in each call) or [`Env::seed`] (one
+//!   generator for every call), or check bounds with `snapshot: false`.
 //!
 //! # Feature flags
 //!

@@ -144,9 +144,10 @@ impl Policy<Req, Response<Bytes>, AttemptError> for BackoffPolicy {
 }
 
 /// `ExponentialBackoffMaker::new(250ms, 4s, 0.5, rng)`: 250ms doubling up to 4s, plus a
-/// jitter of up to half the delay, 5 retries.
+/// jitter of up to half the delay, 5 retries. The backoff is made in each call, so its rng
+/// is seeded per call (`env.call_seed`): every call draws jitter of its own.
 pub async fn retry_backoff(env: Env) -> Result<u16, AttemptError> {
-    let rng = SeededRng::new(env.seed("tower/jitter"));
+    let rng = SeededRng::new(env.call_seed("tower/jitter"));
     let mut maker =
         ExponentialBackoffMaker::new(Duration::from_millis(250), Duration::from_secs(4), 0.5, rng)
             .expect("a valid backoff");

@@ -141,6 +141,32 @@
 //! against them check [`Report::passed`]; on scenarios of your own, [`Report::assert`] also
 //! asserts the snapshot.
 //!
+//! A retry crate wants one attempt it can call again: [`attempt`] is that attempt (the
+//! operation on [`Env::http_client`], the body read to the end), with the answer classified
+//! as `Ok(status)` for a 2xx or an [`AttemptError`] that says whether a retry may help. With
+//! backon it reads `(|| attempt(&env)).retry(builder).when(AttemptError::is_retryable)`; by
+//! hand:
+//!
+//! ```
+//! use std::time::Duration;
+//! use retrylab::prelude::*;
+//!
+//! let scenario = Scenario::load("../scenarios/http/5xx-burst-then-success.yaml").unwrap();
+//! let report = scenario.run(|env| async move {
+//!     let mut pause = Duration::from_millis(100);
+//!     loop {
+//!         match attempt(&env).await {
+//!             Err(error) if error.is_retryable() && pause <= Duration::from_millis(400) => {
+//!                 tokio::time::sleep(pause).await; // 100ms, 200ms, 400ms of virtual time
+//!                 pause *= 2;
+//!             }
+//!             result => return result,
+//!         }
+//!     }
+//! });
+//! assert!(report.passed(), "{}", report.summary());
+//! ```
+//!
 //! # Checks
 //!
 //! `expect:` holds the checks; each applies to every call (`total_*` ones to all calls
@@ -299,7 +325,7 @@ pub mod scenario;
 pub mod suite;
 pub mod trace;
 
-pub use env::{Env, EnvConnector, HttpClient, Operation};
+pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt};
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use scenario::Scenario;
 pub use suite::Clients;

@@ -13,11 +13,13 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use retrylab_endpoints::{VirtualClock, wire};
 
+mod attempt;
 mod clocks;
 mod connector;
 mod http_client;
 mod operation;
 
+pub use attempt::{AttemptError, attempt};
 pub use clocks::VirtualStdClock;
 pub use connector::EnvConnector;
 pub use http_client::{AttemptBody, Error as HttpError, HttpClient};

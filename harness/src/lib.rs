@@ -108,9 +108,9 @@
 //! [`Env::operation`] is the scenario's request for this call: `.request()` gives a fresh
 //! `http::Request` for each attempt, with the call's idempotency key when the scenario asks
 //! for one. [`Env::url`] is an endpoint's base URL (`http://api`), [`Env::seed`] seeds your
-//! own randomness, [`Env::now_system`] is the virtual wall clock and [`Env::std_clock`] a
-//! `std::time::Instant` clock on virtual time. A retry loop of your own, against a file of
-//! the scenario library:
+//! own randomness once per run and [`Env::call_seed`] once per call, [`Env::now_system`] is
+//! the virtual wall clock and [`Env::std_clock`] a `std::time::Instant` clock on virtual
+//! time. A retry loop of your own, against a file of the scenario library:
 //!
 //! ```
 //! use std::time::Duration;
@@ -140,6 +140,32 @@
 //! The library's files set `snapshot: true` and carry snapshots of the built-in client, so
 //! against them check [`Report::passed`]; on scenarios of your own, [`Report::assert`] also
 //! asserts the snapshot.
+//!
+//! A retry crate wants one attempt it can call again: [`attempt`] is that attempt (the
+//! operation on [`Env::http_client`], the body read to the end), with the answer classified
+//! as `Ok(status)` for a 2xx or an [`AttemptError`] that says whether a retry may help. With
+//! backon it reads `(|| attempt(&env)).retry(builder).when(AttemptError::is_retryable)`; by
+//! hand:
+//!
+//! ```
+//! use std::time::Duration;
+//! use retrylab::prelude::*;
+//!
+//! let scenario = Scenario::load("../scenarios/http/5xx-burst-then-success.yaml").unwrap();
+//! let report = scenario.run(|env| async move {
+//!     let mut pause = Duration::from_millis(100);
+//!     loop {
+//!         match attempt(&env).await {
+//!             Err(error) if error.is_retryable() && pause <= Duration::from_millis(400) => {
+//!                 tokio::time::sleep(pause).await; // 100ms, 200ms, 400ms of virtual time
+//!                 pause *= 2;
+//!             }
+//!             result => return result,
+//!         }
+//!     }
+//! });
+//! assert!(report.passed(), "{}", report.summary());
+//! ```
 //!
 //! # Checks
 //!
@@ -260,7 +286,8 @@
 //!   when nothing reached the endpoint, the verdict `bypass` asks whether it used
 //!   [`Env::http_client`] or [`Env::connector`].
 //! - **Unseeded randomness** does not stop time, but every run differs and no snapshot holds:
-//!   seed jitter from [`Env::seed`], or check bounds with `snapshot: false`.
+//!   seed jitter from [`Env::call_seed`] (a generator made in each call) or [`Env::seed`] (one
+//!   generator for every call), or check bounds with `snapshot: false`.
 //!
 //! # Feature flags
 //!
@@ -299,7 +326,7 @@ pub mod scenario;
 pub mod suite;
 pub mod trace;
 
-pub use env::{Env, EnvConnector, HttpClient, Operation};
+pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt};
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use scenario::Scenario;
 pub use suite::Clients;

@@ -7,6 +7,7 @@
 //! verdicts only (`report.assert()` would assert each snapshot a second time under the
 //! same name).
 
+use retrylab::scenario::StepSpec;
 use retrylab::trace::CallResult;
 use retrylab::{Report, Scenario};
 use retrylab_tests::clients::{backoff, backon, tokio_retry2, tower};
@@ -156,10 +157,56 @@ fn backon_seeded_jitter_stays_in_bounds_and_is_reproducible() {
     let scenario = clients_scenario!("backon-exponential-jitter.yaml");
     let report = scenario.run_with_seed(scenario.seed, backon::exponential_jitter);
     assert!(report.passed(), "{}", report.summary());
-    assert_eq!(gaps(&report), [1109, 2285, 5254], "{}", report.summary());
-    // with_jitter_seed(env.seed(..)): the same seed draws the same delays.
+    assert_eq!(gaps(&report), [1511, 2454, 7454], "{}", report.summary());
+    // with_jitter_seed(env.call_seed(..)): the same seed draws the same delays.
     let again = scenario.run_with_seed(scenario.seed, backon::exponential_jitter);
     assert_eq!(again.snapshot_text(), report.snapshot_text());
+}
+
+/// The gaps of each call of a run (ms), call by call.
+fn gaps_per_call(report: &Report) -> Vec<Vec<u64>> {
+    let attempts = &report.trace().attempts;
+    report
+        .trace()
+        .calls
+        .iter()
+        .map(|call| {
+            let of_call: Vec<_> = attempts
+                .iter()
+                .filter(|a| a.call_id == call.call_id)
+                .collect();
+            of_call
+                .windows(2)
+                .map(|w| w[1].start_ms - w[0].end_ms.expect("the attempt ended"))
+                .collect()
+        })
+        .collect()
+}
+
+/// A client whose backoff (and its generator) is made in each call draws jitter of its own
+/// in each call: seeded per call with `env.call_seed`, not once per run with `env.seed`.
+#[test]
+fn per_call_generators_jitter_each_call_differently() {
+    let mut backon = clients_scenario!("backon-exponential-jitter.yaml");
+    backon.operation.calls = 3;
+    let report = backon.run(backon::exponential_jitter);
+    assert!(report.passed(), "{}", report.summary());
+    let per_call = gaps_per_call(&report);
+    assert_eq!(per_call.len(), 3);
+    assert!(
+        per_call[0] != per_call[1] && per_call[1] != per_call[2] && per_call[0] != per_call[2],
+        "{per_call:?}"
+    );
+    // Two calls of 503s only: each call retries 5 times.
+    let mut tower = clients_scenario!("tower-retry-backoff.yaml");
+    tower.operation.calls = 2;
+    tower.endpoints.get_mut("api").expect("endpoint api").script =
+        Some(vec![StepSpec::status(503)]);
+    let report = tower.run(tower::retry_backoff);
+    let per_call = gaps_per_call(&report);
+    assert_eq!(per_call.len(), 2, "{}", report.summary());
+    // The sub-second delays are the jittered ones.
+    assert_ne!(per_call[0][..2], per_call[1][..2], "{}", report.summary());
 }
 
 #[test]

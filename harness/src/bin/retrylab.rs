@@ -3,7 +3,7 @@
 //! ```text
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
-//! retrylab check scenarios/http/429.yaml # parse and validate only
+//! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! ```
 
 use std::io::Write as _;
@@ -40,7 +40,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
-    /// Parse and validate scenario files without running them.
+    /// Parse and validate scenario files without running them, and warn of expectations
+    /// that no run can meet.
     Check {
         /// Scenario files or directories.
         #[arg(required = true)]
@@ -111,8 +112,13 @@ fn check(paths: &[PathBuf]) -> ExitCode {
     let mut failed = 0;
     for file in &files {
         // Loading runs the validation a run does, "not supported yet" included.
-        match load(file) {
-            Ok(_) => println!("ok    {}", file.display),
+        match load(file).map(|s| s.warnings()) {
+            Ok(warnings) => {
+                println!("ok    {}", file.display);
+                for warning in warnings {
+                    println!("warning: {warning}");
+                }
+            }
             Err(error) => {
                 failed += 1;
                 println!("error {}", file.display);

@@ -7,6 +7,7 @@ mod attempts;
 pub(crate) mod bypass;
 mod conforms;
 mod dead_letter;
+mod dead_steps;
 mod effects;
 mod gaps;
 mod late;
@@ -84,8 +85,8 @@ impl Ctx<'_> {
     }
 }
 
-/// Judges `report` against the scenario's `expect:`, then applies `must_fail` and
-/// `status: known_failure`.
+/// Judges `report` against the scenario's `expect:`, warns of script steps no request
+/// consumed, then applies `must_fail` and `status: known_failure`.
 pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64) {
     let verdicts = {
         let ctx = Ctx {
@@ -104,6 +105,8 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             .extend(verdicts.into_iter().map(|v| unjudged(v, &why))),
         None => report.verdicts.extend(verdicts),
     }
+    let dead = dead_steps::warnings(scenario, &report.end, &report.ledgers);
+    report.warnings.extend(dead);
     marker::apply(scenario, report);
 }
 

@@ -14,14 +14,6 @@ fn outcome_of(result: &CallResult) -> Outcome {
     }
 }
 
-fn name(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::Success => "success",
-        Outcome::Failure => "failure",
-        Outcome::Stopped => "stopped",
-    }
-}
-
 fn describe(result: &CallResult) -> String {
     match result {
         CallResult::Success(v) => format!("success: Ok({v})"),
@@ -43,12 +35,12 @@ pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
                 "{} ended in {}, expected {}",
                 ctx.call_name(c.client_id, c.call_id),
                 describe(&c.result),
-                name(expected)
+                expected.as_str()
             )
         })
         .collect();
     verdict("outcome", problems, || {
-        format!("every call ended in {}", name(expected))
+        format!("every call ended in {}", expected.as_str())
     })
 }
 
@@ -68,7 +60,7 @@ pub(super) fn outcomes(ctx: &Ctx<'_>, expected: &[Outcome]) -> Verdict {
                 "{} ended in {}, expected {}",
                 ctx.call_name(call.client_id, call.call_id),
                 describe(&call.result),
-                name(*want)
+                want.as_str()
             ));
         }
     }

@@ -13,11 +13,13 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use retrylab_endpoints::{VirtualClock, wire};
 
+mod attempt;
 mod clocks;
 mod connector;
 mod http_client;
 mod operation;
 
+pub use attempt::{AttemptError, attempt};
 pub use clocks::VirtualStdClock;
 pub use connector::EnvConnector;
 pub use http_client::{AttemptBody, Error as HttpError, HttpClient};
@@ -319,8 +321,14 @@ impl Env {
         self.instance.seed
     }
 
-    /// A seed for the user's own randomness, from the scenario seed and `label`: the same
-    /// label gives the same value in every run of the same scenario and seed.
+    /// A per-run seed for the user's own randomness, from the run's seed and `label`: the
+    /// same label gives the same value in every call of the run, and in every run of the same
+    /// scenario and seed.
+    ///
+    /// Seed a generator that lives as long as the client (made once, drawn from by every
+    /// call) with it. A generator made afresh in each call and seeded with `seed` would give
+    /// every call the same numbers, so every call would sleep the same jittered delays: seed
+    /// such a generator with [`Env::call_seed`].
     ///
     /// ```
     /// # use retrylab::prelude::*;
@@ -341,6 +349,46 @@ impl Env {
         let mut full = String::with_capacity(4 + label.len());
         full.push_str("env/");
         full.push_str(label);
+        Stream::new(self.instance.seed, &full).next_u64()
+    }
+
+    /// A per-call seed for the user's own randomness, from the run's seed, `label`, the
+    /// client instance and the call: it differs from call to call (and from client to
+    /// client), and a given call gets the same value in every run of the same scenario and
+    /// seed.
+    ///
+    /// Use it for a generator made afresh in each call, as a retry crate's builder often is
+    /// (backon's `with_jitter_seed`, tower's backoff `Rng`): each call then draws its own
+    /// jitter, as separate processes would. [`Env::seed`] is the per-run seed, the same in
+    /// every call, for a generator that lives across calls.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("three calls")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/").calls(3))
+    ///     .build()
+    ///     .unwrap();
+    /// let values = |seed, per_call: bool| {
+    ///     let report = scenario.run_with_seed(seed, move |env: Env| async move {
+    ///         Ok::<_, ()>(if per_call { env.call_seed("jitter") } else { env.seed("jitter") })
+    ///     });
+    ///     report.trace().calls.iter().map(|c| c.result.clone()).collect::<Vec<_>>()
+    /// };
+    ///
+    /// let per_run = values(7, false);
+    /// assert!(per_run.iter().all(|value| *value == per_run[0])); // the same in every call
+    /// let per_call = values(7, true);
+    /// assert!(per_call[0] != per_call[1] && per_call[1] != per_call[2] && per_call[0] != per_call[2]);
+    /// assert_eq!(values(7, true), per_call); // and the same again in every run of seed 7
+    /// assert_ne!(values(8, true), per_call);
+    /// ```
+    pub fn call_seed(&self, label: &str) -> u64 {
+        // Its own prefix, so that no label given to `seed` reaches the same stream.
+        let full = format!(
+            "env-call/{}/{}/{label}",
+            self.instance.client_id, self.call_id
+        );
         Stream::new(self.instance.seed, &full).next_u64()
     }
 }

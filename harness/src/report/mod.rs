@@ -207,7 +207,28 @@ impl Report {
     }
 
     /// The warnings: things that do not fail the run but most likely are not what the
-    /// scenario's author meant, one sentence each.
+    /// scenario's author meant, one located sentence each: the scenario's contradictions
+    /// ([`Scenario::warnings`](crate::Scenario::warnings)), then the script steps no request
+    /// consumed.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("gives up before the 200")
+    ///     .endpoint("api", endpoint().script([status(503).times(3), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(10)).max_attempts(3))
+    ///     .expect(expect().outcome(Failure))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run_builtin();
+    ///
+    /// assert!(report.passed());
+    /// assert_eq!(
+    ///     report.warnings(),
+    ///     ["<code> endpoints.api.script[1]: no request consumed this step (endpoint `api`, step 2 of 2)"]
+    /// );
+    /// ```
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -390,7 +411,7 @@ impl Report {
     }
 
     /// The report as snapshot text: calls, the compacted attempt timeline, connections,
-    /// effects and verdicts.
+    /// effects, verdicts and warnings (when there are any).
     pub fn snapshot_text(&self) -> String {
         snapshot::render(self)
     }

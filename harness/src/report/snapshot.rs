@@ -101,6 +101,12 @@ pub(crate) fn render(report: &Report) -> String {
         let mark = verdict.judgement.mark();
         let _ = writeln!(out, "  {mark} {}: {}", verdict.check, verdict.message);
     }
+    if !report.warnings.is_empty() {
+        out.push_str("warnings:\n");
+        for warning in &report.warnings {
+            let _ = writeln!(out, "  {warning}");
+        }
+    }
     let _ = writeln!(out, "end: t={}", seconds(trace.end_ms));
     out
 }

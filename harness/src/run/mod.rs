@@ -451,6 +451,9 @@ impl crate::scenario::Scenario {
             Ok(plan) => {
                 let epoch = plan.epoch_unix_ms;
                 let mut report = run(plan, client);
+                report
+                    .warnings
+                    .extend(self.warnings().iter().map(ToString::to_string));
                 // Every run is judged, an abandoned one too: its expectations come out
                 // `not judged`, and must_fail and known_failure still apply.
                 crate::check::judge(self, &mut report, epoch);

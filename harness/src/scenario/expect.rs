@@ -246,6 +246,22 @@ pub enum Outcome {
     Stopped,
 }
 
+impl Outcome {
+    /// The name as written in YAML.
+    ///
+    /// ```
+    /// use retrylab::scenario::Outcome;
+    /// assert_eq!(Outcome::Success.as_str(), "success");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+            Outcome::Stopped => "stopped",
+        }
+    }
+}
+
 /// Why a reference client stopped retrying: the policies' own type.
 ///
 /// ```

@@ -33,6 +33,7 @@
 
 mod builder;
 mod client;
+mod contradictions;
 mod duration;
 mod endpoint;
 mod epoch;

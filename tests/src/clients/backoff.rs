@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use ::backoff::exponential::ExponentialBackoff;
 use ::backoff::{Clock, SystemClock};
-use retrylab::Env;
 use retrylab::env::VirtualStdClock;
-
-use super::{AttemptError, attempt};
+use retrylab::{AttemptError, Env, attempt};
 
 /// Exponential from 1s, x2, no randomization (the default, 0.5, draws from `rand`'s thread
 /// generator, which no seed reaches), `max_elapsed_time` 10s, on a clock `C`: backoff's

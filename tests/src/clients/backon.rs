@@ -9,9 +9,7 @@
 use std::time::Duration;
 
 use ::backon::{ExponentialBuilder, FibonacciBuilder, Retryable};
-use retrylab::Env;
-
-use super::{AttemptError, attempt};
+use retrylab::{AttemptError, Env, attempt};
 
 /// `ExponentialBuilder::default()`: no jitter, factor 2, min delay 1s, max delay 60s,
 /// 3 retries (backon's documented defaults). Retries 429, 5xx and transport errors.
@@ -23,11 +21,12 @@ pub async fn exponential(env: Env) -> Result<u16, AttemptError> {
 }
 
 /// `ExponentialBuilder::default().with_jitter()`, its generator seeded from the scenario
-/// (`env.seed("backon/jitter")`) so the run is reproducible.
+/// so the run is reproducible. The builder is made in each call, so it is seeded per call
+/// (`env.seed("backon/jitter")`): every call draws jitter of its own.
 pub async fn exponential_jitter(env: Env) -> Result<u16, AttemptError> {
     let backoff = ExponentialBuilder::default()
         .with_jitter()
-        .with_jitter_seed(env.seed("backon/jitter"));
+        .with_jitter_seed(env.call_seed("backon/jitter"));
     (|| attempt(&env))
         .retry(backoff)
         .when(AttemptError::is_retryable)

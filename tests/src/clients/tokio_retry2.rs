@@ -12,9 +12,7 @@ use ::tokio_retry2::strategy::{
     ExponentialBackoff, FixedInterval, MaxInterval, jitter as jittered,
 };
 use ::tokio_retry2::{Retry, RetryError};
-use retrylab::Env;
-
-use super::{AttemptError, attempt};
+use retrylab::{AttemptError, Env, attempt};
 
 /// One attempt, as tokio-retry2 wants it: 429, 5xx and transport errors are transient, the
 /// rest permanent. With `honour_retry_after`, a `Retry-After` becomes

@@ -20,9 +20,7 @@ use ::tower::{Service, ServiceExt};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
-use retrylab::Env;
-
-use super::AttemptError;
+use retrylab::{AttemptError, Env};
 
 /// The request type of these services.
 pub type Req = Request<Full<Bytes>>;
@@ -64,33 +62,23 @@ fn clone_request(request: &Req) -> Req {
     copy
 }
 
-/// Whether the result is worth another attempt: 429, 5xx, transport errors.
-fn retryable(result: &Result<Response<Bytes>, AttemptError>) -> bool {
+/// The call's outcome from a result: a 2xx status, or why not (retrylab's
+/// [`AttemptError::classify`], as for every client of this module).
+fn outcome_of(result: &Result<Response<Bytes>, AttemptError>) -> Result<u16, AttemptError> {
     match result {
-        Ok(response) => {
-            let status = response.status();
-            status.as_u16() == 429 || status.is_server_error()
-        }
-        Err(error) => error.is_retryable(),
+        Ok(response) => AttemptError::classify(response.status().as_u16(), response.headers()),
+        Err(error) => Err(error.clone()),
     }
 }
 
-/// The call's outcome from the last result: a 2xx status, or why not.
+/// Whether the result is worth another attempt: 429, 5xx, transport errors.
+fn retryable(result: &Result<Response<Bytes>, AttemptError>) -> bool {
+    outcome_of(result).is_err_and(|error| error.is_retryable())
+}
+
+/// The call's outcome from the last result.
 fn outcome(result: Result<Response<Bytes>, AttemptError>) -> Result<u16, AttemptError> {
-    let response = result?;
-    let status = response.status().as_u16();
-    match status {
-        200..=299 => Ok(status),
-        429 | 500..=599 => Err(AttemptError::Retryable {
-            status,
-            retry_after: response
-                .headers()
-                .get(http::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse().ok()),
-        }),
-        _ => Err(AttemptError::Fatal(status)),
-    }
+    outcome_of(&result)
 }
 
 /// `SplitMix64`, seeded from the scenario: tower's `Rng` for the backoff's jitter (its default,
@@ -144,9 +132,10 @@ impl Policy<Req, Response<Bytes>, AttemptError> for BackoffPolicy {
 }
 
 /// `ExponentialBackoffMaker::new(250ms, 4s, 0.5, rng)`: 250ms doubling up to 4s, plus a
-/// jitter of up to half the delay, 5 retries.
+/// jitter of up to half the delay, 5 retries. The backoff is made in each call, so its rng
+/// is seeded per call (`env.call_seed`): every call draws jitter of its own.
 pub async fn retry_backoff(env: Env) -> Result<u16, AttemptError> {
-    let rng = SeededRng::new(env.seed("tower/jitter"));
+    let rng = SeededRng::new(env.call_seed("tower/jitter"));
     let mut maker =
         ExponentialBackoffMaker::new(Duration::from_millis(250), Duration::from_secs(4), 0.5, rng)
             .expect("a valid backoff");

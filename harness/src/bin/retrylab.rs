@@ -5,6 +5,12 @@
 //! retrylab run scenarios/http --format json
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! ```
+//!
+//! `--format json` prints one document, `{ "runs": [...], "totals": {...} }`. Each run has
+//! its `status` (`passed`, `failed`, `invalid`, `skipped`), `passed` (true for `passed`
+//! only), and when it ran, every verdict as `{ check, judgement, message, findings }`, each
+//! finding with the `client`, `call` and `attempt` it concerns, the warnings, the report
+//! text and the trace.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -14,12 +20,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use retrylab::scenario::{ClientSpec, Scenario};
 use retrylab::suite::{Clients, ScenarioFile, scenario_files};
+use retrylab::{Judgement, Report};
 
 #[derive(Parser)]
 #[command(
     name = "retrylab",
     version,
-    about = "Deterministic fault-injection tests for retry clients"
+    about = "Deterministic fault-injection tests for retry clients",
+    after_help = "Exit status: 0 when every scenario that ran passed (and at least one ran); \
+                  1 when a run failed, a verdict could not be judged, a file is invalid, or \
+                  nothing ran; 2 when a path is missing or unreadable."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -134,12 +144,47 @@ fn check(paths: &[PathBuf]) -> ExitCode {
     }
 }
 
+/// How one run of the command line ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Status {
+    /// Every verdict passed.
+    Passed,
+    /// A verdict failed or could not be judged.
+    Failed,
+    /// The file does not load (its errors are the row's summary).
+    Invalid,
+    /// Not run: the scenario names a custom client, which only Rust code can register.
+    Skipped,
+}
+
+impl Status {
+    /// The table's mark.
+    fn mark(self) -> &'static str {
+        match self {
+            Status::Passed => "ok",
+            Status::Failed => "FAIL",
+            Status::Invalid => "ERR",
+            Status::Skipped => "skip",
+        }
+    }
+
+    /// The JSON `status`.
+    fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Invalid => "invalid",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
 struct Row {
     name: String,
-    status: &'static str,
+    status: Status,
     detail: String,
     summary: Option<String>,
-    json: Option<String>,
+    json: Option<serde_json::Value>,
 }
 
 fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
@@ -163,15 +208,32 @@ fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
         progress.inc(1);
     }
     progress.finish_and_clear();
-    let failed = rows.iter().filter(|r| r.status == "FAIL").count();
-    let skipped = rows.iter().filter(|r| r.status == "skip").count();
+    let count = |status: Status| rows.iter().filter(|r| r.status == status).count();
+    let (passed, failed, invalid, skipped) = (
+        count(Status::Passed),
+        count(Status::Failed),
+        count(Status::Invalid),
+        count(Status::Skipped),
+    );
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {
-            let _ = writeln!(out, "[");
-            let jsons: Vec<&str> = rows.iter().filter_map(|r| r.json.as_deref()).collect();
-            let _ = writeln!(out, "{}", jsons.join(",\n"));
-            let _ = writeln!(out, "]");
+            let runs: Vec<serde_json::Value> =
+                rows.iter_mut().filter_map(|r| r.json.take()).collect();
+            let document = serde_json::json!({
+                "runs": runs,
+                "totals": {
+                    "passed": passed,
+                    "failed": failed,
+                    "invalid": invalid,
+                    "skipped": skipped,
+                },
+            });
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&document).unwrap_or_default()
+            );
         }
         Format::Human => {
             let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
@@ -179,54 +241,72 @@ fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
                 let _ = writeln!(
                     out,
                     "{:<4}  {:<width$}  {}",
-                    row.status, row.name, row.detail
+                    row.status.mark(),
+                    row.name,
+                    row.detail
                 );
             }
-            for row in rows.iter().filter(|r| r.status == "FAIL") {
+            for row in rows
+                .iter()
+                .filter(|r| matches!(r.status, Status::Failed | Status::Invalid))
+            {
                 if let Some(summary) = &row.summary {
                     let _ = writeln!(out, "\n--- {}\n{summary}", row.name);
                 }
             }
             let _ = writeln!(
                 out,
-                "\n{} runs: {} passed, {failed} failed, {skipped} skipped",
+                "\n{} runs: {passed} passed, {failed} failed, {invalid} invalid, {skipped} \
+                 skipped",
                 rows.len(),
-                rows.len() - failed - skipped
             );
         }
     }
-    if failed == 0 {
+    exit_code(passed, failed + invalid)
+}
+
+/// 0 when every run that ran passed and at least one ran; 1 when a run failed or a file is
+/// invalid, or when nothing ran at all (every scenario skipped: nothing was verified).
+fn exit_code(passed: usize, failed: usize) -> ExitCode {
+    if failed == 0 && passed > 0 {
         ExitCode::SUCCESS
     } else {
+        if failed == 0 {
+            eprintln!(
+                "error: no scenario ran (every one was skipped): nothing was verified; \
+                 scenarios with `client: {{ custom: ... }}` run from Rust, with \
+                 retrylab::scenario_main! and a client registry"
+            );
+        }
         ExitCode::FAILURE
     }
 }
 
 fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: Format) -> Vec<Row> {
+    let json = format == Format::Json;
     let scenario = match load(file) {
         Ok(scenario) => scenario,
         Err(error) => {
             return vec![Row {
                 name: file.test_name.clone(),
-                status: "FAIL",
+                status: Status::Invalid,
                 detail: "invalid scenario".to_owned(),
-                summary: Some(error.clone()),
-                json: Some(json_row(&file.test_name, 0, false, &error)),
+                json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
+                summary: Some(error),
             }];
         }
     };
     if let ClientSpec::Custom(name) = &scenario.client {
+        let why = format!(
+            "skipped: the client is `custom: {name}`, which only Rust code can register \
+             (retrylab::scenario_main! with a client registry)"
+        );
         return vec![Row {
             name: file.test_name.clone(),
-            status: "skip",
+            status: Status::Skipped,
             detail: format!("skipped (custom client: {name})"),
+            json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &why)),
             summary: None,
-            json: Some(json_row(
-                &file.test_name,
-                scenario.seed,
-                true,
-                &format!("skipped (custom client: {name})"),
-            )),
         }];
     }
     let seeds: Vec<u64> = match (&scenario.seeds, all_seeds) {
@@ -247,15 +327,19 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 Err(error) => {
                     let error = error.to_string();
                     return Row {
-                        json: Some(json_row(&name, seed, false, &error)),
+                        json: json.then(|| not_run_json(&name, Status::Invalid, &error)),
                         name,
-                        status: "FAIL",
+                        status: Status::Invalid,
                         detail: "not runnable".to_owned(),
                         summary: Some(error),
                     };
                 }
             };
-            let passed = report.passed();
+            let status = if report.passed() {
+                Status::Passed
+            } else {
+                Status::Failed
+            };
             let trace = report.trace();
             let detail = format!(
                 "{} attempts, {} calls, ended at {}",
@@ -264,45 +348,68 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 retrylab::trace::seconds(trace.end_ms)
             );
             Row {
-                json: (format == Format::Json).then(|| {
-                    json_row_with_trace(
-                        &name,
-                        seed,
-                        passed,
-                        &report.snapshot_text(),
-                        Some(report.trace()),
-                    )
-                }),
-                summary: (!passed).then(|| report.summary()),
+                json: json.then(|| report_json(&name, status, &report)),
+                summary: (status == Status::Failed).then(|| report.summary()),
                 name,
-                status: if passed { "ok" } else { "FAIL" },
+                status,
                 detail,
             }
         })
         .collect()
 }
 
-fn json_row(name: &str, seed: u64, passed: bool, text: &str) -> String {
-    json_row_with_trace(name, seed, passed, text, None)
+/// A file that did not run: its name, why, and nothing else.
+fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "status": status.name(),
+        "passed": false,
+        "why": why,
+    })
 }
 
-/// One run as JSON: its name, seed, verdict, report text and, when it ran, its trace.
-fn json_row_with_trace(
-    name: &str,
-    seed: u64,
-    passed: bool,
-    text: &str,
-    trace: Option<&retrylab::trace::Trace>,
-) -> String {
-    let trace = trace
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t.to_json()).ok())
+/// One run: its name, seed, status, every verdict with its findings (call and attempt),
+/// the warnings, the report text (the snapshot's, stable across runs and machines) and
+/// the trace.
+fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value {
+    let verdicts: Vec<serde_json::Value> = report
+        .verdicts()
+        .iter()
+        .map(|v| {
+            let findings: Vec<serde_json::Value> = v
+                .findings
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "client": f.call.map(|c| c.client),
+                        "call": f.call.map(|c| c.call),
+                        "attempt": f.attempt,
+                        "message": f.message,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "check": v.check,
+                "judgement": match v.judgement {
+                    Judgement::Passed => "passed",
+                    Judgement::Failed => "failed",
+                    _ => "not_judged",
+                },
+                "message": v.message,
+                "findings": findings,
+            })
+        })
+        .collect();
+    let trace = serde_json::from_str::<serde_json::Value>(&report.trace().to_json())
         .unwrap_or(serde_json::Value::Null);
-    let value = serde_json::json!({
+    serde_json::json!({
         "name": name,
-        "seed": seed,
-        "passed": passed,
-        "report": text,
+        "seed": report.seed(),
+        "status": status.name(),
+        "passed": status == Status::Passed,
+        "verdicts": verdicts,
+        "warnings": report.warnings(),
+        "report": report.snapshot_text(),
         "trace": trace,
-    });
-    value.to_string()
+    })
 }

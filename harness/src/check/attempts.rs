@@ -1,7 +1,7 @@
 //! `attempts` (per call), `total_attempts` and `requests_received`.
 
 use super::{Ctx, count_text, verdict};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::CountSpec;
 
 /// `attempts:` bounds every call's attempt count.
@@ -11,10 +11,14 @@ pub(super) fn per_call(ctx: &Ctx<'_>, count: CountSpec) -> Verdict {
         .filter_map(|(client, call)| {
             let n = ctx.attempts_of(client, call).len() as u64;
             (!count.contains(n)).then(|| {
-                format!(
-                    "{} made {n} attempts, expected {}",
-                    ctx.call_name(client, call),
-                    count_text(count)
+                Finding::call(
+                    client,
+                    call,
+                    format!(
+                        "{} made {n} attempts, expected {}",
+                        ctx.call_name(client, call),
+                        count_text(count)
+                    ),
                 )
             })
         })

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{Ctx, verdict_on};
 use crate::policy::aws::error_code::error_code;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec};
 use retrylab_endpoints::wire::attempt_tag;
@@ -135,10 +135,10 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
             if open_count && violation.kind == ViolationKind::StoppedEarly {
                 continue;
             }
-            problems.push(format!(
-                "{}: {}",
-                ctx.call_name(client, call),
-                violation.message
+            problems.push(Finding::call(
+                client,
+                call,
+                format!("{}: {}", ctx.call_name(client, call), violation.message),
             ));
         }
     }

@@ -5,7 +5,7 @@
 //! else by the sequential call window they fell in.
 
 use super::{Ctx, verdict};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::EffectsSpec;
 use crate::trace::{CallResult, seconds};
 
@@ -32,12 +32,20 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         };
         if wrong {
             if effects.is_empty() {
-                problems.push(format!("{name} succeeded but no effect was committed"));
+                problems.push(Finding::call(
+                    call.client_id,
+                    call.call_id,
+                    format!("{name} succeeded but no effect was committed"),
+                ));
             } else {
-                problems.push(format!(
-                    "{name} committed {} effects (at {})",
-                    effects.len(),
-                    at.join(", ")
+                problems.push(Finding::call(
+                    call.client_id,
+                    call.call_id,
+                    format!(
+                        "{name} committed {} effects (at {})",
+                        effects.len(),
+                        at.join(", ")
+                    ),
                 ));
             }
         }
@@ -49,9 +57,9 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         .filter(|e| e.call_id.is_none())
         .count();
     if unattributed > 0 {
-        problems.push(format!(
+        problems.push(Finding::from(format!(
             "{unattributed} effects could not be attributed to a call"
-        ));
+        )));
     }
     let name = match spec {
         EffectsSpec::ExactlyOnce => "exactly once",

@@ -1,7 +1,7 @@
 //! `gaps` and `gaps_each`: `gap(n+1) = start(n+1) - end(n)` within a call.
 
 use super::{Ctx, bound_text, verdict, verdict_on};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::{BoundSpec, Millis};
 use crate::trace::{Attempt, seconds};
 
@@ -20,12 +20,16 @@ pub(super) fn gaps(ctx: &Ctx<'_>, bounds: &[BoundSpec]) -> Verdict {
     for (client, call) in ctx.calls() {
         let attempts = ctx.attempts_of(client, call);
         if attempts.len() < bounds.len() + 1 {
-            problems.push(format!(
-                "{} made {} attempts, but gaps lists {} (needs at least {} attempts)",
-                ctx.call_name(client, call),
-                attempts.len(),
-                bounds.len(),
-                bounds.len() + 1
+            problems.push(Finding::call(
+                client,
+                call,
+                format!(
+                    "{} made {} attempts, but gaps lists {} (needs at least {} attempts)",
+                    ctx.call_name(client, call),
+                    attempts.len(),
+                    bounds.len(),
+                    bounds.len() + 1
+                ),
             ));
         }
         for (pair, bound) in attempts.windows(2).zip(bounds) {
@@ -63,18 +67,29 @@ fn check_one(
     previous: &Attempt,
     next: &Attempt,
     bound: BoundSpec,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Finding>,
 ) {
     match gap(previous, next) {
         Ok(gap) if bound.contains(Millis::from_ms(gap)) => {}
-        Ok(gap) => problems.push(format!(
-            "{}: attempt {} started {} after attempt {} ended, expected {}",
-            ctx.call_name(client, call),
-            next.n,
-            seconds(gap),
-            previous.n,
-            bound_text(bound)
+        Ok(gap) => problems.push(
+            Finding::call(
+                client,
+                call,
+                format!(
+                    "{}: attempt {} started {} after attempt {} ended, expected {}",
+                    ctx.call_name(client, call),
+                    next.n,
+                    seconds(gap),
+                    previous.n,
+                    bound_text(bound)
+                ),
+            )
+            .attempt(next.n),
+        ),
+        Err(why) => problems.push(Finding::call(
+            client,
+            call,
+            format!("{}: {why}", ctx.call_name(client, call)),
         )),
-        Err(why) => problems.push(format!("{}: {why}", ctx.call_name(client, call))),
     }
 }

@@ -21,7 +21,7 @@ mod total_time;
 
 use retrylab_endpoints::LedgerSnapshot;
 
-use crate::report::{Report, RunEnd, Verdict};
+use crate::report::{Finding, Report, RunEnd, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
 use crate::trace::{Attempt, Trace, seconds};
 
@@ -70,7 +70,8 @@ impl Ctx<'_> {
             Some(why) => Verdict::not_judged(
                 verdict.check,
                 format!("{why}; on the evidence so far: {}", verdict.message),
-            ),
+            )
+            .with_findings(verdict.findings),
             None => verdict,
         }
     }
@@ -142,6 +143,7 @@ fn unjudged(verdict: Verdict, why: &str) -> Verdict {
         verdict.check,
         format!("{why}; on the evidence so far: {}", verdict.message),
     )
+    .with_findings(verdict.findings)
 }
 
 fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
@@ -236,11 +238,11 @@ pub(crate) fn bound_text(bound: BoundSpec) -> String {
 /// Like [`verdict`], for a check that needs evidence: with nothing to judge (`evidence` is
 /// 0) and nothing wrong, the verdict is `not judged` and says what was missing (`nothing`),
 /// so a check never passes on nothing.
-pub(crate) fn verdict_on(
+pub(crate) fn verdict_on<P: Into<Finding>>(
     check: &str,
     evidence: usize,
     nothing: impl FnOnce() -> String,
-    problems: Vec<String>,
+    problems: Vec<P>,
     ok: impl FnOnce() -> String,
 ) -> Verdict {
     if evidence == 0 && problems.is_empty() {
@@ -255,11 +257,21 @@ pub(crate) fn verdict_on(
 const LISTED_PROBLEMS: usize = 10;
 
 /// A verdict from a list of problems: passes when there are none.
-pub(crate) fn verdict(check: &str, problems: Vec<String>, ok: impl FnOnce() -> String) -> Verdict {
+pub(crate) fn verdict<P: Into<Finding>>(
+    check: &str,
+    problems: Vec<P>,
+    ok: impl FnOnce() -> String,
+) -> Verdict {
     if problems.is_empty() {
         return Verdict::pass(check, ok());
     }
-    let mut message = problems[..problems.len().min(LISTED_PROBLEMS)].join("; ");
+    let problems: Vec<Finding> = problems.into_iter().map(Into::into).collect();
+    let listed: Vec<&str> = problems
+        .iter()
+        .take(LISTED_PROBLEMS)
+        .map(|f| f.message.as_str())
+        .collect();
+    let mut message = listed.join("; ");
     if problems.len() > LISTED_PROBLEMS {
         message.push_str(&format!(
             "; and {} more like these ({} in all)",
@@ -267,5 +279,5 @@ pub(crate) fn verdict(check: &str, problems: Vec<String>, ok: impl FnOnce() -> S
             problems.len()
         ));
     }
-    Verdict::fail(check, message)
+    Verdict::fail(check, message).with_findings(problems)
 }

@@ -1,7 +1,7 @@
 //! `not_retried_on: [400, ...]`: no attempt follows a response with one of these statuses.
 
 use super::{Ctx, verdict_on};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 
 pub(super) fn check(ctx: &Ctx<'_>, statuses: &[u16]) -> Verdict {
     let mut problems = Vec::new();
@@ -14,12 +14,19 @@ pub(super) fn check(ctx: &Ctx<'_>, statuses: &[u16]) -> Verdict {
             .count();
         for pair in attempts.windows(2) {
             if let Some(status) = pair[0].outcome.status().filter(|s| statuses.contains(s)) {
-                problems.push(format!(
-                    "{}: attempt {} got {status} and attempt {} retried it",
-                    ctx.call_name(client, call),
-                    pair[0].n,
-                    pair[1].n
-                ));
+                problems.push(
+                    Finding::call(
+                        client,
+                        call,
+                        format!(
+                            "{}: attempt {} got {status} and attempt {} retried it",
+                            ctx.call_name(client, call),
+                            pair[0].n,
+                            pair[1].n
+                        ),
+                    )
+                    .attempt(pair[1].n),
+                );
             }
         }
     }

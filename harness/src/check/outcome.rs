@@ -1,7 +1,7 @@
 //! `outcome`, `outcomes` and `stop_reason`: how calls ended.
 
 use super::{Ctx, verdict};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::{Outcome, StopReason};
 use crate::trace::{CallResult, DecisionKind};
 
@@ -31,11 +31,15 @@ pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
         .iter()
         .filter(|c| outcome_of(&c.result) != expected)
         .map(|c| {
-            format!(
-                "{} ended in {}, expected {}",
-                ctx.call_name(c.client_id, c.call_id),
-                describe(&c.result),
-                expected.as_str()
+            Finding::call(
+                c.client_id,
+                c.call_id,
+                format!(
+                    "{} ended in {}, expected {}",
+                    ctx.call_name(c.client_id, c.call_id),
+                    describe(&c.result),
+                    expected.as_str()
+                ),
             )
         })
         .collect();
@@ -48,19 +52,23 @@ pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
 pub(super) fn outcomes(ctx: &Ctx<'_>, expected: &[Outcome]) -> Verdict {
     let mut problems = Vec::new();
     if expected.len() != ctx.trace.calls.len() {
-        problems.push(format!(
+        problems.push(Finding::from(format!(
             "{} outcomes listed for {} calls",
             expected.len(),
             ctx.trace.calls.len()
-        ));
+        )));
     }
     for (call, want) in ctx.trace.calls.iter().zip(expected) {
         if outcome_of(&call.result) != *want {
-            problems.push(format!(
-                "{} ended in {}, expected {}",
-                ctx.call_name(call.client_id, call.call_id),
-                describe(&call.result),
-                want.as_str()
+            problems.push(Finding::call(
+                call.client_id,
+                call.call_id,
+                format!(
+                    "{} ended in {}, expected {}",
+                    ctx.call_name(call.client_id, call.call_id),
+                    describe(&call.result),
+                    want.as_str()
+                ),
             ));
         }
     }
@@ -78,18 +86,30 @@ pub(super) fn stop_reason(ctx: &Ctx<'_>, expected: StopReason) -> Verdict {
         let decision = last.and_then(|id| ctx.trace.decisions.iter().find(|d| d.attempt_id == id));
         match decision.map(|d| d.kind) {
             Some(DecisionKind::Stop(reason)) if reason == want => {}
-            Some(DecisionKind::Stop(reason)) => problems.push(format!(
-                "{} stopped with {reason}, expected {want}",
-                ctx.call_name(client, call)
+            Some(DecisionKind::Stop(reason)) => problems.push(Finding::call(
+                client,
+                call,
+                format!(
+                    "{} stopped with {reason}, expected {want}",
+                    ctx.call_name(client, call)
+                ),
             )),
-            Some(DecisionKind::Retry { .. }) => problems.push(format!(
-                "{} decided to retry after its last attempt (the run ended first)",
-                ctx.call_name(client, call)
+            Some(DecisionKind::Retry { .. }) => problems.push(Finding::call(
+                client,
+                call,
+                format!(
+                    "{} decided to retry after its last attempt (the run ended first)",
+                    ctx.call_name(client, call)
+                ),
             )),
-            None => problems.push(format!(
-                "{} has no recorded decision: stop_reason applies to the built-in clients \
+            None => problems.push(Finding::call(
+                client,
+                call,
+                format!(
+                    "{} has no recorded decision: stop_reason applies to the built-in clients \
                  (`client:` policies), which record why they stopped",
-                ctx.call_name(client, call)
+                    ctx.call_name(client, call)
+                ),
             )),
         }
     }

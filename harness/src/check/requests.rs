@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use retrylab_endpoints::RequestRecord;
 
 use super::{Ctx, verdict_on};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::HeaderCheckSpec;
 use retrylab_endpoints::wire::{attempt_tag, call_tag};
 
@@ -64,10 +64,14 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
                     })
                 })
                 .collect();
-            problems.push(format!(
-                "{}: {header} per request was [{}]",
-                ctx.call_name(0, call),
-                shown.join(", ")
+            problems.push(Finding::call(
+                0,
+                call,
+                format!(
+                    "{}: {header} per request was [{}]",
+                    ctx.call_name(0, call),
+                    shown.join(", ")
+                ),
             ));
         }
     }
@@ -92,14 +96,18 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
                 .windows(2)
                 .position(|w| w[0].body != w[1].body)
                 .map_or(String::new(), |i| format!(" (request {} differs)", i + 2));
-            problems.push(format!(
-                "{}: the bodies were {}{differs}",
-                ctx.call_name(0, call),
-                if same {
-                    "all the same"
-                } else {
-                    "not all the same"
-                }
+            problems.push(Finding::call(
+                0,
+                call,
+                format!(
+                    "{}: the bodies were {}{differs}",
+                    ctx.call_name(0, call),
+                    if same {
+                        "all the same"
+                    } else {
+                        "not all the same"
+                    }
+                ),
             ));
         }
     }
@@ -126,13 +134,17 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .unwrap_or_default();
             if &got != want {
-                problems.push(format!(
-                    "{}: request {} carried {}: {:?}, expected {:?}",
-                    ctx.call_name(0, call),
-                    i + 1,
-                    spec.name,
-                    got,
-                    want
+                problems.push(Finding::call(
+                    0,
+                    call,
+                    format!(
+                        "{}: request {} carried {}: {:?}, expected {:?}",
+                        ctx.call_name(0, call),
+                        i + 1,
+                        spec.name,
+                        got,
+                        want
+                    ),
                 ));
             }
         }

@@ -5,7 +5,7 @@
 
 use super::{Ctx, verdict_on};
 use crate::policy::RetryAfterValue;
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::{InvalidRetryAfter, RetryAfterCheckSpec, RetryAfterHonour};
 use crate::trace::seconds;
 
@@ -36,12 +36,19 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
             let Some(asked) = asked else {
                 if spec.invalid == InvalidRetryAfter::GiveUp {
                     if let Some(next) = next {
-                        problems.push(format!(
-                            "{}: attempt {} was made after {what} (invalid: the client \
+                        problems.push(
+                            Finding::call(
+                                client,
+                                call,
+                                format!(
+                                    "{}: attempt {} was made after {what} (invalid: the client \
                              should have given up)",
-                            ctx.call_name(client, call),
-                            next.n
-                        ));
+                                    ctx.call_name(client, call),
+                                    next.n
+                                ),
+                            )
+                            .attempt(next.n),
+                        );
                     }
                 }
                 continue;
@@ -58,13 +65,13 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
                     RetryAfterHonour::Max => ">=",
                     RetryAfterHonour::Exact => "exactly",
                 };
-                problems.push(format!(
+                problems.push(Finding::call(client, call, format!(
                     "{}: attempt {} started {} after the head of {what} (needed {relation} {})",
                     ctx.call_name(client, call),
                     next.n,
                     seconds(waited),
                     seconds(needed)
-                ));
+                )).attempt(next.n));
             }
         }
     }

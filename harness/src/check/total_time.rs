@@ -1,7 +1,7 @@
 //! `total_time`: how long each call took, from the closure's call to its return.
 
 use super::{Ctx, bound_text, verdict};
-use crate::report::Verdict;
+use crate::report::{Finding, Verdict};
 use crate::scenario::{BoundSpec, Millis};
 use crate::trace::seconds;
 
@@ -13,14 +13,22 @@ pub(super) fn check(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
             Some(end) => {
                 let took = end.saturating_sub(call.start_ms);
                 if !bound.contains(Millis::from_ms(took)) {
-                    problems.push(format!(
-                        "{name} took {}, expected {}",
-                        seconds(took),
-                        bound_text(bound)
+                    problems.push(Finding::call(
+                        call.client_id,
+                        call.call_id,
+                        format!(
+                            "{name} took {}, expected {}",
+                            seconds(took),
+                            bound_text(bound)
+                        ),
                     ));
                 }
             }
-            None => problems.push(format!("{name} never returned")),
+            None => problems.push(Finding::call(
+                call.client_id,
+                call.call_id,
+                format!("{name} never returned"),
+            )),
         }
     }
     verdict("total_time", problems, || {

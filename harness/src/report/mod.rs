@@ -65,6 +65,55 @@ impl Judgement {
     }
 }
 
+/// Where in a run a finding is: a call, named by its client and its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallRef {
+    /// The client instance (0 unless the scenario runs a fleet).
+    pub client: u32,
+    /// The call's index within its client, from 0.
+    pub call: u32,
+}
+
+/// One thing a check found wrong, located in the run when it can be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The call it concerns, when it concerns one.
+    pub call: Option<CallRef>,
+    /// The attempt it concerns: its number within the call, from 1.
+    pub attempt: Option<u32>,
+    /// What was found, as a sentence that names the call and attempt too.
+    pub message: String,
+}
+
+impl Finding {
+    /// A finding about call `call` of client `client`.
+    pub(crate) fn call(client: u32, call: u32, message: String) -> Finding {
+        Finding {
+            call: Some(CallRef { client, call }),
+            attempt: None,
+            message,
+        }
+    }
+
+    /// The same finding, about attempt `n` of its call.
+    pub(crate) fn attempt(mut self, n: u32) -> Finding {
+        self.attempt = Some(n);
+        self
+    }
+}
+
+impl From<String> for Finding {
+    /// A finding about the run as a whole.
+    fn from(message: String) -> Finding {
+        Finding {
+            call: None,
+            attempt: None,
+            message,
+        }
+    }
+}
+
 /// The judgement of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -73,8 +122,11 @@ pub struct Verdict {
     pub check: String,
     /// What the check concluded.
     pub judgement: Judgement,
-    /// What was found, pointing at the attempt when there is one.
+    /// What was found, pointing at the attempt when there is one: for a failure, the
+    /// first findings as one text.
     pub message: String,
+    /// Every finding of a failed check, one by one, with the call and attempt each concerns.
+    pub findings: Vec<Finding>,
 }
 
 impl Verdict {
@@ -98,7 +150,14 @@ impl Verdict {
             check: check.into(),
             judgement,
             message: message.into(),
+            findings: Vec::new(),
         }
+    }
+
+    /// The same verdict, with its findings.
+    pub(crate) fn with_findings(mut self, findings: Vec<Finding>) -> Verdict {
+        self.findings = findings;
+        self
     }
 
     /// Whether the check held. A verdict that was not judged did not.

@@ -254,6 +254,12 @@ fn backoff_max_elapsed_time_expires_on_the_virtual_clock() {
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(starts(&report), [0, 2000, 5000, 10_000]);
+    // The last attempt starts on the deadline, in time; the call ends a second after it.
+    assert_eq!(
+        message(&report, "no_attempt_after"),
+        "every attempt of every call started within 10.000s of its call's start (4 attempts; \
+         the latest, call 0's attempt 4, at 10.000s)"
+    );
     assert_eq!(call0(&report).1, Some(11_000));
 }
 
@@ -262,7 +268,15 @@ fn backoff_max_elapsed_time_on_the_system_clock_does_not_expire() {
     let report =
         clients_scenario!("backoff-max-elapsed-time-system-clock.yaml").run(backoff::system_clock);
     assert!(report.passed(), "{}", report.summary());
-    assert_eq!(caught(&report), ["attempts", "total_time"]);
+    assert_eq!(
+        caught(&report),
+        ["attempts", "total_time", "no_attempt_after"]
+    );
+    assert_eq!(
+        message(&report, "no_attempt_after"),
+        "failed as must_fail expects: call 0: attempt 5 started 19.000s after the call \
+         started, later than 10.000s"
+    );
     // An 8s sleep after 11s of virtual time: the real clock said ~0s had elapsed.
     assert_eq!(starts(&report), [0, 2000, 5000, 10_000, 19_000]);
     assert_eq!(call0(&report).1, Some(20_000));

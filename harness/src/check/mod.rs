@@ -7,6 +7,7 @@ mod attempts;
 pub(crate) mod bypass;
 mod conforms;
 mod dead_letter;
+mod deadline;
 mod effects;
 mod gaps;
 mod late;
@@ -20,7 +21,7 @@ mod total_time;
 
 use retrylab_endpoints::LedgerSnapshot;
 
-use crate::report::{Report, Verdict};
+use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
 use crate::trace::{Attempt, Trace, seconds};
 
@@ -31,6 +32,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
     pub(crate) epoch_unix_ms: u64,
     pub(crate) long_polls: &'a [crate::trace::LongPoll],
+    /// How the run ended: a check whose evidence a run cut short may be missing says so.
+    pub(crate) end: &'a RunEnd,
 }
 
 impl Ctx<'_> {
@@ -79,6 +82,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             ledgers: &report.ledgers,
             epoch_unix_ms,
             long_polls: &report.long_polls,
+            end: &report.end,
         };
         evaluate(&ctx)
     };
@@ -128,6 +132,11 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     if let Some(bound) = expect.total_time {
         out.push(total_time::check(ctx, bound));
     }
+    out.extend(
+        expect
+            .no_attempt_after
+            .map(|limit| deadline::check(ctx, limit)),
+    );
     if let Some(count) = expect.dead_lettered {
         out.push(dead_letter::check(ctx, count));
     }

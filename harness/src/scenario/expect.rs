@@ -67,6 +67,10 @@ pub struct Expectations {
     /// Time from a call's start to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_time: Option<BoundSpec>,
+    /// No attempt of a call starts later than this after the call started (a client-side
+    /// deadline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_attempt_after: Option<Millis>,
     /// Messages that reached a dead-letter endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_lettered: Option<CountSpec>,
@@ -104,7 +108,7 @@ impl Expectations {
     ///
     /// ```
     /// use retrylab::scenario::Expectations;
-    /// assert_eq!(Expectations::CHECK_NAMES.len(), 23);
+    /// assert_eq!(Expectations::CHECK_NAMES.len(), 24);
     /// ```
     pub const CHECK_NAMES: &'static [&'static str] = &[
         "outcome",
@@ -120,6 +124,7 @@ impl Expectations {
         "effects",
         "conforms_to",
         "total_time",
+        "no_attempt_after",
         "dead_lettered",
         "max_rate",
         "late_requests",
@@ -148,6 +153,7 @@ impl Expectations {
             self.effects.is_some(),
             self.conforms_to.is_some(),
             self.total_time.is_some(),
+            self.no_attempt_after.is_some(),
             self.dead_lettered.is_some(),
             self.max_rate.is_some(),
             self.late_requests.is_some(),
@@ -222,6 +228,30 @@ impl Expectations {
     /// Expects every delay to fit this policy's envelope.
     pub fn conforms_to(mut self, policy: PolicySpec) -> Self {
         self.conforms_to = Some(policy);
+        self
+    }
+
+    /// Expects no attempt of any call to start later than `limit` after the call started: a
+    /// client-side deadline or `max_elapsed_time`, checked on the attempts themselves.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// // 503s forever, a retry every 400ms: attempts at 0, 0.4s, 0.8s and 1.2s.
+    /// let scenario = Scenario::builder("four attempts in 1.2s")
+    ///     .endpoint("api", endpoint().script([status(503)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(fixed(ms(400)).max_attempts(4))
+    ///     .expect(expect().attempts(4).no_attempt_after(secs(1)))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// let late = report.failures().next().unwrap();
+    /// assert_eq!(late.message, "call 0: attempt 4 started 1.200s after the call started, \
+    ///     later than 1.000s");
+    /// ```
+    pub fn no_attempt_after(mut self, limit: Millis) -> Self {
+        self.no_attempt_after = Some(limit);
         self
     }
 }

@@ -157,7 +157,10 @@
 //! - `retry_after`: `Retry-After` was honoured (`honour: max | exact`, `cap`, `invalid`).
 //! - `not_retried_on`: no attempt follows these statuses.
 //! - `effects`: `exactly_once`, `at_most_once` or `at_least_once`.
-//! - `conforms_to`: every attempt fits what a named policy allows any correct client to do.
+//! - `conforms_to`: every attempt fits what a named policy allows any correct client to do
+//!   (and, for a jittered policy, the delays are not all its schedule without jitter).
+//! - `jitter: present`: two calls that retried after the same responses do not always sleep
+//!   the same; a client whose jitter is off fails.
 //! - `total_time`: a bound on each call's duration.
 //! - `no_attempt_after`: no attempt starts later than this after its call started (a
 //!   client-side deadline).

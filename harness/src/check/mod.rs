@@ -10,6 +10,7 @@ mod dead_letter;
 mod deadline;
 mod effects;
 mod gaps;
+mod jitter;
 mod late;
 mod marker;
 mod max_rate;
@@ -129,6 +130,7 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     if let Some(policy) = &expect.conforms_to {
         out.push(conforms::check(ctx, policy));
     }
+    out.extend(expect.jitter.map(|_| jitter::check(ctx)));
     if let Some(bound) = expect.total_time {
         out.push(total_time::check(ctx, bound));
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use ::backon::{ExponentialBuilder, FibonacciBuilder, Retryable};
 use retrylab::Env;
 
-use super::{AttemptError, attempt};
+use super::{AttemptError, attempt, jitter_seed};
 
 /// `ExponentialBuilder::default()`: no jitter, factor 2, min delay 1s, max delay 60s,
 /// 3 retries (backon's documented defaults). Retries 429, 5xx and transport errors.
@@ -23,11 +23,12 @@ pub async fn exponential(env: Env) -> Result<u16, AttemptError> {
 }
 
 /// `ExponentialBuilder::default().with_jitter()`, its generator seeded from the scenario
-/// (`env.seed("backon/jitter")`) so the run is reproducible.
+/// and the call ([`jitter_seed`]`(env, "backon/jitter")`) so the run is reproducible and
+/// each call draws its own delays.
 pub async fn exponential_jitter(env: Env) -> Result<u16, AttemptError> {
     let backoff = ExponentialBuilder::default()
         .with_jitter()
-        .with_jitter_seed(env.seed("backon/jitter"));
+        .with_jitter_seed(jitter_seed(&env, "backon/jitter"));
     (|| attempt(&env))
         .retry(backoff)
         .when(AttemptError::is_retryable)

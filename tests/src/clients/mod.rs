@@ -90,6 +90,15 @@ pub async fn attempt(env: &Env) -> Result<u16, AttemptError> {
     }
 }
 
+/// The seed of a client's jitter for this call: `env.seed(label)` moved on by the call's
+/// index. `env.seed(label)` is the same for every call of a run, so a jitter seeded with it
+/// alone draws the same delays on every call, and its calls retry in lockstep (what
+/// `expect.jitter` reports as delays that do not vary). Call 0 keeps `env.seed(label)`, so
+/// single-call scenarios draw what they always drew.
+pub fn jitter_seed(env: &Env, label: &str) -> u64 {
+    env.seed(label).wrapping_add(u64::from(env.call_index()))
+}
+
 /// Every client of this module, by the name `scenarios/clients/` files give in
 /// `client: { custom: <name> }`.
 pub fn registry() -> Clients {

@@ -22,7 +22,7 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use retrylab::Env;
 
-use super::AttemptError;
+use super::{AttemptError, jitter_seed};
 
 /// The request type of these services.
 pub type Req = Request<Full<Bytes>>;
@@ -146,7 +146,7 @@ impl Policy<Req, Response<Bytes>, AttemptError> for BackoffPolicy {
 /// `ExponentialBackoffMaker::new(250ms, 4s, 0.5, rng)`: 250ms doubling up to 4s, plus a
 /// jitter of up to half the delay, 5 retries.
 pub async fn retry_backoff(env: Env) -> Result<u16, AttemptError> {
-    let rng = SeededRng::new(env.seed("tower/jitter"));
+    let rng = SeededRng::new(jitter_seed(&env, "tower/jitter"));
     let mut maker =
         ExponentialBackoffMaker::new(Duration::from_millis(250), Duration::from_secs(4), 0.5, rng)
             .expect("a valid backoff");

@@ -170,7 +170,9 @@
 //! # Checks
 //!
 //! `expect:` holds the checks; each applies to every call (`total_*` ones to all calls
-//! together), and each failed verdict explains itself and points at the attempt:
+//! together), and each failed verdict explains itself and points at the attempt. A check
+//! without the evidence it needs (no attempt, a run cut short) is not judged, which counts
+//! as a failure:
 //!
 //! - `outcome` / `outcomes`: `success`, `failure` or `stopped` (by a limit).
 //! - `stop_reason`: why the built-in client stopped (`not_retryable`, ...).
@@ -181,8 +183,13 @@
 //! - `retry_after`: `Retry-After` was honoured (`honour: max | exact`, `cap`, `invalid`).
 //! - `not_retried_on`: no attempt follows these statuses.
 //! - `effects`: `exactly_once`, `at_most_once` or `at_least_once`.
-//! - `conforms_to`: every attempt fits what a named policy allows any correct client to do.
+//! - `conforms_to`: every attempt fits what a named policy allows any correct client to do
+//!   (and, for a jittered policy, the delays are not all its schedule without jitter).
+//! - `jitter: present`: two calls that retried after the same responses do not always sleep
+//!   the same; a client whose jitter is off fails.
 //! - `total_time`: a bound on each call's duration.
+//! - `no_attempt_after`: no attempt starts later than this after its call started (a
+//!   client-side deadline).
 //! - `dead_lettered`, `max_rate`, `late_requests`: hand-offs to a dead-letter endpoint,
 //!   requests per window, requests after their call returned.
 //! - `same_idempotency_key`, `same_body`, `header`: what the requests of a call carried.

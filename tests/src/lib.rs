@@ -3,6 +3,8 @@
 //!
 //! [`clients`] holds one module per retry crate, each wrapping a call on `env.http_client()`;
 //! [`clients::registry`] names them for `client: { custom: <name> }` in
-//! `scenarios/clients/`.
+//! `scenarios/clients/`; [`repeat`] makes a scenario's calls repeat each other, for
+//! comparing their delays.
 
 pub mod clients;
+pub mod repeat;

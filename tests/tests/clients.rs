@@ -9,7 +9,7 @@
 
 use retrylab::scenario::StepSpec;
 use retrylab::trace::CallResult;
-use retrylab::{Report, Scenario};
+use retrylab::{Judgement, Report, Scenario};
 use retrylab_tests::clients::{backoff, backon, tokio_retry2, tower};
 
 /// A scenario of `scenarios/clients/`.
@@ -301,6 +301,12 @@ fn backoff_max_elapsed_time_expires_on_the_virtual_clock() {
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(starts(&report), [0, 2000, 5000, 10_000]);
+    // The last attempt starts on the deadline, in time; the call ends a second after it.
+    assert_eq!(
+        message(&report, "no_attempt_after"),
+        "every attempt of every call started within 10.000s of its call's start (4 attempts; \
+         the latest, call 0's attempt 4, at 10.000s)"
+    );
     assert_eq!(call0(&report).1, Some(11_000));
 }
 
@@ -309,10 +315,99 @@ fn backoff_max_elapsed_time_on_the_system_clock_does_not_expire() {
     let report =
         clients_scenario!("backoff-max-elapsed-time-system-clock.yaml").run(backoff::system_clock);
     assert!(report.passed(), "{}", report.summary());
-    assert_eq!(caught(&report), ["attempts", "total_time"]);
+    assert_eq!(
+        caught(&report),
+        ["attempts", "total_time", "no_attempt_after"]
+    );
+    assert_eq!(
+        message(&report, "no_attempt_after"),
+        "failed as must_fail expects: call 0: attempt 5 started 19.000s after the call \
+         started, later than 10.000s"
+    );
     // An 8s sleep after 11s of virtual time: the real clock said ~0s had elapsed.
     assert_eq!(starts(&report), [0, 2000, 5000, 10_000, 19_000]);
     assert_eq!(call0(&report).1, Some(20_000));
+}
+
+// ---- jitter: present --------------------------------------------------------------------
+
+/// `file` of `scenarios/clients/` with `calls` calls that each meet the script from its
+/// start, expecting `jitter: present` only.
+fn jitter_scenario(file: &str, calls: u32) -> Scenario {
+    let path = format!("{}/../scenarios/clients/{file}", env!("CARGO_MANIFEST_DIR"));
+    let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut scenario = retrylab_tests::repeat::from_the_start(scenario, calls);
+    scenario.expect = retrylab::prelude::expect().jitter_present();
+    scenario.must_fail.clear();
+    scenario
+}
+
+fn jitter(report: &Report) -> (Judgement, &str) {
+    let v = report
+        .verdicts()
+        .iter()
+        .find(|v| v.check == "jitter")
+        .unwrap_or_else(|| panic!("no jitter verdict:\n{}", report.summary()));
+    (v.judgement, v.message.as_str())
+}
+
+#[test]
+fn the_clients_that_jitter_are_not_flagged() {
+    // backon's jitter, seeded per call (with the same seed on every call it would draw the
+    // same delays every call, and be flagged).
+    let backon = jitter_scenario("backon-exponential-jitter.yaml", 4);
+    for seed in 1..=30 {
+        let report = backon.run_with_seed(seed, backon::exponential_jitter);
+        assert_eq!(
+            jitter(&report).0,
+            Judgement::Passed,
+            "seed {seed}: {}",
+            report.summary()
+        );
+    }
+    // tower jitters its sub-second delays only (1s and 2s come out exact): they vary.
+    let tower = jitter_scenario("tower-retry-backoff.yaml", 3);
+    for seed in 1..=30 {
+        let report = tower.run_with_seed(seed, tower::retry_backoff);
+        let (judgement, message) = jitter(&report);
+        assert_eq!(
+            judgement,
+            Judgement::Passed,
+            "seed {seed}: {}",
+            report.summary()
+        );
+        assert!(message.contains("call 2's attempt 2 started"), "{message}");
+    }
+    // tokio-retry2's jitter draws from rand's thread generator: every run differs.
+    let tokio_retry2 = jitter_scenario("tokio-retry2-jitter.yaml", 3);
+    for _ in 0..10 {
+        let report = tokio_retry2.run(tokio_retry2::jitter);
+        assert_eq!(jitter(&report).0, Judgement::Passed, "{}", report.summary());
+    }
+}
+
+#[test]
+fn the_clients_that_do_not_jitter_are_flagged() {
+    // backon's default ExponentialBuilder: 1s, 2s, 4s, no jitter. With 1ms of latency the
+    // first call opens the connection and the others reuse it, so calls 1-3 are compared
+    // with each other, not with call 0.
+    let report = jitter_scenario("backon-exponential.yaml", 4).run(backon::exponential);
+    assert_eq!(
+        jitter(&report),
+        (
+            Judgement::Failed,
+            "the delays do not vary: each of the 6 delays compared equals an earlier call's after \
+             the same responses at the same instants (call 2 attempt 2: 1.000s as in call 1; \
+             call 2 attempt 3: 2.000s as in call 1; call 2 attempt 4: 4.000s as in call 1; 3 \
+             more); a client that jitters does that with probability below 1e-6, even leaving \
+             out the 2 at 4.000s, which could be a cap"
+        ),
+        "{}",
+        report.summary()
+    );
+    // backoff with randomization_factor 0, as its client here is configured.
+    let report = jitter_scenario("backoff-max-elapsed-time.yaml", 4).run(backoff::virtual_clock);
+    assert_eq!(jitter(&report).0, Judgement::Failed, "{}", report.summary());
 }
 
 // ---- the registry -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, verdict_on};
 use crate::policy::aws::error_code::error_code;
+use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
@@ -30,14 +31,16 @@ fn with_open_count(spec: &PolicySpec) -> (PolicySpec, bool) {
 /// The response an endpoint step wrote, as the scenario scripted it: its headers (with the
 /// `Retry-After` the step renders) and body. Policies that read more than the status (AWS
 /// error codes, `x-amz-retry-after`, gRPC pushback) judge attempts on these.
-struct Answer {
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Answer {
+    /// Header names lowercased, values as scripted.
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
 }
 
 /// The scripted answers by attempt id, from the endpoints' ledgers: each request names its
 /// attempt (a header the harness surfaces add), its route and the step that ran.
-fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
+pub(super) fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
     let mut out = BTreeMap::new();
     for (name, ledger) in ctx.ledgers {
         let Some(endpoint) = ctx.scenario.endpoints.get(name) else {
@@ -92,6 +95,13 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
     };
     let name = policy.name();
     let tolerance = ctx.scenario.tolerance.map_or(0, |t| t.as_ms());
+    // A jittered policy also flags a client whose jitter is off; under a tolerance instants
+    // are not exact, so a match means nothing.
+    let mut nominal = spec
+        .without_jitter()
+        .filter(|_| tolerance == 0)
+        .and_then(|plain| plain.policy().ok())
+        .map(|plain| Nominal::new(policy.clone_box(), plain));
     let mut conformance = Conformance::new(policy).with_tolerance_ms(tolerance);
     let mut problems = Vec::new();
     let mut judged = 0;
@@ -126,22 +136,36 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
             })
             .collect();
         judged += views.len();
-        conformance = conformance.with_client(ClientHistory {
+        let history = ClientHistory {
             client_index: client,
             call_index: call,
             attempts_before: 0,
-        });
+        };
+        if let Some(nominal) = &mut nominal {
+            nominal.observe_call(&history, &ctx.call_name(client, call), &views);
+        }
+        conformance = conformance.with_client(history);
         for violation in conformance.check_call(&views) {
             if open_count && violation.kind == ViolationKind::StoppedEarly {
                 continue;
             }
-            problems.push(Finding::call(
-                client,
-                call,
-                format!("{}: {}", ctx.call_name(client, call), violation.message),
+            problems.push((
+                violation.kind,
+                Finding::call(
+                    client,
+                    call,
+                    format!("{}: {}", ctx.call_name(client, call), violation.message),
+                ),
             ));
         }
     }
+    if let Some(finding) = nominal.as_ref().and_then(Nominal::finding) {
+        // Every delay on its nominal instant pins the full and equal jitters' windows at
+        // their top: the finding says it once for the run.
+        problems.retain(|(kind, _)| *kind != ViolationKind::PinnedAtBound);
+        problems.push((ViolationKind::PinnedAtBound, Finding::from(finding)));
+    }
+    let problems: Vec<Finding> = problems.into_iter().map(|(_, finding)| finding).collect();
     verdict_on(
         "conforms_to",
         judged,

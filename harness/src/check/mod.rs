@@ -8,8 +8,10 @@ pub(crate) mod bypass;
 mod conforms;
 mod dead_letter;
 mod dead_steps;
+mod deadline;
 mod effects;
 mod gaps;
+mod jitter;
 mod late;
 mod marker;
 mod max_rate;
@@ -35,6 +37,8 @@ pub(crate) struct Ctx<'a> {
     /// Why the run did not settle before judging, if it did not: what endpoints commit and
     /// receive may be incomplete.
     pub(crate) unsettled: Option<&'a str>,
+    /// How the run ended: a check whose evidence a run cut short may be missing says so.
+    pub(crate) end: &'a RunEnd,
 }
 
 impl Ctx<'_> {
@@ -97,6 +101,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             epoch_unix_ms,
             long_polls: &report.long_polls,
             unsettled: report.unsettled.as_deref(),
+            end: &report.end,
         };
         evaluate(&ctx)
     };
@@ -134,9 +139,11 @@ fn incomplete(report: &Report) -> Option<String> {
 }
 
 /// An expectation's verdict on a run whose evidence is incomplete: not judged, keeping what
-/// the check found so far. Diagnostics (`bypass`) explain the run and stay as they are.
+/// the check found so far. Diagnostics (`bypass`) explain the run and stay as they are, and
+/// `no_attempt_after` judges a cut-short run itself: an attempt already late is a failure
+/// whatever could have come after it.
 fn unjudged(verdict: Verdict, why: &str) -> Verdict {
-    if verdict.check == bypass::CHECK {
+    if verdict.check == bypass::CHECK || verdict.check == deadline::CHECK {
         return verdict;
     }
     Verdict::not_judged(
@@ -185,9 +192,15 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     if let Some(policy) = &expect.conforms_to {
         out.push(conforms::check(ctx, policy));
     }
+    out.extend(expect.jitter.map(|_| jitter::check(ctx)));
     if let Some(bound) = expect.total_time {
         out.push(total_time::check(ctx, bound));
     }
+    out.extend(
+        expect
+            .no_attempt_after
+            .map(|limit| deadline::check(ctx, limit)),
+    );
     if let Some(count) = expect.dead_lettered {
         out.push(dead_letter::check(ctx, count));
     }

@@ -23,6 +23,7 @@ mod generic;
 mod jitter;
 mod linear;
 mod no_retry;
+pub(crate) mod nominal;
 mod retry_after;
 pub mod sns;
 mod units;

@@ -64,9 +64,17 @@ pub struct Expectations {
     /// Every delay lies within this policy's envelope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conforms_to: Option<PolicySpec>,
+    /// `present`: the client's retry delays vary between calls that retried after the same
+    /// responses (needs at least 2 calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterCheckSpec>,
     /// Time from a call's start to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_time: Option<BoundSpec>,
+    /// No attempt of a call starts later than this after the call started (a client-side
+    /// deadline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_attempt_after: Option<Millis>,
     /// Messages that reached a dead-letter endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_lettered: Option<CountSpec>,
@@ -104,7 +112,7 @@ impl Expectations {
     ///
     /// ```
     /// use retrylab::scenario::Expectations;
-    /// assert_eq!(Expectations::CHECK_NAMES.len(), 23);
+    /// assert_eq!(Expectations::CHECK_NAMES.len(), 25);
     /// ```
     pub const CHECK_NAMES: &'static [&'static str] = &[
         "outcome",
@@ -119,7 +127,9 @@ impl Expectations {
         "not_retried_on",
         "effects",
         "conforms_to",
+        "jitter",
         "total_time",
+        "no_attempt_after",
         "dead_lettered",
         "max_rate",
         "late_requests",
@@ -147,7 +157,9 @@ impl Expectations {
             !self.not_retried_on.is_empty(),
             self.effects.is_some(),
             self.conforms_to.is_some(),
+            self.jitter.is_some(),
             self.total_time.is_some(),
+            self.no_attempt_after.is_some(),
             self.dead_lettered.is_some(),
             self.max_rate.is_some(),
             self.late_requests.is_some(),
@@ -224,6 +236,70 @@ impl Expectations {
         self.conforms_to = Some(policy);
         self
     }
+
+    /// Expects the client's retry delays to be jittered (`jitter: present`): two calls that
+    /// retried after the same responses must not always sleep the same. Needs at least 2
+    /// calls.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    /// use retrylab::scenario::Jitter;
+    ///
+    /// let scenario = Scenario::builder("three calls against a failing service")
+    ///     .endpoint("api", endpoint().script([status(503)]))
+    ///     .operation(get("api", "/").calls(3))
+    ///     .client(exponential().initial(ms(100)).jitter(Jitter::Full).max_attempts(5))
+    ///     .expect(expect().outcome(Failure).jitter_present())
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// assert!(report.passed(), "{}", report.summary());
+    /// ```
+    pub fn jitter_present(mut self) -> Self {
+        self.jitter = Some(JitterCheckSpec::Present);
+        self
+    }
+
+    /// Expects no attempt of any call to start later than `limit` after the call started: a
+    /// client-side deadline or `max_elapsed_time`, checked on the attempts themselves.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// // 503s forever, a retry every 400ms: attempts at 0, 0.4s, 0.8s and 1.2s.
+    /// let scenario = Scenario::builder("four attempts in 1.2s")
+    ///     .endpoint("api", endpoint().script([status(503)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(fixed(ms(400)).max_attempts(4))
+    ///     .expect(expect().attempts(4).no_attempt_after(secs(1)))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// let late = report.failures().next().unwrap();
+    /// assert_eq!(late.message, "call 0: attempt 4 started 1.200s after the call started, \
+    ///     later than 1.000s");
+    /// ```
+    pub fn no_attempt_after(mut self, limit: Millis) -> Self {
+        self.no_attempt_after = Some(limit);
+        self
+    }
+}
+
+/// `jitter: present`: what the `jitter` check expects of the client's retry delays.
+///
+/// ```
+/// use retrylab::scenario::JitterCheckSpec;
+/// let j: JitterCheckSpec = serde_saphyr::from_str("present").unwrap();
+/// assert_eq!(j, JitterCheckSpec::Present);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JitterCheckSpec {
+    /// The delays vary: two calls that retried after the same responses do not always
+    /// sleep the same.
+    Present,
 }
 
 /// How a call ends.

@@ -76,7 +76,8 @@ pub use endpoint::{
 pub use error::{Location, ScenarioError, ScenarioErrors};
 pub use expect::{
     AmplificationSpec, AtMostSpec, EffectsSpec, Expectations, HeaderCheckSpec, InvalidRetryAfter,
-    MaxRateSpec, Outcome, RetryAfterCheckSpec, RetryAfterHonour, RetryWavesSpec, StopReason,
+    JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec, RetryAfterHonour, RetryWavesSpec,
+    StopReason,
 };
 pub use headers::HeadersSpec;
 pub use latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};

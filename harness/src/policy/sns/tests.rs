@@ -765,6 +765,7 @@ expect:
   gaps: [ { within: [20s, 20s] }, { within: [30s, 30s] }, { within: [40s, 40s] } ]
   conforms_to:
     sns_delivery:
+      jitter: 0
       delivery_policy:
         healthyRetryPolicy: { minDelayTarget: 20, maxDelayTarget: 40, numRetries: 3 }
 "#;

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use super::{AwsParams, ClientSpec, RetryAfterPolicy, RetryCondition, SnsBackoffFunction};
+use super::SnsBackoffFunction;
+use super::{AwsJitter, AwsParams, ClientSpec, Jitter, RetryAfterPolicy, RetryCondition};
 use super::{SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
@@ -66,6 +67,40 @@ impl ClientSpec {
     /// ```
     pub fn policy(&self) -> Result<Box<dyn Policy>, PolicyError> {
         from_spec(self)
+    }
+
+    /// The same policy with its jitter off, when it has a jitter that is on: its nominal
+    /// schedule, which a client with its jitter silently off follows exactly (`conforms_to`
+    /// flags such a client). `None` for a policy without jitter, or with it off.
+    ///
+    /// ```
+    /// use retrylab::scenario::{AwsParams, ClientSpec, ExponentialParams, FixedParams, Jitter};
+    ///
+    /// let full = ClientSpec::Exponential(ExponentialParams::default().jitter(Jitter::Full));
+    /// let plain = ClientSpec::Exponential(ExponentialParams::default().jitter(Jitter::None));
+    /// assert_eq!(full.without_jitter(), Some(plain.clone()));
+    /// assert_eq!(plain.without_jitter(), None);
+    /// assert_eq!(ClientSpec::Fixed(FixedParams::default()).without_jitter(), None);
+    /// assert!(ClientSpec::AwsStandard(AwsParams::default()).without_jitter().is_some());
+    /// ```
+    pub fn without_jitter(&self) -> Option<ClientSpec> {
+        let mut plain = self.clone();
+        let had_jitter = match &mut plain {
+            ClientSpec::Exponential(p) => {
+                std::mem::replace(&mut p.jitter, Jitter::None) != Jitter::None
+            }
+            ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => {
+                std::mem::replace(&mut p.jitter, Jitter::None) != Jitter::None
+            }
+            ClientSpec::AwsStandard(p)
+            | ClientSpec::AwsStandard21(p)
+            | ClientSpec::AwsAdaptive(p) => {
+                std::mem::replace(&mut p.jitter, AwsJitter::None) != AwsJitter::None
+            }
+            ClientSpec::SnsDelivery(p) => std::mem::take(&mut p.jitter).value() > 0.0,
+            _ => false,
+        };
+        had_jitter.then_some(plain)
     }
 }
 

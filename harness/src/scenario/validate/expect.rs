@@ -110,5 +110,15 @@ impl Validator<'_> {
         if let Some(c) = &e.conforms_to {
             self.policy("expect.conforms_to", c);
         }
+        // A single call's delays fit some schedule whatever they are: only two calls that
+        // retried after the same responses can show a delay that is not a function of them.
+        if e.jitter.is_some() && u64::from(o.calls) * u64::from(o.clients) < 2 {
+            self.err_expected(
+                "expect.jitter",
+                "`jitter` compares the delays of calls that retried after the same responses, \
+                 and the scenario makes 1 call",
+                "`operation.calls` of 2 or more",
+            );
+        }
     }
 }

@@ -132,3 +132,217 @@ fn passing_runs_exit_zero() {
     let (output, json) = run_json(&folder);
     assert_eq!(output.status.code(), Some(0), "{json}");
 }
+
+/// Runs the binary with `args`, killed and failed after 30 s: a walk into a symlink cycle
+/// or a read of `/dev/zero` must not hang the suite.
+fn bounded(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("retrylab runs");
+    for _ in 0..300 {
+        if child.try_wait().expect("waitable").is_some() {
+            return child.wait_with_output().expect("its output");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let output = child.wait_with_output().expect("its output");
+    panic!(
+        "retrylab {args:?} did not finish in 30 s; stderr so far:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A FIFO at `path` through `mkfifo`, or why there is none.
+fn mkfifo(path: &std::path::Path) -> Result<(), String> {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("mkfifo exited with {status}")),
+        Err(e) => Err(format!("mkfifo is not available: {e}")),
+    }
+}
+
+/// The folder walk followed a symlink cycle until the path was too long, would block on a
+/// FIFO and read `/dev/zero` without end; now each is skipped with a warning saying what it
+/// is, and the scenarios beside them are checked.
+#[cfg(unix)]
+#[test]
+fn the_walk_skips_cycles_fifos_devices_and_dangling_links() {
+    use std::os::unix::fs::symlink;
+    let folder = Folder::with("walk", &[("ok.yaml", PASSING)]);
+    let dir = &folder.0;
+    std::fs::create_dir(dir.join("sub")).expect("a subfolder");
+    std::fs::write(dir.join("sub/inner.yaml"), PASSING).expect("a scenario");
+    symlink("..", dir.join("sub/up")).expect("a link back to the parent");
+    symlink("/dev/zero", dir.join("zero.yaml")).expect("a link to /dev/zero");
+    symlink("missing.yaml", dir.join("gone.yaml")).expect("a dangling link");
+    let fifo = mkfifo(&dir.join("pipe.yaml"));
+    if let Err(why) = &fifo {
+        println!("no FIFO in this test: {why}");
+    }
+
+    for command in ["check", "run"] {
+        let output = bounded(&[command.as_ref(), dir.as_os_str()]);
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{command}: {stdout}\n{stderr}"
+        );
+        let d = dir.display();
+        let mut expected = vec![
+            format!(
+                "warning: {d}/gone.yaml: skipped: a dangling symlink: its target missing.yaml \
+                 does not exist"
+            ),
+            format!(
+                "warning: {d}/sub/up: skipped: the folder {} was already searched as {d} (a \
+                 symlink cycle or a second link)",
+                std::fs::canonicalize(dir).expect("canonical").display()
+            ),
+            format!(
+                "warning: {d}/zero.yaml: skipped: not a regular file (a character device); \
+                 scenario files are read only from regular files"
+            ),
+        ];
+        if fifo.is_ok() {
+            expected.insert(
+                1,
+                format!(
+                    "warning: {d}/pipe.yaml: skipped: not a regular file (a FIFO); scenario \
+                     files are read only from regular files"
+                ),
+            );
+        }
+        let warnings: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .collect();
+        assert_eq!(warnings, expected, "{command}");
+        if command == "check" {
+            assert!(stdout.ends_with("2 files, 0 with errors\n"), "{stdout}");
+        } else {
+            assert!(stdout.contains("2 runs: 2 passed"), "{stdout}");
+        }
+    }
+}
+
+/// Given by name, a path that is not a regular file is an error saying what it is, and never
+/// read: "no such file" only when nothing is there.
+#[cfg(unix)]
+#[test]
+fn a_path_that_cannot_be_read_says_what_it_is() {
+    use std::os::unix::fs::symlink;
+    let folder = Folder::with("paths", &[]);
+    let dir = &folder.0;
+    symlink("/dev/zero", dir.join("zero.yaml")).expect("a link to /dev/zero");
+    symlink("missing.yaml", dir.join("gone.yaml")).expect("a dangling link");
+    let big = std::fs::File::create(dir.join("big.yaml")).expect("a file");
+    // Sparse: no 16 MiB are written.
+    big.set_len(retrylab::scenario::MAX_FILE_BYTES + 1)
+        .expect("a large file");
+    let mut cases = vec![
+        (
+            "zero.yaml",
+            1,
+            "zero.yaml: not a regular file (a character device); scenario files are read only \
+             from regular files",
+        ),
+        (
+            "gone.yaml",
+            1,
+            "gone.yaml: a dangling symlink: its target missing.yaml does not exist",
+        ),
+        (
+            "big.yaml",
+            1,
+            "big.yaml: the file is 16777217 bytes; scenario files are limited to 16777216 bytes \
+             (16 MiB)",
+        ),
+        (
+            "absent.yaml",
+            2,
+            "absent.yaml: no such file or directory (give scenario files or folders of them)",
+        ),
+    ];
+    match mkfifo(&dir.join("pipe.yaml")) {
+        Ok(()) => cases.push((
+            "pipe.yaml",
+            1,
+            "pipe.yaml: not a regular file (a FIFO); scenario files are read only from regular \
+             files",
+        )),
+        Err(why) => println!("no FIFO in this test: {why}"),
+    }
+    let locked = dir.join("locked.yaml");
+    std::fs::write(&locked, PASSING).expect("a scenario");
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000))
+            .expect("permissions");
+    }
+    // Root reads any file whatever its mode.
+    if std::fs::read(&locked).is_err() {
+        cases.push((
+            "locked.yaml",
+            1,
+            "locked.yaml: permission denied (Permission denied (os error 13))",
+        ));
+    } else {
+        println!("no permission case: this user reads files of mode 000");
+    }
+    for (name, code, message) in cases {
+        let path = dir.join(name);
+        let output = bounded(&["check".as_ref(), path.as_os_str()]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{name}: {stderr}");
+        let expected = format!("{}/{message}", dir.display());
+        assert!(
+            stderr.lines().any(|l| l.ends_with(&expected)),
+            "{name}: expected `{expected}` in:\n{stderr}"
+        );
+    }
+}
+
+/// A folder without a scenario gave `0 files, 0 with errors` and exit 0: nothing checked.
+#[test]
+fn a_folder_without_scenarios_is_an_error() {
+    let folder = Folder::with("empty", &[("notes.txt", "not a scenario")]);
+    for command in ["check", "run"] {
+        let output = bounded(&[command.as_ref(), folder.0.as_os_str()]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "error: {}: no scenario files (*.yaml, *.yml) in this folder\n",
+                folder.0.display()
+            ),
+            "{command}"
+        );
+    }
+}
+
+/// The command line read files as text, so invalid UTF-8 lost its position.
+#[test]
+fn invalid_utf8_is_located() {
+    let folder = Folder::with("utf8", &[]);
+    let file = folder.0.join("cafe.yaml");
+    std::fs::write(&file, b"version: 1\nname: caf\xe9\n").expect("a file");
+    let output = bounded(&["check".as_ref(), file.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "{}:2:10: the file is not valid UTF-8: byte 0xE9 at byte offset 20\n",
+            file.display()
+        )
+    );
+}

@@ -74,3 +74,22 @@ fn load_reads_files_and_names_them_as_given() {
         Some(24)
     );
 }
+
+/// Plain YAML drops the spaces around a scalar, so a name, path, body or header value with
+/// a space at either end came back without it.
+#[test]
+fn strings_round_trip_byte_for_byte() {
+    let yaml = "version: 1\nname: \"trailing space \"\ndescription: \" leading, and  two \"\n\
+                endpoints: { api: { script: [ { status: 200, body: \"ok \\n  \", \
+                headers: { X-A: \"v \" } } ] } }\n\
+                operation: { endpoint: api, path: /orders, body: \"  \" }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "spaces.yaml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scenario.name, "trailing space ");
+    let text = scenario.to_yaml();
+    let again = Scenario::from_yaml_str(&text, "spaces (serialized)")
+        .unwrap_or_else(|e| panic!("{e}\n--- serialized:\n{text}"));
+    assert_eq!(
+        again, scenario,
+        "the round trip changed the scenario:\n{text}"
+    );
+}

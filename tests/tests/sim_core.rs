@@ -566,3 +566,21 @@ limits: { max_client_attempts: 3 }
     );
     assert_eq!(attempts[3].outcome, AttemptOutcome::Abandoned);
 }
+
+/// An endpoint with neither `script` nor `routes` answered 404 (no route at all) although the
+/// format says it answers 200 to everything.
+#[test]
+fn an_endpoint_without_script_answers_200_forever() {
+    let yaml = "version: 1\nname: bare\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, method: POST, path: /orders, calls: 3 }\n\
+                expect: { outcome: success, attempts: 1 }\n";
+    let report = scenario(yaml).run(|env| retry_loop(env, Duration::from_secs(1), None));
+    assert!(report.passed(), "{}", report.summary());
+    let outcomes: Vec<_> = report
+        .trace()
+        .attempts
+        .iter()
+        .map(|a| a.outcome)
+        .collect();
+    assert_eq!(outcomes, vec![AttemptOutcome::Status(200); 3]);
+}

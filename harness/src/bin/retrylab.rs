@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use retrylab::scenario::{ClientSpec, Scenario};
-use retrylab::suite::{Clients, ScenarioFile, scenario_files};
+use retrylab::suite::{Clients, ScenarioFile, scan};
 use retrylab::{Judgement, Report};
 
 #[derive(Parser)]
@@ -28,8 +28,11 @@ use retrylab::{Judgement, Report};
     version,
     about = "Deterministic fault-injection tests for retry clients",
     after_help = "Exit status: 0 when every scenario that ran passed (and at least one ran); \
-                  1 when a run failed, a verdict could not be judged, a file is invalid, or \
-                  nothing ran; 2 when a path is missing or unreadable."
+                  1 when a run failed, a verdict could not be judged, a file is invalid or \
+                  unreadable (not a regular file, over 16 MiB, not UTF-8), or nothing ran; 2 \
+                  when a path is missing or a folder holds no scenario file. Folders are \
+                  searched for regular *.yaml files, each folder once (symlink cycles end); \
+                  what is skipped is printed as a warning."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -79,15 +82,43 @@ fn main() -> ExitCode {
     }
 }
 
-/// Every scenario file named by `paths`, in a stable order.
+/// Every scenario file named by `paths`, in a stable order; what the search of a folder
+/// passed over is printed as a warning. A folder without a scenario is an error: a run or
+/// check of nothing would verify nothing.
 fn files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>, String> {
     let mut out = Vec::new();
     for path in paths {
+        // A path that is there but is no folder (a dangling symlink, a FIFO, a device) is
+        // loaded as a file, and loading says what it is.
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "{}: no such file or directory (give scenario files or folders of them)",
+                    path.display()
+                ));
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Ok(_) => {}
+        }
         if path.is_dir() {
-            let found = scenario_files(path)
+            let found = scan(path)
                 .map_err(|e| format!("{}: cannot read the directory: {e}", path.display()))?;
-            out.extend(found);
-        } else if path.is_file() {
+            for skipped in &found.skipped {
+                eprintln!("warning: {skipped}");
+            }
+            if found.files.is_empty() {
+                return Err(format!(
+                    "{}: no scenario files (*.yaml, *.yml) in this folder{}",
+                    path.display(),
+                    if found.skipped.is_empty() {
+                        ""
+                    } else {
+                        " (the entries skipped are listed above)"
+                    }
+                ));
+            }
+            out.extend(found.files);
+        } else {
             let display = path.display().to_string();
             let test_name = path.with_extension("").display().to_string();
             out.push(ScenarioFile {
@@ -95,20 +126,13 @@ fn files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>, String> {
                 display,
                 test_name,
             });
-        } else {
-            return Err(format!(
-                "{}: no such file or directory (give scenario files or folders of them)",
-                path.display()
-            ));
         }
     }
     Ok(out)
 }
 
 fn load(file: &ScenarioFile) -> Result<Scenario, String> {
-    let source = std::fs::read_to_string(&file.path)
-        .map_err(|e| format!("{}: cannot read: {e}", file.display))?;
-    Scenario::from_yaml_str(&source, &file.display).map_err(|e| e.to_string())
+    Scenario::load_as(&file.path, &file.display).map_err(|e| e.to_string())
 }
 
 fn check(paths: &[PathBuf]) -> ExitCode {

@@ -270,6 +270,10 @@ fn endpoint_config(
     if let Some(script) = &spec.script {
         let steps = steps(scenario, &format!("{path}.script"), script, errors);
         config = config.route(Route::any().script(steps).scope(scope(spec.scope)));
+    } else if spec.routes.is_empty() {
+        // An endpoint with neither `script` nor `routes` answers 200 to everything: an empty
+        // script's only step.
+        config = config.route(Route::any().scope(scope(spec.scope)));
     }
     for (i, route) in spec.routes.iter().enumerate() {
         let route_path = format!("{path}.routes[{i}]");

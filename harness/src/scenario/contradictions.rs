@@ -393,6 +393,10 @@ impl Contradictions<'_> {
         if let Some(steps) = &endpoint.script {
             return Some(Route::Script(join(&base, "script"), steps));
         }
+        if endpoint.routes.is_empty() {
+            // No script and no routes: every request gets 200, which contradicts no success.
+            return None;
+        }
         let op = &s.operation;
         // Routes match the path without its query.
         let path = op.path.split('?').next().unwrap_or_default();
@@ -404,15 +408,10 @@ impl Contradictions<'_> {
             let script = join(&index(&join(&base, "routes"), i), "script");
             return Some(Route::Script(script, steps));
         }
-        let why = if endpoint.routes.is_empty() {
-            format!("endpoint `{name}` has no script, so it answers every request with 404")
-        } else {
-            format!(
-                "no route of endpoint `{name}` matches `{} {path}`, so every request gets 404",
-                op.method
-            )
-        };
-        Some(Route::NotFound(why))
+        Some(Route::NotFound(format!(
+            "no route of endpoint `{name}` matches `{} {path}`, so every request gets 404",
+            op.method
+        )))
     }
 
     /// Whether the operation's requests match `route`; `None` when that cannot be told (a

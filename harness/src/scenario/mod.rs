@@ -39,6 +39,7 @@ mod endpoint;
 mod epoch;
 mod error;
 mod expect;
+pub(crate) mod file;
 mod headers;
 mod http;
 mod latency;
@@ -79,6 +80,7 @@ pub use expect::{
     JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec, RetryAfterHonour, RetryWavesSpec,
     StopReason,
 };
+pub use file::MAX_FILE_BYTES;
 pub use headers::HeadersSpec;
 pub use latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 pub use limits::{LimitsSpec, ScenarioStatus, SeedRange};

@@ -218,11 +218,35 @@ impl Scenario {
     /// assert!(yaml.contains("times: 2"));
     /// assert_eq!(Scenario::from_yaml_str(&yaml, "back.yaml").unwrap(), s);
     /// ```
+    ///
+    /// Every string reads back byte for byte: when one would not survive the emitter's plain
+    /// or block styles (a space at either end, a line break, a run of spaces, a long line),
+    /// every string value of the document is quoted.
     pub fn to_yaml(&self) -> String {
+        let options = serde_saphyr::SerializerOptions {
+            quote_all: serde_json::to_value(self).is_ok_and(|v| has_fragile_string(&v)),
+            ..serde_saphyr::SerializerOptions::default()
+        };
         // The model holds only strings, numbers, booleans, sequences and string-keyed maps,
         // which the serializer always accepts; an error here would be a bug in a hand-written
         // `Serialize`, and the message says so rather than panicking.
-        serde_saphyr::to_string(self)
+        serde_saphyr::to_string_with_options(self, options)
             .unwrap_or_else(|e| format!("# retrylab could not serialize this scenario: {e}\n"))
+    }
+}
+
+/// Whether `value` holds a string value that serde-saphyr's unquoted styles may not give back
+/// byte for byte. Plain scalars lose spaces at either end; block scalars (chosen for a line
+/// break, or folded past 80 characters) are exact only for simple text. Quoted scalars are
+/// always exact, so any doubt quotes. Keys are names the validation restricts, and are left
+/// as they are.
+fn has_fragile_string(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => {
+            s.trim() != s || s.contains('\n') || s.contains("  ") || s.chars().count() > 80
+        }
+        serde_json::Value::Array(items) => items.iter().any(has_fragile_string),
+        serde_json::Value::Object(map) => map.values().any(has_fragile_string),
+        _ => false,
     }
 }

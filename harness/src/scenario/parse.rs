@@ -47,35 +47,52 @@ impl Scenario {
     /// Reads, parses and validates the scenario file at `path`.
     ///
     /// Errors name the file as `path` was given, so a relative path gives relative
-    /// messages (`scenarios/http/x.yaml:3:5 ...`).
+    /// messages (`scenarios/http/x.yaml:3:5 ...`). Only regular files of at most
+    /// [`MAX_FILE_BYTES`](crate::scenario::MAX_FILE_BYTES) are read; anything else (a
+    /// FIFO, a device, a dangling symlink) is an error saying what the path is.
     ///
     /// ```
     /// use retrylab::scenario::Scenario;
     ///
     /// let err = Scenario::load("no/such/file.yaml").unwrap_err();
-    /// assert!(err.to_string().starts_with("no/such/file.yaml: cannot read"));
+    /// assert_eq!(err.to_string(), "no/such/file.yaml: no such file or directory");
     /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioErrors> {
         let path = path.as_ref();
-        let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
-            ScenarioError::new(file.clone(), None, "", format!("cannot read the file: {e}"))
-        })?;
-        match String::from_utf8(bytes) {
-            Ok(src) => Scenario::from_yaml_str(&src, &file),
-            Err(e) => {
-                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                let prefix = String::from_utf8_lossy(valid);
-                let line = prefix.matches('\n').count() + 1;
-                let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                Err(ScenarioError::new(
-                    file,
-                    Some(Location::new(clamp(line), clamp(column))),
-                    "",
-                    "the file is not valid UTF-8",
-                )
-                .into())
-            }
+        Scenario::load_as(path, &path.display().to_string())
+    }
+
+    /// [`Scenario::load`], with errors naming the file `name` (as a command line or a test
+    /// suite shows it) rather than `path`.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let err = Scenario::load_as("/no/such/dir/x.yaml", "x.yaml").unwrap_err();
+    /// assert_eq!(err.to_string(), "x.yaml: no such file or directory");
+    /// ```
+    pub fn load_as(path: impl AsRef<Path>, name: &str) -> Result<Scenario, ScenarioErrors> {
+        let bytes = super::file::read(path.as_ref())
+            .map_err(|why| ScenarioError::new(name, None, "", why))?;
+        Scenario::from_yaml_bytes(&bytes, name)
+    }
+
+    /// [`Scenario::from_yaml_str`] for bytes not yet known to be UTF-8: text that is not
+    /// gets one error at the first invalid byte, with its line, column and byte offset.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let err = Scenario::from_yaml_bytes(b"version: 1\nname: caf\xe9\n", "x.yaml").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "x.yaml:2:10: the file is not valid UTF-8: byte 0xE9 at byte offset 20"
+    /// );
+    /// ```
+    pub fn from_yaml_bytes(src: &[u8], name: &str) -> Result<Scenario, ScenarioErrors> {
+        match std::str::from_utf8(src) {
+            Ok(src) => Scenario::from_yaml_str(src, name),
+            Err(e) => Err(invalid_utf8(src, &e, name).into()),
         }
     }
 
@@ -154,6 +171,26 @@ fn written_version(src: &str) -> Option<u64> {
     serde_saphyr::from_str_with_options::<Head>(src, lenient_options())
         .ok()?
         .version
+}
+
+/// The error for `src`, which stops being UTF-8 where `e` says: located at the first invalid
+/// byte (its column counted in characters, as every location is), with its byte offset.
+fn invalid_utf8(src: &[u8], e: &std::str::Utf8Error, name: &str) -> ScenarioError {
+    let at = e.valid_up_to();
+    // Everything before `at` is valid, so this conversion loses nothing.
+    let prefix = String::from_utf8_lossy(&src[..at]);
+    let line = prefix.matches('\n').count() + 1;
+    let column = prefix.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let what = match (e.error_len(), src.get(at)) {
+        (Some(_), Some(byte)) => format!("byte 0x{byte:02X} at byte offset {at}"),
+        _ => format!("a character cut short by the end of the file at byte offset {at}"),
+    };
+    ScenarioError::new(
+        name,
+        Some(Location::new(clamp(line), clamp(column))),
+        "",
+        format!("the file is not valid UTF-8: {what}"),
+    )
 }
 
 fn clamp(n: usize) -> u32 {

@@ -576,11 +576,6 @@ fn an_endpoint_without_script_answers_200_forever() {
                 expect: { outcome: success, attempts: 1 }\n";
     let report = scenario(yaml).run(|env| retry_loop(env, Duration::from_secs(1), None));
     assert!(report.passed(), "{}", report.summary());
-    let outcomes: Vec<_> = report
-        .trace()
-        .attempts
-        .iter()
-        .map(|a| a.outcome)
-        .collect();
+    let outcomes: Vec<_> = report.trace().attempts.iter().map(|a| a.outcome).collect();
     assert_eq!(outcomes, vec![AttemptOutcome::Status(200); 3]);
 }

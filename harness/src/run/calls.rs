@@ -99,38 +99,64 @@ where
         watchdog,
         log,
     } = calls;
+    let mut start = |call_id: u32| {
+        log.start(call_id, clock.now_ms());
+        let env = Env::new(instance.clone(), call_id);
+        // The closure itself may panic before it returns a future.
+        let call = std::panic::catch_unwind(AssertUnwindSafe(|| client(env))).ok()?;
+        let recorder = recorder.clone();
+        let watched = watchdog.watch(call, clock, move || recorder.attempt_count());
+        Some(AssertUnwindSafe(watched).catch_unwind())
+    };
+    if concurrency <= 1 {
+        // One at a time: awaited directly, which spares every wake-up of the call the
+        // detour through a set of futures.
+        for call_id in 0..count {
+            let Some(call) = start(call_id) else {
+                return Driven::Panicked;
+            };
+            if finish(log, call_id, clock, call.await) == Driven::Panicked {
+                return Driven::Panicked;
+            }
+        }
+        return Driven::Returned;
+    }
     let mut in_flight = FuturesUnordered::new();
     let mut next = 0;
     loop {
-        while next < count && in_flight.len() < concurrency.max(1) as usize {
+        while next < count && in_flight.len() < concurrency as usize {
             let call_id = next;
             next += 1;
-            log.start(call_id, clock.now_ms());
-            let env = Env::new(instance.clone(), call_id);
-            // The closure itself may panic before it returns a future.
-            let Ok(call) = std::panic::catch_unwind(AssertUnwindSafe(|| client(env))) else {
+            let Some(call) = start(call_id) else {
                 return Driven::Panicked;
             };
-            let recorder = recorder.clone();
-            let watched = watchdog.watch(call, move || (clock.now_ms(), recorder.attempt_count()));
-            in_flight.push(
-                AssertUnwindSafe(watched)
-                    .catch_unwind()
-                    .map(move |r| (call_id, r)),
-            );
+            in_flight.push(call.map(move |r| (call_id, r)));
         }
         let Some((call_id, result)) = in_flight.next().await else {
             return Driven::Returned;
         };
-        let result = match result {
-            Ok(Ok(value)) => CallResult::Success(format!("{value:?}")),
-            Ok(Err(error)) => CallResult::Failure(format!("{error:?}")),
-            Err(payload) => {
-                let message = super::panic_text(payload.as_ref());
-                log.finish(call_id, clock.now_ms(), CallResult::Panicked(message));
-                return Driven::Panicked;
-            }
-        };
-        log.finish(call_id, clock.now_ms(), result);
+        if finish(log, call_id, clock, result) == Driven::Panicked {
+            return Driven::Panicked;
+        }
     }
+}
+
+/// Files how call `call_id` ended: its value, or the panic that ended the run.
+fn finish<T: Debug, E: Debug>(
+    log: &CallLog,
+    call_id: u32,
+    clock: VirtualClock,
+    result: std::thread::Result<Result<T, E>>,
+) -> Driven {
+    let result = match result {
+        Ok(Ok(value)) => CallResult::Success(format!("{value:?}")),
+        Ok(Err(error)) => CallResult::Failure(format!("{error:?}")),
+        Err(payload) => {
+            let message = super::panic_text(payload.as_ref());
+            log.finish(call_id, clock.now_ms(), CallResult::Panicked(message));
+            return Driven::Panicked;
+        }
+    };
+    log.finish(call_id, clock.now_ms(), result);
+    Driven::Returned
 }

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use retrylab_endpoints::VirtualClock;
+
 use crate::trace::LongPoll;
 
 /// A poll longer than this blocked the thread. A correct client's poll takes microseconds;
@@ -31,8 +33,6 @@ pub(crate) const LONG_POLL: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Watchdog {
     long_polls: Arc<Mutex<Vec<LongPoll>>>,
-    /// When the latest poll of any call ended: the real instant and the virtual one.
-    last_poll_end: Arc<Mutex<Option<(Instant, u64)>>>,
     /// The virtual instant at which the latest poll of a call started. Virtual time cannot
     /// move while a poll blocks the thread, so for a run abandoned in a blocking poll this
     /// is the instant it stopped at, readable from the thread that abandons it.
@@ -40,17 +40,20 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    /// Watches `future`, filing its long polls with what `now()` says: the virtual instant
-    /// and the number of attempts started so far.
-    pub(crate) fn watch<F: Future>(
+    /// Watches `future`, filing its long polls with the virtual instant `clock` reads and
+    /// the number of attempts started so far, which `attempts()` gives.
+    pub(crate) fn watch<F: Future, A: Fn() -> u32>(
         &self,
         future: F,
-        now: impl Fn() -> (u64, u32),
-    ) -> Watched<F, impl Fn() -> (u64, u32)> {
+        clock: VirtualClock,
+        attempts: A,
+    ) -> Watched<F, A> {
         Watched {
             inner: future,
-            now,
+            clock,
+            attempts,
             watchdog: self.clone(),
+            last_end: None,
         }
     }
 
@@ -77,24 +80,29 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pin_project_lite::pin_project! {
     /// A future whose polls are timed.
-    pub(crate) struct Watched<F, N> {
+    pub(crate) struct Watched<F, A> {
         #[pin]
         inner: F,
-        now: N,
+        clock: VirtualClock,
+        attempts: A,
         watchdog: Watchdog,
+        // When this future's latest poll ended: the real instant and the virtual one. Kept
+        // per call, so the hot path takes no lock; a call waits between its polls while
+        // others run only when they make virtual time pass or are filed themselves.
+        last_end: Option<(Instant, u64)>,
     }
 }
 
-impl<F: Future, N: Fn() -> (u64, u32)> Future for Watched<F, N> {
+impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let (at_ms, attempts_before) = (this.now)();
+        let at_ms = this.clock.now_ms();
+        let attempts_before = (this.attempts)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
         let started = Instant::now();
-        let previous = *lock(&this.watchdog.last_poll_end);
-        if let Some((ended, ended_at_ms)) = previous {
+        if let Some((ended, ended_at_ms)) = *this.last_end {
             let idle = started.saturating_duration_since(ended);
             if ended_at_ms == at_ms && idle >= LONG_POLL {
                 this.watchdog.file(LongPoll {
@@ -108,16 +116,15 @@ impl<F: Future, N: Fn() -> (u64, u32)> Future for Watched<F, N> {
         let result = this.inner.poll(cx);
         let ended = Instant::now();
         let took = ended.saturating_duration_since(started);
-        let (ended_at_ms, attempts_after) = (this.now)();
         if took >= LONG_POLL {
             this.watchdog.file(LongPoll {
                 at_ms,
-                attempts: (attempts_before, attempts_after),
+                attempts: (attempts_before, (this.attempts)()),
                 wall_ms: took.as_millis() as u64,
                 waited: false,
             });
         }
-        *lock(&this.watchdog.last_poll_end) = Some((ended, ended_at_ms));
+        *this.last_end = Some((ended, this.clock.now_ms()));
         result
     }
 }

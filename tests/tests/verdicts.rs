@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use http_body_util::BodyExt;
 use retrylab::scenario::Scenario;
-use retrylab::{Env, Judgement, Report, RunEnd};
+use retrylab::{Judgement, Report, RunEnd, attempt};
 
 fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "verdicts.yaml").unwrap_or_else(|e| panic!("{e}"))
@@ -19,22 +18,6 @@ fn judgement(report: &Report, check: &str) -> Judgement {
         .find(|v| v.check == check)
         .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
         .judgement
-}
-
-/// One attempt on `env.http_client()`, its body read to the end; the status.
-async fn one_attempt(env: &Env) -> Result<u16, String> {
-    let response = env
-        .http_client()
-        .request(env.operation().request())
-        .await
-        .map_err(|e| format!("{e:?}"))?;
-    let status = response.status().as_u16();
-    response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| format!("{e:?}"))?;
-    Ok(status)
 }
 
 const ALWAYS_503: &str = r#"
@@ -55,7 +38,7 @@ expect:
 fn a_client_that_panics_keeps_its_attempts_and_nothing_is_judged_ok() {
     let report = scenario(ALWAYS_503).run(|env| async move {
         for n in 1..=64 {
-            let _ = one_attempt(&env).await;
+            let _ = attempt(&env).await;
             if n == 64 {
                 panic!("attempt counter overflowed");
             }
@@ -94,7 +77,7 @@ expect: { outcome: success }
 "#;
     let report = scenario(yaml).run(|env| {
         assert!(env.call_index() == 0, "no second call");
-        async move { one_attempt(&env).await }
+        async move { attempt(&env).await }
     });
     assert_eq!(report.end(), &RunEnd::Panicked);
     assert_eq!(report.trace().attempts.len(), 1);
@@ -115,7 +98,7 @@ limits: { wall: 1s }
 "#;
     let report = scenario(yaml).run(|env| async move {
         for _ in 0..3 {
-            let _ = one_attempt(&env).await;
+            let _ = attempt(&env).await;
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         // A blocking wait, bounded so the abandoned thread ends soon after the test.
@@ -195,7 +178,7 @@ network: { latency: 1ms }
 operation: { endpoint: api, calls: 3, concurrency: 3 }
 expect: { outcome: success, attempts: 1, total_time: { at_most: 1100ms } }
 "#;
-    let report = scenario(yaml).run(|env| async move { one_attempt(&env).await });
+    let report = scenario(yaml).run(|env| async move { attempt(&env).await });
     assert!(report.passed(), "{}", report.summary());
     let trace = report.trace();
     assert_eq!(trace.calls.len(), 3);
@@ -219,7 +202,7 @@ endpoints: { api: { script: [ { status: 200, latency: 1s } ] } }
 network: { latency: 1ms }
 operation: { endpoint: api, calls: 4, concurrency: 2 }
 "#;
-    let report = scenario(yaml).run(|env| async move { one_attempt(&env).await });
+    let report = scenario(yaml).run(|env| async move { attempt(&env).await });
     assert!(report.passed(), "{}", report.summary());
     let starts: Vec<u64> = report.trace().calls.iter().map(|c| c.start_ms).collect();
     assert_eq!(starts[..2], [0, 0]);
@@ -315,7 +298,7 @@ limits: { max_client_attempts: 50 }
     let report = scenario(yaml).run(|env| async move {
         let deadline = std::time::SystemTime::now() + Duration::from_secs(30);
         while std::time::SystemTime::now() < deadline {
-            if one_attempt(&env).await == Ok(200) {
+            if attempt(&env).await.is_ok() {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_secs(1)).await;

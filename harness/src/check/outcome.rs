@@ -3,7 +3,7 @@
 use super::{Ctx, verdict};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{Outcome, StopReason};
-use crate::trace::{CallResult, DecisionKind};
+use crate::trace::{Call, CallResult, DecisionKind};
 
 fn outcome_of(result: &CallResult) -> Outcome {
     match result {
@@ -23,6 +23,20 @@ fn describe(result: &CallResult) -> String {
     }
 }
 
+/// `call 0 ended in failure: Err(..), expected success`, about that call.
+fn mismatch(ctx: &Ctx<'_>, call: &Call, expected: Outcome) -> Finding {
+    Finding::call(
+        call.client_id,
+        call.call_id,
+        format!(
+            "{} ended in {}, expected {}",
+            ctx.call_name(call.client_id, call.call_id),
+            describe(&call.result),
+            expected.as_str()
+        ),
+    )
+}
+
 /// `outcome:` applies to every call.
 pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
     let problems = ctx
@@ -30,18 +44,7 @@ pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
         .calls
         .iter()
         .filter(|c| outcome_of(&c.result) != expected)
-        .map(|c| {
-            Finding::call(
-                c.client_id,
-                c.call_id,
-                format!(
-                    "{} ended in {}, expected {}",
-                    ctx.call_name(c.client_id, c.call_id),
-                    describe(&c.result),
-                    expected.as_str()
-                ),
-            )
-        })
+        .map(|c| mismatch(ctx, c, expected))
         .collect();
     verdict("outcome", problems, || {
         format!("every call ended in {}", expected.as_str())
@@ -60,16 +63,7 @@ pub(super) fn outcomes(ctx: &Ctx<'_>, expected: &[Outcome]) -> Verdict {
     }
     for (call, want) in ctx.trace.calls.iter().zip(expected) {
         if outcome_of(&call.result) != *want {
-            problems.push(Finding::call(
-                call.client_id,
-                call.call_id,
-                format!(
-                    "{} ended in {}, expected {}",
-                    ctx.call_name(call.client_id, call.call_id),
-                    describe(&call.result),
-                    want.as_str()
-                ),
-            ));
+            problems.push(mismatch(ctx, call, *want));
         }
     }
     verdict("outcomes", problems, || {

@@ -42,6 +42,23 @@ impl RunEnd {
 }
 
 /// What a check concluded.
+///
+/// ```
+/// # use retrylab::prelude::*;
+/// // No response carries Retry-After, so there is nothing to honour: not judged, not ok.
+/// let scenario = Scenario::builder("nothing to judge")
+///     .endpoint("api", endpoint().script([status(200)]))
+///     .operation(get("api", "/"))
+///     .expect(expect().retry_after(Default::default()))
+///     .build()
+///     .unwrap();
+///
+/// let report = scenario.run_builtin();
+///
+/// let verdict = report.verdicts().iter().find(|v| v.check == "retry_after").unwrap();
+/// assert_eq!(verdict.judgement, Judgement::NotJudged);
+/// assert!(!verdict.passed() && !report.passed());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Judgement {
     /// The check held.
@@ -75,6 +92,22 @@ pub struct CallRef {
 }
 
 /// One thing a check found wrong, located in the run when it can be.
+///
+/// ```
+/// # use retrylab::prelude::*;
+/// let scenario = Scenario::builder("two calls, both fail")
+///     .endpoint("api", endpoint().script([status(503)]))
+///     .operation(get("api", "/").calls(2))
+///     .expect(expect().outcome(Success))
+///     .build()
+///     .unwrap();
+///
+/// let report = scenario.run_builtin();
+///
+/// let outcome = report.failures().find(|v| v.check == "outcome").unwrap();
+/// let calls: Vec<u32> = outcome.findings.iter().filter_map(|f| f.call).map(|c| c.call).collect();
+/// assert_eq!(calls, [0, 1]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Finding {

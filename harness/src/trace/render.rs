@@ -43,6 +43,23 @@ impl Trace {
     /// attempts of one call that read the same apart from their instant and number become one
     /// line, `t=1.000s..9.000s  #2..#10 (x9)  GET /  -> 503 ...`, so a 100,000-attempt trace
     /// stays a few lines long. One line per entry, without a trailing newline.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("ten 503s")
+    ///     .endpoint("api", endpoint().script([status(503)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(fixed(secs(1)).max_attempts(10))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let trace = scenario.run_builtin().trace().clone();
+    ///
+    /// assert_eq!(trace.attempts.len(), 10);
+    /// let folded = trace.compact_timeline();
+    /// assert!(folded.len() < 10, "{folded:#?}");
+    /// assert!(folded.iter().any(|line| line.contains("(x")), "{folded:#?}");
+    /// ```
     pub fn compact_timeline(&self) -> Vec<String> {
         let lines: Vec<(String, String)> = self
             .attempts

@@ -6,10 +6,11 @@
 //! return either a scenario (which then serializes and re-parses to an equal value) or
 //! located errors.
 //!
-//! `cargo test -p retrylab-tests --test fuzz` runs 5,000 cases; the long run is
-//! `cargo test --release -p retrylab-tests --test fuzz -- --ignored` (100,000 cases). Both
-//! draw from `RETRYLAB_FUZZ_SEED` (a fixed default when unset) and print it, so
-//! `RETRYLAB_FUZZ_SEED=<seed>` replays a failure exactly.
+//! `cargo test -p retrylab-tests --test fuzz` runs 20,000 cases in four quarters; the long run
+//! is `cargo test --release -p retrylab-tests --test fuzz -- --ignored --nocapture`
+//! (1,000,000 cases, or `RETRYLAB_FUZZ_CASES`). Both draw from `RETRYLAB_FUZZ_SEED` (a fixed
+//! default when unset) and print the seed each run used, so `RETRYLAB_FUZZ_SEED=<seed>`
+//! replays a failure exactly.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -415,8 +416,7 @@ fn fuzz_seed() -> u64 {
     }
 }
 
-fn run(cases: u32) {
-    let seed = fuzz_seed();
+fn run(cases: u32, seed: u64) {
     println!("fuzz: {cases} cases with seed {seed} (reproduce with RETRYLAB_FUZZ_SEED={seed})");
     let config = Config {
         cases,
@@ -439,24 +439,60 @@ fn run(cases: u32) {
     });
 }
 
-/// Cases of the mutation run that CI runs on every change. A debug build runs about 290
-/// cases a second here (20,000 took 70 s), so the slice is what fits in about 20 s; the
-/// ignored run covers 100,000 in release.
-const SLICE: u32 = 5_000;
+/// Cases of one quarter of the slice CI runs on every change: 20,000 cases in four tests of
+/// 5,000, so the test harness spreads them over the cores (a debug build runs about 290 cases
+/// a second on one core). Quarter `k` draws from the fuzz seed plus `k`, and prints the seed
+/// that replays it: `RETRYLAB_FUZZ_SEED=<printed seed>` with the same quarter's test.
+const QUARTER: u32 = 5_000;
 
-#[test]
-fn mutated_scenarios_never_panic() {
-    run(SLICE);
+/// The seed of quarter `k` of the slice.
+fn quarter_seed(k: u64) -> u64 {
+    // With `RETRYLAB_FUZZ_SEED` set, every quarter replays that seed exactly, so the seed a
+    // failing quarter printed reproduces it whichever quarter's test is run.
+    match std::env::var_os("RETRYLAB_FUZZ_SEED") {
+        Some(_) => fuzz_seed(),
+        None => fuzz_seed().wrapping_add(k),
+    }
 }
 
 #[test]
-#[ignore = "long run: cargo test --release -p retrylab-tests --test fuzz -- --ignored"]
-fn mutated_scenarios_never_panic_100k() {
+fn mutated_scenarios_never_panic_quarter_0() {
+    run(QUARTER, quarter_seed(0));
+}
+
+#[test]
+fn mutated_scenarios_never_panic_quarter_1() {
+    run(QUARTER, quarter_seed(1));
+}
+
+#[test]
+fn mutated_scenarios_never_panic_quarter_2() {
+    run(QUARTER, quarter_seed(2));
+}
+
+#[test]
+fn mutated_scenarios_never_panic_quarter_3() {
+    run(QUARTER, quarter_seed(3));
+}
+
+/// The long run: `RETRYLAB_FUZZ_CASES` cases (1,000,000 when unset) in release.
+#[test]
+#[ignore = "long run: cargo test --release -p retrylab-tests --test fuzz -- --ignored --nocapture"]
+fn mutated_scenarios_never_panic_long() {
+    let cases = match std::env::var("RETRYLAB_FUZZ_CASES") {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("RETRYLAB_FUZZ_CASES=`{text}` is not a whole number")),
+        Err(_) => 1_000_000,
+    };
     let start = std::time::Instant::now();
-    run(100_000);
+    run(cases, fuzz_seed());
+    let elapsed = start.elapsed();
     println!(
-        "100000 cases in {:.1?}: {} parsed to a scenario, {} rejected with located errors",
-        start.elapsed(),
+        "{cases} cases in {elapsed:.1?} ({:.0} cases/s): {} parsed to a scenario, {} rejected \
+         with located errors",
+        f64::from(cases) / elapsed.as_secs_f64(),
         PARSED.load(Ordering::Relaxed),
         REJECTED.load(Ordering::Relaxed)
     );

@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use http::{HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
@@ -101,6 +102,9 @@ impl HttpClient {
     ///
     /// The returned response's body records the attempt's end when it is read to the end,
     /// fails, or is dropped.
+    ///
+    /// The attempt past `limits.max_client_attempts` is not sent: its future never completes,
+    /// and the run ends at that instant.
     pub fn request(
         &self,
         request: Request<Full<Bytes>>,
@@ -108,21 +112,28 @@ impl HttpClient {
         self.send(request).1
     }
 
-    /// Like [`request`](Self::request), also giving the attempt's id in the trace.
+    /// Like [`request`](Self::request), also giving the attempt's id in the trace (`None`
+    /// for a request that is no attempt of the run: past the attempt limit).
     pub(crate) fn send(
         &self,
         mut request: Request<Full<Bytes>>,
     ) -> (
-        u32,
+        Option<u32>,
         impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static + use<>,
     ) {
         let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-        let id = self.recorder.begin(
+        let begun = self.recorder.begin(
             self.client_id,
             self.call_id,
             request.method().as_str(),
             path,
         );
+        let Some(id) = begun else {
+            // Past limits.max_client_attempts: never sent, so no endpoint counts it. The run
+            // ends at this instant, and the client waits here until it is dropped with it
+            // (an error would let a client that retries without pause spin instead).
+            return (None, Either::Left(std::future::pending()));
+        };
         let headers = request.headers_mut();
         // Names parsed once (a `&str` name is parsed and validated on every insert).
         headers.insert(CLIENT_HEADER_NAME.clone(), self.client_value.clone());
@@ -186,7 +197,7 @@ impl HttpClient {
                 }
             }
         };
-        (id, response)
+        (Some(id), Either::Right(response))
     }
 }
 

@@ -1,8 +1,10 @@
 //! Runaway clients: whatever a client does, `Scenario::run` comes back with a verdict within
 //! the scenario's limits (and a second), and the process goes on.
 
-/// The attempt limit for every client.
+/// The attempt limit for every client, and requests made after their call returned (and
+/// after their run ended).
 mod limits {
+    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
     use bytes::Bytes;
@@ -87,6 +89,35 @@ mod limits {
         another_run_works();
     }
 
+    /// A late request: a task the call spawned sends a request after the call returned,
+    /// while the run drains. A request of the user's own client carries no call tag, so it
+    /// was never reported late; one that arrives while no call is running is now.
+    #[test]
+    fn a_late_request_from_a_spawned_task_is_reported() {
+        let yaml = "version: 1\nname: a late request\nendpoints: { api: {} }\n\
+                    operation: { endpoint: api }\ndrain: 10s\nlimits: { wall: 5s }\n\
+                    expect: { late_requests: 1 }\n";
+        let report = run_within(&scenario(yaml), Duration::from_secs(5), |env| async move {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let client = own_client(&env);
+                let _ = client.request(env.operation().request()).await;
+            });
+            Ok::<_, String>(())
+        });
+        assert_eq!(report.end(), &RunEnd::Completed);
+        let late = &report.trace().late_requests;
+        assert_eq!(late.len(), 1, "{}", report.summary());
+        assert_eq!((late[0].at_ms, late[0].call_id), (1000, 0));
+        assert!(report.passed(), "{}", report.summary());
+        assert!(
+            report
+                .snapshot_text()
+                .contains("late requests:\n  t=1.000s  api  call 0")
+        );
+        another_run_works();
+    }
+
     /// A task left behind retries without pause after every call returned, while the run
     /// drains: the attempt limit still stops it (before, the limit was only watched while
     /// calls ran, so the run completed, its 501st attempt refused and nobody told).
@@ -110,9 +141,124 @@ mod limits {
         assert_eq!(report.end(), &RunEnd::AttemptLimit, "{}", report.summary());
         let trace = report.trace();
         assert_eq!(trace.attempts.len(), 500);
+        assert_eq!(trace.late_requests.len(), 500);
         // A connect, then one 20 ms round trip each: the 501st request reached the endpoint,
         // and was refused there, at 10.03 s, long before the drain's end.
         assert_eq!(trace.end_ms, 10_030);
+        another_run_works();
+    }
+
+    /// An `Env` kept past its run, and the clients and connections taken from it: every use
+    /// after the run fails with an error that says the run has ended (before, a request got
+    /// a 200 from an endpoint whose ledger nobody would read again).
+    #[test]
+    fn an_env_kept_past_its_run_fails_loudly() {
+        type Kept = (
+            Env,
+            Client<retrylab::EnvConnector, Full<Bytes>>,
+            retrylab::HttpClient,
+        );
+        let kept: Arc<Mutex<Option<Kept>>> = Arc::default();
+        let yaml = "version: 1\nname: kept\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+                    limits: { wall: 5s }\n";
+        let report = run_within(&scenario(yaml), Duration::from_secs(5), {
+            let kept = kept.clone();
+            move |env| {
+                let kept = kept.clone();
+                async move {
+                    // Both clients hold a pooled connection when the call returns.
+                    let own = own_client(&env);
+                    let response = own.request(env.operation().request()).await;
+                    let _ = response
+                        .map_err(|e| e.to_string())?
+                        .into_body()
+                        .collect()
+                        .await;
+                    let harness = env.http_client();
+                    let response = harness.request(env.operation().request()).await;
+                    let _ = response
+                        .map_err(|e| e.to_string())?
+                        .into_body()
+                        .collect()
+                        .await;
+                    *kept.lock().expect("not poisoned") = Some((env, own, harness));
+                    Ok::<_, String>(())
+                }
+            }
+        });
+        assert!(report.passed(), "{}", report.summary());
+        assert_eq!(report.trace().attempts.len(), 2);
+        let (env, own, harness) = kept
+            .lock()
+            .expect("not poisoned")
+            .take()
+            .expect("the call kept its Env");
+        let says_ended = |text: String| {
+            assert!(
+                text.contains("has ended") && text.contains("must not outlive"),
+                "{text}"
+            );
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let error = harness
+                .request(env.operation().request())
+                .await
+                .expect_err("the run has ended");
+            says_ended(format!("{error:?}"));
+            let error = env
+                .http_client()
+                .request(env.operation().request())
+                .await
+                .expect_err("the run has ended");
+            says_ended(format!("{error:?}"));
+            let error = own
+                .request(env.operation().request())
+                .await
+                .expect_err("the run has ended");
+            says_ended(format!("{error:?}"));
+            let mut connector = env.connector();
+            let uri = http::Uri::from_static("http://api/");
+            let error = tower::Service::call(&mut connector, uri)
+                .await
+                .expect_err("the run has ended");
+            says_ended(error.to_string());
+        });
+        another_run_works();
+    }
+
+    /// A run abandoned at `limits.wall` has ended too: its client, once it wakes, gets the
+    /// same error, never a 200 nobody records (unless the run's containment drops it first).
+    #[test]
+    fn an_abandoned_runs_client_fails_loudly_when_it_wakes() {
+        let yaml = "version: 1\nname: abandoned\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+                    limits: { wall: 300ms }\n";
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let sender = Mutex::new(sender);
+        let report = run_within(&scenario(yaml), Duration::from_millis(300), move |env| {
+            let sender = sender.lock().expect("not poisoned").clone();
+            async move {
+                // Blocks the run's thread past the wall limit, then sends a request.
+                std::thread::sleep(Duration::from_millis(600));
+                let result = env.http_client().request(env.operation().request()).await;
+                let _ = sender.send(
+                    result
+                        .map(|r| r.status().as_u16())
+                        .map_err(|e| format!("{e:?}")),
+                );
+                Ok::<_, String>(())
+            }
+        });
+        assert_eq!(report.end(), &RunEnd::WallLimit);
+        match receiver.recv_timeout(Duration::from_secs(2)) {
+            Ok(Ok(status)) => panic!("the abandoned client got {status}"),
+            Ok(Err(error)) => assert!(error.contains("has ended"), "{error}"),
+            // Dropped before it could send: contained, which is as good.
+            Err(_) => {}
+        }
         another_run_works();
     }
 }

@@ -153,7 +153,7 @@ impl ReferenceClient {
                 None => Some(attempt.await),
             };
             self.attempts_before += 1;
-            // No id: the request was no attempt of the run.
+            // No id: the request was no attempt of the run (it outlived its run).
             let recorded = id.and_then(|id| http.recorded(id));
             let (start_ms, head_ms, end_ms, traced) = match recorded {
                 Some(a) => (

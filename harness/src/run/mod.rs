@@ -195,6 +195,8 @@ fn salvaged_report(
         // The run never got as far as setting up: nothing was recorded.
         return failed_report(name, seed, end, message);
     };
+    // Whatever the abandoned client does from here on is recorded nowhere: it fails.
+    live.network.end_run();
     let check = end.verdict_name().unwrap_or("run");
     let assembled = assemble::assemble(
         live.header,
@@ -337,6 +339,8 @@ where
         }
     }
     let end_ms = clock.now_ms();
+    // A client that kept its Env gets an error from now on, not answers nobody records.
+    network.end_run();
     drop(instance);
     // The run is over: the waiting thread no longer needs a way in.
     let published = live.lock().unwrap_or_else(|e| e.into_inner()).take();

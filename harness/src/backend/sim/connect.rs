@@ -8,6 +8,7 @@ use std::task::{Context, Poll, ready};
 
 use tokio::time::Instant;
 
+use super::state::run_ended;
 use super::timer::{TimerSlot, poll_until};
 use super::{ConnId, ConnectAction, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 
@@ -135,6 +136,8 @@ impl Connect {
         let state = {
             let mut inner = net.lock();
             match inner.lookup(host) {
+                // A client that kept its `Env` past the run.
+                _ if inner.ended => State::Failed(Some(run_ended())),
                 Err(e) => State::Failed(Some(e)),
                 Ok(host) => {
                     let conn = ConnId(inner.next_conn);

@@ -64,6 +64,8 @@ pub(super) enum ReadStep {
     Data(Bytes),
     Eof,
     Reset,
+    /// The network's run has ended.
+    Ended,
     /// Nothing readable yet: wait for the instant, or for a wake-up when `None`.
     Wait(Option<Instant>),
 }
@@ -78,6 +80,8 @@ pub(super) struct Inner {
     pub conns: Vec<Conn>,
     pub free: Vec<u32>,
     pub events: Vec<NetEvent>,
+    /// The run the network belongs to has ended: connects and stream operations fail.
+    pub ended: bool,
 }
 
 /// Whole milliseconds from `start` to `t`.
@@ -88,6 +92,35 @@ pub(super) fn ms(start: Instant, t: Instant) -> u64 {
 pub(super) fn reset_error() -> io::Error {
     io::Error::new(io::ErrorKind::ConnectionReset, "connection reset")
 }
+
+/// What a client that kept its `Env` past its run gets from every connect and every
+/// operation on a connection: the run's records are closed, so nothing it does would be seen.
+pub(super) fn run_ended() -> io::Error {
+    io::Error::other(RunEnded)
+}
+
+/// The error inside [`run_ended`]; its `Debug` is its message too, since hyper-util's error
+/// shows its cause by `Debug`.
+struct RunEnded;
+
+impl std::fmt::Display for RunEnded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "retrylab: the run this connection or Env belongs to has ended, and nothing it \
+             sends now is recorded; an Env, and the HttpClient or EnvConnector taken from it, \
+             must not outlive its run (keep them in the call's future, or in tasks the call \
+             awaits before it returns)",
+        )
+    }
+}
+
+impl std::fmt::Debug for RunEnded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for RunEnded {}
 
 fn broken_pipe() -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, "write after shutdown")
@@ -104,6 +137,7 @@ impl Inner {
             conns: Vec::new(),
             free: Vec::new(),
             events: Vec::new(),
+            ended: false,
         }
     }
 
@@ -266,6 +300,9 @@ impl Inner {
         now: Instant,
         waker: &Waker,
     ) -> ReadStep {
+        if self.ended {
+            return ReadStep::Ended;
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return ReadStep::Reset;
         };
@@ -319,6 +356,9 @@ impl Inner {
         data: &[u8],
         now: Instant,
     ) -> io::Result<usize> {
+        if self.ended {
+            return Err(run_ended());
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return Err(reset_error());
         };
@@ -350,6 +390,9 @@ impl Inner {
         side: Side,
         now: Instant,
     ) -> io::Result<()> {
+        if self.ended {
+            return Err(run_ended());
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return Err(reset_error());
         };
@@ -381,6 +424,17 @@ impl Inner {
         // The end's own pending read must see the error now, not at its timer.
         incoming.wake();
         self.send(slot, side.writes(), SegmentKind::Rst, Bytes::new(), now);
+    }
+
+    /// The run is over: every later connect and stream operation fails with [`run_ended`],
+    /// and a reader waiting now is woken to see it.
+    pub(super) fn end_run(&mut self) {
+        self.ended = true;
+        for conn in self.conns.iter_mut().filter(|c| c.live) {
+            for pipe in &mut conn.pipes {
+                pipe.wake();
+            }
+        }
     }
 
     /// The stream object of one end was dropped: FIN unless already shut down or reset, and

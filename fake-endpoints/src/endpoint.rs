@@ -12,6 +12,7 @@ use crate::KeepAlive;
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
+use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Scope};
@@ -78,6 +79,8 @@ pub(crate) struct Inner {
     steps_in_progress: AtomicUsize,
     /// Woken when the last step in progress finishes.
     idle: Notify,
+    /// Decides which requests reach the routes at all (none: every one does).
+    gate: Option<Arc<dyn Gate>>,
 }
 
 struct State {
@@ -130,6 +133,25 @@ struct EffectCtx {
 impl Endpoint {
     /// An endpoint running `config`, timing its records with `clock`.
     pub fn new(config: EndpointConfig, clock: crate::VirtualClock) -> Self {
+        Self::build(config, clock, None)
+    }
+
+    /// Like [`new`](Endpoint::new), with a [`Gate`] that decides which requests reach the
+    /// routes: a refused request is neither recorded nor answered (see [`Gate`] for an
+    /// example).
+    pub fn with_gate(
+        config: EndpointConfig,
+        clock: crate::VirtualClock,
+        gate: Arc<dyn Gate>,
+    ) -> Self {
+        Self::build(config, clock, Some(gate))
+    }
+
+    fn build(
+        config: EndpointConfig,
+        clock: crate::VirtualClock,
+        gate: Option<Arc<dyn Gate>>,
+    ) -> Self {
         let key_header = config.effective_key_header().cloned();
         let EndpointConfig {
             name,
@@ -173,6 +195,7 @@ impl Endpoint {
                 }),
                 steps_in_progress: AtomicUsize::new(0),
                 idle: Notify::new(),
+                gate,
             }),
         }
     }
@@ -229,8 +252,9 @@ impl Endpoint {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Route, dedupe, consume a step and record the request; spawn the step's task.
-    pub(crate) fn admit(&self, arrival: Arrival) -> (RequestId, Admission) {
+    /// Route, dedupe, consume a step and record the request; spawn the step's task. `None`
+    /// when the gate refuses the request: then nothing is recorded and nothing answers.
+    pub(crate) fn admit(&self, arrival: Arrival) -> Option<(RequestId, Admission)> {
         let inner = &*self.inner;
         let now_ms = inner.clock.now_ms();
         let Arrival {
@@ -240,6 +264,9 @@ impl Endpoint {
             mut parts,
             mut body,
         } = arrival;
+        if inner.gate.as_ref().is_some_and(|gate| !gate.admit(&parts)) {
+            return None;
+        }
         detach(&mut parts, &mut body);
         let key = header(&parts.headers, inner.key_header.as_ref());
         let call_tag = parts.headers.get(&CALL_HEADER_NAME).cloned();
@@ -302,7 +329,7 @@ impl Endpoint {
 
         let (_, step, rendered) = match plan {
             Ok(step) => step,
-            Err(response) => return (id, Admission::Ready(response)),
+            Err(response) => return Some((id, Admission::Ready(response))),
         };
         let ctx = EffectCtx {
             request: id,
@@ -328,7 +355,7 @@ impl Endpoint {
             ctx,
             tx,
         })));
-        (id, Admission::Pending(rx))
+        Some((id, Admission::Pending(rx)))
     }
 
     /// Record the effect of `ctx`'s request, unless dedupe says its key already committed.

@@ -31,6 +31,7 @@ mod connect;
 pub mod date;
 mod dedupe;
 mod endpoint;
+mod gate;
 mod ledger;
 mod retry_after;
 mod route;
@@ -45,6 +46,7 @@ pub use conn::{ConnInfo, ConnectionControl, NoReset};
 pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
 pub use dedupe::{DedupeDecision, DedupeTable};
 pub use endpoint::Endpoint;
+pub use gate::Gate;
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,

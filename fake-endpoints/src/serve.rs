@@ -159,13 +159,18 @@ async fn handle(
         Err(_) => return std::future::pending().await,
     };
     let inbound = conn.take_inbound_range();
-    let (id, admission) = endpoint.admit(Arrival {
+    let admitted = endpoint.admit(Arrival {
         conn_id: conn.conn_id,
         seq,
         inbound,
         parts,
         body,
     });
+    // Refused by the gate, which promises that nothing answers: the request waits for its
+    // connection to close.
+    let Some((id, admission)) = admitted else {
+        return std::future::pending().await;
+    };
     let mut guard = AbandonGuard {
         conn: &conn,
         request: id,

@@ -556,15 +556,116 @@ limits: { max_client_attempts: 3 }
         Ok::<(), ()>(())
     });
     assert_eq!(report.end(), &RunEnd::AttemptLimit);
+    // Exactly the three allowed: the fourth was refused before it was sent, and the run
+    // ended at that instant, with the call still waiting on it.
     let attempts = &report.trace().attempts;
-    // Three complete attempts; the fourth started, stopped the run and was dropped with it.
-    assert_eq!(attempts.len(), 4);
+    assert_eq!(attempts.len(), 3);
     assert!(
-        attempts[..3]
+        attempts
             .iter()
             .all(|a| a.outcome == AttemptOutcome::Status(503))
     );
-    assert_eq!(attempts[3].outcome, AttemptOutcome::Abandoned);
+    // Attempts at 0, 1 and 2 s: the run ended at 3 s, when the fourth was refused.
+    assert_eq!(report.trace().end_ms, 3000);
+}
+
+/// A connector client is counted at the endpoints: its third request, past the limit of 2,
+/// never reaches the script, so the 200 it would have got (and its commit) never happen.
+/// Before, nothing counted such a client: it got the 200 and the run completed.
+#[test]
+fn max_client_attempts_stops_a_client_built_on_the_connector() {
+    let yaml = r#"
+version: 1
+name: connector client
+endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 } ] } }
+operation: { endpoint: api, method: POST }
+limits: { max_client_attempts: 2 }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let client: hyper_util::client::legacy::Client<_, http_body_util::Full<bytes::Bytes>> =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .pool_timer(hyper_util::rt::TokioTimer::new())
+                .build(env.connector());
+        loop {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok::<_, String>(status);
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    assert_eq!(report.end(), &RunEnd::AttemptLimit, "{}", report.summary());
+    let trace = report.trace();
+    let outcomes: Vec<_> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(outcomes, [AttemptOutcome::Status(503); 2]);
+    assert!(trace.effects.is_empty(), "{:?}", trace.effects);
+    // The third request reached the endpoint at 2 s and was refused there.
+    assert_eq!(trace.end_ms, 2000);
+}
+
+/// 64 tasks retrying at once on `env.http_client()` with a limit of 100 made 128 attempts:
+/// the limit was only looked at when the run's own task next ran. Now the 101st attempt is
+/// refused wherever it comes from.
+#[test]
+fn max_client_attempts_is_exact_when_tasks_race() {
+    let yaml = r#"
+version: 1
+name: racing tasks
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api }
+limits: { max_client_attempts: 100 }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let env = env.clone();
+                tokio::spawn(async move {
+                    let client = env.http_client();
+                    loop {
+                        if let Ok(response) = client.request(env.operation().request()).await {
+                            let _ = response.into_body().collect().await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+        Ok::<(), ()>(())
+    });
+    assert_eq!(report.end(), &RunEnd::AttemptLimit);
+    assert_eq!(report.trace().attempts.len(), 100);
+}
+
+/// Concurrent calls share the limit too: 64 calls at once, each retrying without a pause,
+/// made 110 attempts under a limit of 100.
+#[test]
+fn max_client_attempts_is_exact_for_concurrent_calls() {
+    let yaml = r#"
+version: 1
+name: concurrent calls
+endpoints: { api: { script: [ { status: 503 } ] } }
+operation: { endpoint: api, calls: 64, concurrency: 64 }
+limits: { max_client_attempts: 100 }
+"#;
+    let report = scenario(yaml).run(|env| async move {
+        let client = env.http_client();
+        loop {
+            if let Ok(response) = client.request(env.operation().request()).await {
+                let _ = response.into_body().collect().await;
+            }
+        }
+        #[allow(unreachable_code)]
+        Ok::<(), ()>(())
+    });
+    assert_eq!(report.end(), &RunEnd::AttemptLimit);
+    assert_eq!(report.trace().attempts.len(), 100);
 }
 
 /// An endpoint with neither `script` nor `routes` answered 404 (no route at all) although the

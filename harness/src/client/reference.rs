@@ -153,7 +153,8 @@ impl ReferenceClient {
                 None => Some(attempt.await),
             };
             self.attempts_before += 1;
-            let recorded = http.recorded(id);
+            // No id: the request was no attempt of the run (it outlived its run).
+            let recorded = id.and_then(|id| http.recorded(id));
             let (start_ms, head_ms, end_ms, traced) = match recorded {
                 Some(a) => (
                     a.start_ms,
@@ -216,7 +217,9 @@ impl ReferenceClient {
                 },
                 Decision::Stop(reason) => DecisionKind::Stop(*reason),
             };
-            http.record_decision(id, kind, state.as_deref());
+            if let Some(id) = id {
+                http.record_decision(id, kind, state.as_deref());
+            }
             if matches!(decision, Decision::Stop(_)) {
                 // A policy may sleep before the call fails (AWS 2.1 long polling).
                 let wait = self.policy.wait_after_stop();

@@ -54,6 +54,12 @@ impl EnvConnector {
     pub(crate) fn new(inner: SimConnector, recorder: Recorder) -> EnvConnector {
         EnvConnector { inner, recorder }
     }
+
+    /// Whether the run this connector belongs to has ended: every connect fails from then
+    /// on, saying so.
+    pub(crate) fn run_ended(&self) -> bool {
+        self.inner.run_ended()
+    }
 }
 
 impl tower_service::Service<Uri> for EnvConnector {

@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use http::{HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
@@ -62,6 +63,8 @@ pub type Error = hyper_util::client::legacy::Error;
 #[derive(Clone)]
 pub struct HttpClient {
     inner: Client<EnvConnector, Full<Bytes>>,
+    /// The connector `inner` uses, asked whether the run has ended.
+    connector: EnvConnector,
     recorder: Recorder,
     client_id: u32,
     call_id: u32,
@@ -83,12 +86,14 @@ impl std::fmt::Debug for HttpClient {
 impl HttpClient {
     pub(crate) fn new(
         inner: Client<EnvConnector, Full<Bytes>>,
+        connector: EnvConnector,
         recorder: Recorder,
         client_id: u32,
         call_id: u32,
     ) -> HttpClient {
         HttpClient {
             inner,
+            connector,
             recorder,
             client_id,
             call_id,
@@ -101,6 +106,11 @@ impl HttpClient {
     ///
     /// The returned response's body records the attempt's end when it is read to the end,
     /// fails, or is dropped.
+    ///
+    /// The attempt past `limits.max_client_attempts` is not sent: its future never completes,
+    /// and the run ends at that instant. A client that kept its `Env` past its run gets an
+    /// error saying the run has ended (in the error's source chain: hyper-util shows it with
+    /// `{:?}`).
     pub fn request(
         &self,
         request: Request<Full<Bytes>>,
@@ -108,21 +118,34 @@ impl HttpClient {
         self.send(request).1
     }
 
-    /// Like [`request`](Self::request), also giving the attempt's id in the trace.
+    /// Like [`request`](Self::request), also giving the attempt's id in the trace (`None`
+    /// for a request that is no attempt of the run: past the attempt limit, or after the
+    /// run).
     pub(crate) fn send(
         &self,
         mut request: Request<Full<Bytes>>,
     ) -> (
-        u32,
+        Option<u32>,
         impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static + use<>,
     ) {
+        if self.connector.run_ended() {
+            // Sent unrecorded: the run's records are closed, and the connector fails the
+            // request with an error that says why.
+            return (None, Either::Left(Either::Left(self.unrecorded(request))));
+        }
         let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
-        let id = self.recorder.begin(
+        let begun = self.recorder.begin(
             self.client_id,
             self.call_id,
             request.method().as_str(),
             path,
         );
+        let Some(id) = begun else {
+            // Past limits.max_client_attempts: never sent, so no endpoint counts it. The run
+            // ends at this instant, and the client waits here until it is dropped with it
+            // (an error would let a client that retries without pause spin instead).
+            return (None, Either::Left(Either::Right(std::future::pending())));
+        };
         let headers = request.headers_mut();
         // Names parsed once (a `&str` name is parsed and validated on every insert).
         headers.insert(CLIENT_HEADER_NAME.clone(), self.client_value.clone());
@@ -186,7 +209,27 @@ impl HttpClient {
                 }
             }
         };
-        (id, response)
+        (Some(id), Either::Right(response))
+    }
+
+    /// Sends `request` without recording it, for a client that kept its `Env` past the run.
+    fn unrecorded(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> impl Future<Output = Result<Response<AttemptBody>, Error>> + Send + 'static + use<> {
+        let sending = self.inner.request(request);
+        let recorder = self.recorder.clone();
+        async move {
+            let (parts, incoming) = sending.await?.into_parts();
+            // Its attempt is no attempt of the run: the body records nothing.
+            let body = AttemptBody {
+                inner: incoming,
+                recorder,
+                id: 0,
+                ended: true,
+            };
+            Ok(Response::from_parts(parts, body))
+        }
     }
 }
 

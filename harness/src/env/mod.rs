@@ -166,6 +166,7 @@ impl Env {
     pub fn http_client(&self) -> HttpClient {
         HttpClient::new(
             self.instance.http.clone(),
+            self.instance.connector.clone(),
             self.instance.recorder.clone(),
             self.instance.client_id,
             self.call_id,

@@ -24,6 +24,7 @@ mod watchdog;
 use self::calls::{CallLog, Calls, Driven};
 use self::plan::{Plan, PlannedFault};
 use self::watchdog::Watchdog;
+use crate::backend::AttemptLimit;
 use crate::backend::sim::{EndpointHost, Network, SimConnector};
 use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
@@ -194,6 +195,8 @@ fn salvaged_report(
         // The run never got as far as setting up: nothing was recorded.
         return failed_report(name, seed, end, message);
     };
+    // Whatever the abandoned client does from here on is recorded nowhere: it fails.
+    live.network.end_run();
     let check = end.verdict_name().unwrap_or("run");
     let assembled = assemble::assemble(
         live.header,
@@ -253,9 +256,12 @@ where
     let start = tokio::time::Instant::now();
     let clock = VirtualClock::starting_at(start, plan.epoch_unix_ms);
     let network = Network::new(start, plan.default_latency);
+    // Counted by the harness's client and, for any other client, by the endpoints.
+    let limit = AttemptLimit::new(plan.max_attempts);
     let mut endpoints = Vec::with_capacity(plan.endpoints.len());
     for planned in &plan.endpoints {
-        let endpoint = Endpoint::new(planned.config.clone(), clock);
+        let gate = Arc::new(limit.clone());
+        let endpoint = Endpoint::with_gate(planned.config.clone(), clock, gate);
         network.add_host(&planned.name, Arc::new(EndpointHost::new(endpoint.clone())));
         // The host was added just above, so the name is known.
         let _ = network.set_latency(&planned.name, planned.latency, planned.latency);
@@ -263,7 +269,7 @@ where
     }
     faults::schedule(&network, &plan.faults);
 
-    let recorder = Recorder::new(clock, plan.max_attempts);
+    let recorder = Recorder::new(clock, limit);
     let connector = EnvConnector::new(SimConnector::new(network.clone()), recorder.clone());
     let instance = Arc::new(ClientInstance::new(
         0,
@@ -298,7 +304,7 @@ where
         },
     );
     // Biased, in a fixed order: the calls first, then the attempt limit, then virtual time.
-    let end = tokio::select! {
+    let mut end = tokio::select! {
         biased;
         driven = all_calls => match driven {
             Driven::Returned => RunEnd::Completed,
@@ -318,14 +324,23 @@ where
             })
             .collect();
         let deadline = start + plan.max_virtual_time;
-        if let Err(left) = settle::settle(&network, &endpoints, &heals, deadline).await {
-            unsettled = Some(left.why());
+        let settling = async {
+            let left = settle::settle(&network, &endpoints, &heals, deadline).await;
+            // `drain` is the least the run goes on after the last call returned; settling
+            // may already have taken longer.
+            tokio::time::sleep_until(returned + plan.drain).await;
+            left.err().map(|left| left.why())
+        };
+        // A task a call left behind may go on making attempts: the limit still holds.
+        tokio::select! {
+            biased;
+            _ = recorder.stopped() => end = RunEnd::AttemptLimit,
+            left = settling => unsettled = left,
         }
-        // `drain` is the least the run goes on after the last call returned; settling may
-        // already have taken longer.
-        tokio::time::sleep_until(returned + plan.drain).await;
     }
     let end_ms = clock.now_ms();
+    // A client that kept its Env gets an error from now on, not answers nobody records.
+    network.end_run();
     drop(instance);
     // The run is over: the waiting thread no longer needs a way in.
     let published = live.lock().unwrap_or_else(|e| e.into_inner()).take();

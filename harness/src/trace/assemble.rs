@@ -52,6 +52,7 @@ pub(crate) fn assemble(
     let mut unmatched = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
+    let idle = IdleCalls::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
         let endpoint = endpoint_names[index];
@@ -86,15 +87,21 @@ pub(crate) fn assemble(
                 None => {
                     let response = responses.get(request.id.index());
                     let segments = segments.get_or_insert_with(|| SegmentIndex::new(&log));
-                    let attempt = reconstruct(
-                        segments,
-                        &mut interner,
-                        request,
-                        response,
-                        &calls,
-                        attempts.len() as u32 + 1,
-                    );
+                    let id = attempts.len() as u32 + 1;
+                    let attempt =
+                        reconstruct(segments, &mut interner, request, response, &calls, id);
                     attempts.push(attempt);
+                    // Without a call tag a request names no call; one that arrived while no
+                    // call was running came from a call that had returned (a task it left
+                    // behind, say).
+                    if call_id.is_none() && idle.at(request.at_ms) {
+                        late_requests.push(LateRequest {
+                            at_ms: request.at_ms,
+                            endpoint,
+                            call_id: call_by_window(&calls, request.at_ms).unwrap_or(0),
+                            attempt_id: Some(id),
+                        });
+                    }
                 }
             }
             if let Some(call_id) = call_id {
@@ -193,6 +200,46 @@ fn call_by_id(calls: &[Call], call_id: u32) -> Option<&Call> {
     match calls.get(call_id as usize) {
         Some(call) if call.call_id == call_id => Some(call),
         _ => calls.iter().find(|c| c.call_id == call_id),
+    }
+}
+
+/// The instants at which no call was running, though one had started: every call started
+/// by then had returned.
+struct IdleCalls {
+    /// The calls' start instants, ascending.
+    starts: Vec<u64>,
+    /// For each prefix of `starts`, the latest end among its calls (`u64::MAX`: one of them
+    /// never returned).
+    latest_end: Vec<u64>,
+}
+
+impl IdleCalls {
+    fn new(calls: &[Call]) -> IdleCalls {
+        let mut spans: Vec<(u64, u64)> = calls
+            .iter()
+            .map(|c| (c.start_ms, c.end_ms.unwrap_or(u64::MAX)))
+            .collect();
+        spans.sort_unstable();
+        let latest_end = spans
+            .iter()
+            .scan(0, |latest, (_, end)| {
+                *latest = (*latest).max(*end);
+                Some(*latest)
+            })
+            .collect();
+        IdleCalls {
+            starts: spans.iter().map(|(start, _)| *start).collect(),
+            latest_end,
+        }
+    }
+
+    /// Whether every call started by `at_ms` had returned before it (as for tagged
+    /// requests, a request in the very millisecond its call returned is not late).
+    fn at(&self, at_ms: u64) -> bool {
+        let started = self.starts.partition_point(|start| *start <= at_ms);
+        started
+            .checked_sub(1)
+            .is_some_and(|last| self.latest_end[last] < at_ms)
     }
 }
 

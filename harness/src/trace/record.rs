@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrylab_endpoints::VirtualClock;
-use tokio::sync::Notify;
 
+use crate::backend::AttemptLimit;
 use crate::trace::{
     Attempt, AttemptOutcome, ConnUse, DecisionKind, DecisionRecord, EndKind, Interner, Name,
 };
@@ -24,7 +24,8 @@ pub(crate) struct Recorder {
     /// started now is its. Set and cleared around every poll, so kept out of the lock.
     current: Arc<AtomicU64>,
     clock: VirtualClock,
-    stop: Arc<Notify>,
+    /// The run's attempt budget, shared with the endpoints.
+    limit: AttemptLimit,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -48,8 +49,6 @@ struct State {
     used: DenseMap<u32>,
     /// The connection hyper-util last put each attempt's request on (by attempt id).
     placed_on: DenseMap<u64>,
-    max_attempts: Option<u64>,
-    limit_hit: bool,
 }
 
 /// Why a run was stopped from inside.
@@ -60,16 +59,13 @@ pub(crate) enum StopCause {
 }
 
 impl Recorder {
-    /// A recorder on `clock`, stopping the run after `max_attempts` attempts.
-    pub(crate) fn new(clock: VirtualClock, max_attempts: Option<u64>) -> Recorder {
+    /// A recorder on `clock`, whose attempts count against `limit`.
+    pub(crate) fn new(clock: VirtualClock, limit: AttemptLimit) -> Recorder {
         Recorder {
-            inner: Arc::new(Mutex::new(State {
-                max_attempts,
-                ..State::default()
-            })),
+            inner: Arc::new(Mutex::new(State::default())),
             current: Arc::new(AtomicU64::new(0)),
             clock,
-            stop: Arc::new(Notify::new()),
+            limit,
         }
     }
 
@@ -86,12 +82,8 @@ impl Recorder {
 
     /// Resolves when the run must stop (a limit was hit).
     pub(crate) async fn stopped(&self) -> StopCause {
-        loop {
-            if self.state().limit_hit {
-                return StopCause::AttemptLimit;
-            }
-            self.stop.notified().await;
-        }
+        self.limit.reached().await;
+        StopCause::AttemptLimit
     }
 
     /// Interns a name.
@@ -99,8 +91,19 @@ impl Recorder {
         self.state().interner.intern(text)
     }
 
-    /// Starts an attempt of `call_id` by `client_id` now; returns its id.
-    pub(crate) fn begin(&self, client_id: u32, call_id: u32, method: &str, path: &str) -> u32 {
+    /// Starts an attempt of `call_id` by `client_id` now; returns its id, or `None` when the
+    /// attempt is past `limits.max_client_attempts`: then it is not recorded, must not be
+    /// sent, and the run stops.
+    pub(crate) fn begin(
+        &self,
+        client_id: u32,
+        call_id: u32,
+        method: &str,
+        path: &str,
+    ) -> Option<u32> {
+        if !self.limit.take() {
+            return None;
+        }
         let now = self.clock.now_ms();
         let mut state = self.state();
         let method = state.interner.intern(method);
@@ -131,15 +134,7 @@ impl Recorder {
             resent: false,
             reconstructed: false,
         });
-        // The limit is the number of attempts allowed: the one past it stops the run.
-        if let Some(max) = state.max_attempts {
-            if u64::from(id) > max && !state.limit_hit {
-                state.limit_hit = true;
-                drop(state);
-                self.stop.notify_waiters();
-            }
-        }
-        id
+        Some(id)
     }
 
     /// Marks `attempt` as the one being polled (or none), so a connect it triggers is its.

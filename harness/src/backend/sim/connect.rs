@@ -8,6 +8,7 @@ use std::task::{Context, Poll, ready};
 
 use tokio::time::Instant;
 
+use super::state::{MAX_OPEN_CONNECTIONS, run_ended, too_many_connections};
 use super::timer::{TimerSlot, poll_until};
 use super::{ConnId, ConnectAction, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 
@@ -76,6 +77,8 @@ fn arrive_syn(net: &Network, conn: ConnId, host: HostId, epoch: Option<u64>) -> 
     let now = Instant::now();
     let handler = {
         let mut inner = net.lock();
+        // Every SYN sent arrives here once, lost or not (an abandoned connect's too).
+        inner.connecting = inner.connecting.saturating_sub(1);
         if inner.syn_lost(host, epoch) {
             let at = inner.ms(now);
             inner.events.push(NetEvent::SynArrived {
@@ -135,8 +138,14 @@ impl Connect {
         let state = {
             let mut inner = net.lock();
             match inner.lookup(host) {
+                // A client that kept its `Env` past the run.
+                _ if inner.ended => State::Failed(Some(run_ended())),
                 Err(e) => State::Failed(Some(e)),
+                Ok(_) if inner.open_connections() >= MAX_OPEN_CONNECTIONS => {
+                    State::Failed(Some(too_many_connections()))
+                }
                 Ok(host) => {
+                    inner.connecting += 1;
                     let conn = ConnId(inner.next_conn);
                     inner.next_conn += 1;
                     let at = inner.ms(now);

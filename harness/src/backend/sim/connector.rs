@@ -19,6 +19,11 @@ impl SimConnector {
     pub(crate) fn new(net: Network) -> SimConnector {
         SimConnector { net }
     }
+
+    /// Whether the network's run has ended (every connect fails from then on).
+    pub(crate) fn run_ended(&self) -> bool {
+        self.net.run_ended()
+    }
 }
 
 impl tower_service::Service<Uri> for SimConnector {

@@ -189,6 +189,18 @@ impl Network {
         earliest.map_or(InFlight::Nothing, InFlight::Arriving)
     }
 
+    /// Ends the network with its run: from now on every connect and every operation on a
+    /// connection fails with an error saying that the run has ended, so a client that kept
+    /// its `Env` past the run fails loudly instead of talking to endpoints nobody records.
+    pub(crate) fn end_run(&self) {
+        self.lock().end_run();
+    }
+
+    /// Whether [`end_run`](Network::end_run) was called.
+    pub(crate) fn run_ended(&self) -> bool {
+        self.lock().ended
+    }
+
     /// The instant reported as 0.
     pub(crate) fn start(&self) -> Instant {
         self.lock().start

@@ -64,6 +64,8 @@ pub(super) enum ReadStep {
     Data(Bytes),
     Eof,
     Reset,
+    /// The network's run has ended.
+    Ended,
     /// Nothing readable yet: wait for the instant, or for a wake-up when `None`.
     Wait(Option<Instant>),
 }
@@ -78,7 +80,18 @@ pub(super) struct Inner {
     pub conns: Vec<Conn>,
     pub free: Vec<u32>,
     pub events: Vec<NetEvent>,
+    /// The run the network belongs to has ended: connects and stream operations fail.
+    pub ended: bool,
+    /// Connects whose SYN has not reached its host yet.
+    pub connecting: usize,
 }
+
+/// The most connections the network holds open at once, connects on their way included.
+/// Each costs a few kilobytes (both ends, and the endpoint serving it), and a client that
+/// opens connections without closing them, on a network without latency, does so without
+/// virtual time moving: this stops it at some 30 MB rather than at the machine's memory.
+/// A pool of the harness's client, or of any sane client, stays far below it.
+pub(crate) const MAX_OPEN_CONNECTIONS: usize = 10_000;
 
 /// Whole milliseconds from `start` to `t`.
 pub(super) fn ms(start: Instant, t: Instant) -> u64 {
@@ -87,6 +100,44 @@ pub(super) fn ms(start: Instant, t: Instant) -> u64 {
 
 pub(super) fn reset_error() -> io::Error {
     io::Error::new(io::ErrorKind::ConnectionReset, "connection reset")
+}
+
+/// What a client that kept its `Env` past its run gets from every connect and every
+/// operation on a connection: the run's records are closed, so nothing it does would be seen.
+pub(super) fn run_ended() -> io::Error {
+    io::Error::other(RunEnded)
+}
+
+/// The error inside [`run_ended`]; its `Debug` is its message too, since hyper-util's error
+/// shows its cause by `Debug`.
+struct RunEnded;
+
+impl std::fmt::Display for RunEnded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "retrylab: the run this connection or Env belongs to has ended, and nothing it \
+             sends now is recorded; an Env, and the HttpClient or EnvConnector taken from it, \
+             must not outlive its run (keep them in the call's future, or in tasks the call \
+             awaits before it returns)",
+        )
+    }
+}
+
+impl std::fmt::Debug for RunEnded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for RunEnded {}
+
+/// What a connect past [`MAX_OPEN_CONNECTIONS`] gets.
+pub(super) fn too_many_connections() -> io::Error {
+    io::Error::other(format!(
+        "retrylab: the simulated network holds at most {MAX_OPEN_CONNECTIONS} connections \
+         open at once, and this run has {MAX_OPEN_CONNECTIONS} open: the client opens \
+         connections and does not close them"
+    ))
 }
 
 fn broken_pipe() -> io::Error {
@@ -104,7 +155,15 @@ impl Inner {
             conns: Vec::new(),
             free: Vec::new(),
             events: Vec::new(),
+            ended: false,
+            connecting: 0,
         }
+    }
+
+    /// Connections open now: on their way (SYN sent) or established and not yet closed at
+    /// both ends.
+    pub(super) fn open_connections(&self) -> usize {
+        self.connecting + (self.conns.len() - self.free.len())
     }
 
     pub(super) fn ms(&self, t: Instant) -> u64 {
@@ -266,6 +325,9 @@ impl Inner {
         now: Instant,
         waker: &Waker,
     ) -> ReadStep {
+        if self.ended {
+            return ReadStep::Ended;
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return ReadStep::Reset;
         };
@@ -319,6 +381,9 @@ impl Inner {
         data: &[u8],
         now: Instant,
     ) -> io::Result<usize> {
+        if self.ended {
+            return Err(run_ended());
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return Err(reset_error());
         };
@@ -350,6 +415,9 @@ impl Inner {
         side: Side,
         now: Instant,
     ) -> io::Result<()> {
+        if self.ended {
+            return Err(run_ended());
+        }
         let Some(conn) = self.conn_mut(slot, id) else {
             return Err(reset_error());
         };
@@ -381,6 +449,17 @@ impl Inner {
         // The end's own pending read must see the error now, not at its timer.
         incoming.wake();
         self.send(slot, side.writes(), SegmentKind::Rst, Bytes::new(), now);
+    }
+
+    /// The run is over: every later connect and stream operation fails with [`run_ended`],
+    /// and a reader waiting now is woken to see it.
+    pub(super) fn end_run(&mut self) {
+        self.ended = true;
+        for conn in self.conns.iter_mut().filter(|c| c.live) {
+            for pipe in &mut conn.pipes {
+                pipe.wake();
+            }
+        }
     }
 
     /// The stream object of one end was dropped: FIN unless already shut down or reset, and

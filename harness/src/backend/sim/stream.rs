@@ -10,7 +10,7 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
-use super::state::{ReadStep, reset_error};
+use super::state::{ReadStep, reset_error, run_ended};
 use super::timer::{TimerSlot, poll_until_from};
 use super::{ConnId, HostId, Network, Side};
 
@@ -144,6 +144,7 @@ impl SimStream {
                 ReadStep::Data(bytes) => Poll::Ready(Ok(bytes)),
                 ReadStep::Eof => Poll::Ready(Ok(Bytes::new())),
                 ReadStep::Reset => Poll::Ready(Err(reset_error())),
+                ReadStep::Ended => Poll::Ready(Err(run_ended())),
                 ReadStep::Wait(None) => Poll::Pending,
                 ReadStep::Wait(Some(at)) => {
                     ready!(poll_until_from(&mut self.timer, at, now, cx));

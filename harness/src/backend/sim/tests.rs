@@ -13,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
+use super::state::MAX_OPEN_CONNECTIONS;
 use super::*;
 
 const L: Duration = Duration::from_millis(250);
@@ -873,4 +874,82 @@ fn hyper_util_client_over_the_sim_connector_example() -> Result<(), Box<dyn std:
         Ok::<_, Box<dyn std::error::Error>>(())
     })?;
     Ok::<(), Box<dyn std::error::Error>>(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_network_whose_run_ended_fails_everything_and_says_why() {
+    let mut f = Fixture::new(ConnectAction::Accept);
+    let (mut client, mut server) = f.pair().await;
+    // A reader waiting when the run ends is woken to see it.
+    let waiting = tokio::spawn(async move {
+        let mut buf = [0u8; 8];
+        server.read(&mut buf).await
+    });
+    tokio::task::yield_now().await;
+    f.net.end_run();
+    assert!(f.net.run_ended());
+    let says_ended = |error: io::Error| {
+        let text = error.to_string();
+        assert!(
+            text.contains("has ended") && text.contains("must not outlive"),
+            "{text}"
+        );
+    };
+    says_ended(waiting.await.unwrap().unwrap_err());
+    says_ended(client.write_all(b"late").await.unwrap_err());
+    let mut buf = [0u8; 8];
+    says_ended(client.read(&mut buf).await.unwrap_err());
+    says_ended(client.shutdown().await.unwrap_err());
+    says_ended(f.net.connect("api").await.unwrap_err());
+    // No late byte went on the wire, and no late connect started.
+    let events = f.net.log().events().to_vec();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, NetEvent::Segment(s) if s.kind == Data))
+    );
+    let connects = events
+        .iter()
+        .filter(|e| matches!(e, NetEvent::ConnectStart { .. }));
+    assert_eq!(connects.count(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn connects_past_the_open_connection_cap_fail_until_one_closes() {
+    let mut f = Fixture::new(ConnectAction::Accept);
+    // Connects on their way count: all of these are started before any SYN arrives.
+    let connecting: Vec<_> = (0..MAX_OPEN_CONNECTIONS)
+        .map(|_| f.net.connect("api"))
+        .collect();
+    let refused = f.net.connect("api").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("at most 10000 connections"),
+        "{refused}"
+    );
+    let mut clients = Vec::with_capacity(MAX_OPEN_CONNECTIONS);
+    for connect in connecting {
+        clients.push(connect.await.unwrap());
+    }
+    let mut servers = Vec::with_capacity(MAX_OPEN_CONNECTIONS);
+    while let Ok(accepted) = f.accepted.try_recv() {
+        servers.push(accepted.1);
+    }
+    assert_eq!(servers.len(), MAX_OPEN_CONNECTIONS);
+    assert!(f.net.connect("api").await.is_err());
+    // Closed at both ends, a connection makes room for another.
+    drop(clients.pop());
+    drop(servers.pop());
+    let again = f.net.connect("api").await;
+    assert!(again.is_ok(), "{again:?}");
+    // A refused connect holds nothing open either.
+    drop(again);
+    drop(f.accepted.try_recv());
+    *f.host.decision.lock().unwrap() = ConnectAction::Refuse;
+    assert_eq!(
+        kind(f.net.connect("api").await),
+        io::ErrorKind::ConnectionRefused
+    );
+    *f.host.decision.lock().unwrap() = ConnectAction::Accept;
+    let last = f.net.connect("api").await;
+    assert!(last.is_ok(), "{last:?}");
 }

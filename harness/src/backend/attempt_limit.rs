@@ -1,0 +1,145 @@
+//! `limits.max_client_attempts`, counted where attempts are made, whatever the client path.
+//!
+//! An attempt of `env.http_client()` is counted when the client sends it; a request that
+//! reaches an endpoint without the harness's attempt tag (a client built on
+//! `env.connector()`) is counted by the endpoint's [`Gate`] when it arrives, before it reaches
+//! the endpoint's script. These are exactly the attempts the trace lists, recorded and
+//! reconstructed. The attempt past the limit is refused (never sent, or never answered), so
+//! the run holds exactly the limit's attempts and no effect of a refused one, and the run is
+//! woken to end at once, even while its client waits on the refused attempt.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use http::request;
+use retrylab_endpoints::Gate;
+use retrylab_endpoints::wire::{ATTEMPT_HEADER_NAME, HAND_OFF_HEADER_NAME};
+use tokio::sync::Notify;
+
+/// The attempt budget of one run, shared by the harness's client surfaces and the endpoints.
+#[derive(Clone, Debug)]
+pub(crate) struct AttemptLimit {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Attempts allowed; `None`: no limit.
+    max: Option<u64>,
+    /// Attempts asked for so far, the refused ones included.
+    taken: AtomicU64,
+    /// Whether an attempt was refused: the run must stop.
+    refused: AtomicBool,
+    /// Woken when the first attempt is refused.
+    stop: Notify,
+}
+
+impl AttemptLimit {
+    /// A budget of `max` attempts (`None`: unlimited).
+    pub(crate) fn new(max: Option<u64>) -> AttemptLimit {
+        AttemptLimit {
+            inner: Arc::new(Inner {
+                max,
+                taken: AtomicU64::new(0),
+                refused: AtomicBool::new(false),
+                stop: Notify::new(),
+            }),
+        }
+    }
+
+    /// Counts one attempt: `true` if it may go ahead, `false` if it is past the limit (the
+    /// first such refusal wakes [`reached`](Self::reached)).
+    pub(crate) fn take(&self) -> bool {
+        let inner = &*self.inner;
+        // One atomic step, so attempts made at once by several tasks or threads cannot
+        // overshoot: exactly `max` of them are let through.
+        let n = inner.taken.fetch_add(1, Ordering::AcqRel).saturating_add(1);
+        match inner.max {
+            Some(max) if n > max => {
+                if !inner.refused.swap(true, Ordering::AcqRel) {
+                    inner.stop.notify_waiters();
+                }
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Resolves once an attempt past the limit was refused.
+    pub(crate) async fn reached(&self) {
+        loop {
+            // Created before the flag is read: `notify_waiters` reaches a `Notified` from the
+            // moment it exists, so a refusal in between still wakes this wait.
+            let notified = self.inner.stop.notified();
+            if self.inner.refused.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Gate for AttemptLimit {
+    fn admit(&self, parts: &request::Parts) -> bool {
+        let headers = &parts.headers;
+        // A request of the harness's own client was counted when it was sent, and a
+        // built-in client's dead-letter hand-off is no attempt; anything else is an attempt
+        // the trace rebuilds from what the endpoint saw.
+        if headers.contains_key(&ATTEMPT_HEADER_NAME) || headers.contains_key(&HAND_OFF_HEADER_NAME)
+        {
+            return true;
+        }
+        self.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(headers: &[(&http::HeaderName, &str)]) -> request::Parts {
+        let mut request = http::Request::get("/").body(()).expect("a valid request");
+        for (name, value) in headers {
+            let value = http::HeaderValue::from_str(value).expect("a valid value");
+            request.headers_mut().insert((*name).clone(), value);
+        }
+        request.into_parts().0
+    }
+
+    #[test]
+    fn exactly_max_attempts_go_ahead() {
+        let limit = AttemptLimit::new(Some(3));
+        let taken: Vec<bool> = (0..5).map(|_| limit.take()).collect();
+        assert_eq!(taken, [true, true, true, false, false]);
+        assert!(AttemptLimit::new(None).take());
+    }
+
+    #[test]
+    fn the_gate_counts_only_untagged_requests() {
+        let limit = AttemptLimit::new(Some(1));
+        let tagged = parts(&[(&ATTEMPT_HEADER_NAME, "7")]);
+        let hand_off = parts(&[(&HAND_OFF_HEADER_NAME, "dead-letter")]);
+        assert!(limit.admit(&tagged));
+        assert!(limit.admit(&hand_off));
+        assert!(limit.admit(&parts(&[])));
+        assert!(!limit.admit(&parts(&[])));
+        // Sent before the limit was reached, counted then: still let through.
+        assert!(limit.admit(&tagged));
+    }
+
+    #[tokio::test]
+    async fn the_first_refusal_wakes_a_waiting_run() {
+        let limit = AttemptLimit::new(Some(1));
+        let waiting = tokio::spawn({
+            let limit = limit.clone();
+            async move { limit.reached().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(limit.take());
+        assert!(!limit.take());
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("woken")
+            .expect("not panicked");
+    }
+}

@@ -157,6 +157,7 @@ const SLOW: &[(&str, &str)] = &[
         "parses to the node budget: 20 s",
     ),
     ("size-request-headers-5k.gen.yaml", "5,000 headers: 4 s"),
+    ("size-response-body-10mb.gen.yaml", "a 10 MB body: 2.5 s"),
     (
         "size-response-headers-100k.gen.yaml",
         "parses to the node budget: 20 s",

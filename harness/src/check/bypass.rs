@@ -7,8 +7,9 @@
 //!   real clock (`SystemTime::now()`) instead of the virtual one (`env.now_system()`).
 //!
 //! - a stopped virtual clock: a poll of the client blocked the thread (the run's watchdog
-//!   timed it with the real clock), so the pause it meant took no virtual time and the gaps
-//!   around it follow wall time, not the trace.
+//!   timed it with the real clock and, where the system says, saw the thread asleep or on a
+//!   CPU rather than waiting for one), so the pause it meant took no virtual time and the
+//!   gaps around it follow wall time, not the trace.
 
 use super::Ctx;
 use crate::policy::RetryAfterValue;
@@ -106,8 +107,8 @@ fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
         out.push(Verdict::fail(
             "stopped_clock",
             format!(
-                "the client waited {} times for {} of real time in all (the first {} long, at \
-                 virtual t={}{}) on something outside the simulation, while virtual time \
+                "the client waited {} times for {} of real time in all (the first {} long{}, \
+                 at virtual t={}{}) on something outside the simulation, while virtual time \
                  stood still: a std::thread::sleep or blocking call inside spawn_blocking, a \
                  std channel fed by another thread, or real IO. The pause took no virtual \
                  time, so gaps follow wall time instead of the trace. Sleep with \
@@ -115,6 +116,7 @@ fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
                 waits.len(),
                 seconds(total),
                 seconds(first.wall_ms),
+                spent(first),
                 seconds(first.at_ms),
                 place(ctx, first),
             ),
@@ -131,17 +133,35 @@ fn blocked_thread(ctx: &Ctx<'_>, blocks: &[&LongPoll], out: &mut Vec<Verdict>) {
         "stopped_clock",
         format!(
             "the client blocked its thread {} times for {} of real time in all (the first \
-             {} long, at virtual t={}{place}): virtual time stands still while a thread \
+             {} long{}, at virtual t={}{place}): virtual time stands still while a thread \
              blocks, so gaps follow wall time instead of the trace. Sleep with \
              tokio::time::sleep and move blocking work off the client's task \
              (std::thread::sleep, blocking IO and busy loops are the usual causes)",
             blocks.len(),
             seconds(total),
             seconds(first.wall_ms),
+            spent(first),
             seconds(first.at_ms),
             place = place(ctx, first),
         ),
     ));
+}
+
+/// How the run's thread spent a stop, where the system said: `, asleep for 0.800s of it`.
+/// Only the thread's own time is filed (on a CPU or asleep, not waiting for a CPU), so the
+/// larger of the two is what happened.
+fn spent(poll: &LongPoll) -> String {
+    match poll.spent {
+        Some(spent) if spent.asleep_ms >= spent.on_cpu_ms => format!(
+            ", asleep for {} of it",
+            seconds(spent.asleep_ms.min(poll.wall_ms))
+        ),
+        Some(spent) => format!(
+            ", busy on a CPU for {} of it",
+            seconds(spent.on_cpu_ms.min(poll.wall_ms))
+        ),
+        None => String::new(),
+    }
 }
 
 /// Where in the timeline the clock stopped: `, between attempt 2 and attempt 3, whose gap

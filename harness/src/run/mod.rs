@@ -19,6 +19,7 @@ mod calls;
 mod faults;
 pub(crate) mod plan;
 mod settle;
+mod thread_time;
 mod watchdog;
 
 use self::calls::{CallLog, Calls, Driven};

@@ -11,7 +11,8 @@
 //! share that follows voluntary ones ends a sleep, and belongs to it: a runtime that waits
 //! for a blocking task wakes every time a timer of its is due and sleeps again, and on a
 //! loaded machine it can wait longer for a CPU after each wake than it slept. From these the
-//! watchdog tells a thread that blocked or spun from one that was descheduled. Other systems give no such evidence here; callers then judge by real time
+//! watchdog and the wall limit tell a thread that blocked or spun from one that was
+//! descheduled. Other systems give no such evidence here; callers then judge by real time
 //! alone (docs/architecture.md#the-run-thread-and-its-guards).
 //!
 //! A reading costs two small file reads, so the run's thread takes one at most every
@@ -26,6 +27,19 @@ use crate::trace::Spent;
 /// a reading up to this much older than its start changes its figures a little at most.
 const RECENT: Duration = Duration::from_millis(50);
 
+/// A Linux thread id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tid(u32);
+
+impl Tid {
+    /// The calling thread's id, or `None` where `/proc` does not give it.
+    pub(crate) fn current() -> Option<Tid> {
+        // `/proc/thread-self` links to `<pid>/task/<tid>`.
+        let link = std::fs::read_link("/proc/thread-self").ok()?;
+        link.file_name()?.to_str()?.parse().ok().map(Tid)
+    }
+}
+
 /// A thread's times and context switches so far, as the kernel counts them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct ThreadTime {
@@ -38,6 +52,11 @@ pub(crate) struct ThreadTime {
 }
 
 impl ThreadTime {
+    /// Thread `tid`'s times, or `None` where the kernel does not give them.
+    pub(crate) fn of(tid: Tid) -> Option<ThreadTime> {
+        Self::read(&format!("/proc/self/task/{}", tid.0))
+    }
+
     /// The calling thread's times.
     fn current() -> Option<ThreadTime> {
         Self::read("/proc/thread-self")
@@ -266,5 +285,6 @@ mod tests {
             .expect("a second reading");
         assert!(span >= Duration::from_millis(60));
         assert!(split.asleep_ms + split.waiting_ms >= 50, "{split:?}");
+        assert!(Tid::current().and_then(ThreadTime::of).is_some());
     }
 }

@@ -22,7 +22,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -47,6 +47,14 @@ pub(crate) struct Watchdog {
     /// move while a poll blocks the thread, so for a run abandoned in a blocking poll this
     /// is the instant it stopped at, readable from the thread that abandons it.
     last_poll_ms: Arc<AtomicU64>,
+    /// Twice the number of polls of calls started, plus one while a poll runs: odd means the
+    /// run's thread is inside the client's code. The thread that waits for the run reads it
+    /// to tell a thread held by the client from one that waits or goes on.
+    polls: Arc<AtomicU64>,
+    /// The attempts started when the latest poll of a call started: what the waiting thread
+    /// reads instead of the recorder, whose lock the run takes on every attempt (a waiting
+    /// thread descheduled while holding it would stop the run it watches).
+    attempts: Arc<AtomicU32>,
 }
 
 impl Watchdog {
@@ -70,6 +78,23 @@ impl Watchdog {
     /// The virtual instant at which the latest poll of a call started.
     pub(crate) fn last_poll_ms(&self) -> u64 {
         self.last_poll_ms.load(Ordering::Relaxed)
+    }
+
+    /// Twice the polls of calls started so far, plus one while a poll runs.
+    pub(crate) fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    /// The attempts started when the latest poll of a call started.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Counts a poll's start or end. Only the run's thread polls calls, one at a time, so a
+    /// load and a store do (no read-modify-write on the hot path).
+    fn step_polls(&self) {
+        let polls = self.polls.load(Ordering::Relaxed);
+        self.polls.store(polls + 1, Ordering::Relaxed);
     }
 
     fn file(&self, poll: LongPoll) {
@@ -130,6 +155,10 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         let at_ms = this.clock.now_ms();
         let attempts_before = (this.attempts)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
+        this.watchdog
+            .attempts
+            .store(attempts_before, Ordering::Relaxed);
+        this.watchdog.step_polls();
         let started = Instant::now();
         if let Some((ended, ended_at_ms, reading)) = *this.last_end {
             let idle = started.saturating_duration_since(ended);
@@ -164,6 +193,7 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
             }
         }
         *this.last_end = Some((ended, this.clock.now_ms(), thread_time::recent(ended)));
+        this.watchdog.step_polls();
         result
     }
 }

@@ -104,15 +104,26 @@ fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
     blocked_thread(ctx, &blocks, out);
     if let Some(first) = waits.first() {
         let total: u64 = waits.iter().map(|p| p.wall_ms).sum();
+        // Where the system said how the thread spent the wait: on a CPU is no wait on the
+        // outside, but something else on the run's thread that never awaited.
+        let busy = first.spent.is_some_and(|s| s.on_cpu_ms > s.asleep_ms);
+        let what = if busy {
+            "the run's thread was busy outside the client's calls, while virtual time stood \
+             still: a task the client spawned (tokio::spawn) that loops or computes without \
+             awaiting. The time it took was no virtual time, so gaps follow wall time \
+             instead of the trace. Await inside the task's loop, or move the computation to \
+             spawn_blocking"
+        } else {
+            "on something outside the simulation, while virtual time stood still: a \
+             std::thread::sleep or blocking call inside spawn_blocking, a std channel fed by \
+             another thread, or real IO. The pause took no virtual time, so gaps follow wall \
+             time instead of the trace. Sleep with tokio::time::sleep on the client's task"
+        };
         out.push(Verdict::fail(
             "stopped_clock",
             format!(
                 "the client waited {} times for {} of real time in all (the first {} long{}, \
-                 at virtual t={}{}) on something outside the simulation, while virtual time \
-                 stood still: a std::thread::sleep or blocking call inside spawn_blocking, a \
-                 std channel fed by another thread, or real IO. The pause took no virtual \
-                 time, so gaps follow wall time instead of the trace. Sleep with \
-                 tokio::time::sleep on the client's task",
+                 at virtual t={}{}) {what}",
                 waits.len(),
                 seconds(total),
                 seconds(first.wall_ms),

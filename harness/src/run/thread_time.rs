@@ -57,6 +57,24 @@ impl ThreadTime {
         Self::read(&format!("/proc/self/task/{}", tid.0))
     }
 
+    /// A reading made up: ms on a CPU and runnable, voluntary and involuntary switches,
+    /// asleep when read.
+    #[cfg(test)]
+    pub(crate) fn for_tests(
+        on_cpu_ms: u64,
+        runnable_ms: u64,
+        switches: (u64, u64),
+        asleep: bool,
+    ) -> ThreadTime {
+        ThreadTime {
+            on_cpu_ns: on_cpu_ms * 1_000_000,
+            runnable_ns: runnable_ms * 1_000_000,
+            voluntary: switches.0,
+            involuntary: switches.1,
+            asleep,
+        }
+    }
+
     /// The calling thread's times.
     fn current() -> Option<ThreadTime> {
         Self::read("/proc/thread-self")
@@ -190,15 +208,8 @@ fn take(now: Instant) -> Option<Reading> {
 mod tests {
     use super::*;
 
-    /// A reading: ms on a CPU and runnable, voluntary and involuntary switches, asleep.
     fn time(on_cpu_ms: u64, runnable_ms: u64, switches: (u64, u64), asleep: bool) -> ThreadTime {
-        ThreadTime {
-            on_cpu_ns: on_cpu_ms * 1_000_000,
-            runnable_ns: runnable_ms * 1_000_000,
-            voluntary: switches.0,
-            involuntary: switches.1,
-            asleep,
-        }
+        ThreadTime::for_tests(on_cpu_ms, runnable_ms, switches, asleep)
     }
 
     fn spent(on_cpu_ms: u64, waiting_ms: u64, asleep_ms: u64) -> Spent {

@@ -170,14 +170,17 @@ impl Samples {
         let (a, b) = (first.pulse, last.pulse);
         let span = last.at.saturating_duration_since(first.at);
         let moved = !a.same_progress(&b);
-        // Standing still for half the last part is stuck: a run that moves, even a slow
-        // one on a loaded machine, changes something far more often.
-        if !moved || still >= self.last_part / 2 {
+        let spent_still = last.spent_since(&unchanged);
+        // Standing still for half the last part is stuck: a run that moves changes
+        // something far more often. Unless the thread spent that time mostly waiting for a
+        // CPU: then a run that moved before is slow on a loaded machine, not stuck.
+        let descheduled = spent_still.is_some_and(|s| s.waiting_ms > s.on_cpu_ms + s.asleep_ms);
+        if !moved || (still >= self.last_part / 2 && !descheduled) {
             let held = Held {
                 still,
                 at_ms: b.virtual_ms,
                 attempts: b.attempts,
-                spent: last.spent_since(&unchanged).map(|spent| (still, spent)),
+                spent: spent_still.map(|spent| (still, spent)),
             };
             return if b.in_poll() {
                 Stall::InPoll(held)
@@ -525,6 +528,39 @@ mod tests {
         assert_eq!((held.at_ms, held.attempts), (14, 14));
         pulses.extend([pulse(14, 14, 30); 6]);
         assert!(matches!(sampled(&pulses).stall(), Stall::Idle(_)));
+    }
+
+    /// Still for a while, but the thread spent it waiting for a CPU: a run that moved in the
+    /// last part is slow on a loaded machine, not stuck.
+    #[test]
+    fn a_descheduled_pause_after_progress_is_progress() {
+        let time = |on_cpu_ms: u64, runnable_ms: u64| {
+            ThreadTime::for_tests(on_cpu_ms, runnable_ms, (0, on_cpu_ms), false)
+        };
+        let mut pulses: Vec<Pulse> = (0..17)
+            .map(|i| Pulse {
+                thread: Some(time(i * 50, 0)),
+                ..pulse(i, i as u32, i * 2)
+            })
+            .collect();
+        pulses.extend((17..20).map(|i| Pulse {
+            thread: Some(time(800 + (i - 16), (i - 16) * 49)),
+            ..pulse(16, 16, 32)
+        }));
+        assert!(matches!(sampled(&pulses).stall(), Stall::Progressing(_)));
+        // The same pause on a CPU is stuck.
+        let spinning: Vec<Pulse> = pulses
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Pulse {
+                thread: Some(time(i as u64 * 50, 0)),
+                ..*p
+            })
+            .collect();
+        assert!(matches!(
+            sampled(&spinning).stall(),
+            Stall::InPoll(_) | Stall::Idle(_)
+        ));
     }
 
     #[test]

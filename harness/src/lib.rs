@@ -283,8 +283,9 @@
 //!
 //! - **Blocking the thread** (`std::thread::sleep`, blocking IO, a busy loop, a pause inside
 //!   `spawn_blocking`) stops virtual time. After `limits.wall` of real time (60 s by default)
-//!   the run is abandoned with the verdict `wall_limit`, keeping its trace so far; a shorter
-//!   block fails the verdict `stopped_clock`, which names the attempts around it.
+//!   the run is stopped with the verdict `wall_limit`, which says whether the thread was
+//!   blocked, busy or the run merely slow, keeping its trace so far; a shorter block fails
+//!   the verdict `stopped_clock`, which names the attempts around it.
 //! - **The real clock**: a budget or deadline read from `std::time::Instant::now()` or
 //!   `SystemTime::now()` barely moves while a run covers hours, so it never expires. Give a
 //!   crate that takes a clock [`Env::std_clock`] (for `backoff`, feature `backoff`), compare

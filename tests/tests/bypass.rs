@@ -212,3 +212,74 @@ limits: { wall: 20s }
         stopped.message
     );
 }
+
+/// A task the client spawned spins for 700 ms of CPU while the call waits for it at one
+/// virtual instant: the wait is filed, and, where the system says how the thread spent it
+/// (Linux), named as a busy task rather than a wait on the outside.
+#[test]
+fn a_spawned_task_that_spins_stops_the_clock_and_is_named() {
+    let yaml = r#"
+version: 1
+name: a spawned task spins
+endpoints: { api: { script: [ { status: 200 } ] } }
+operation: { endpoint: api }
+limits: { wall: 20s }
+"#;
+    let report = scenario(yaml).run(|env: Env| async move {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            // The bug: 700 ms of computation on the runtime's thread.
+            spin_for_cpu(Duration::from_millis(700));
+            let _ = sender.send(());
+        });
+        receiver.await.map_err(|e| e.to_string())?;
+        retrylab::attempt(&env).await.map_err(|e| format!("{e:?}"))
+    });
+    let stopped = report
+        .failures()
+        .find(|v| v.check == "stopped_clock")
+        .unwrap_or_else(|| panic!("no stopped_clock verdict:\n{}", report.summary()));
+    assert!(
+        stopped.message.contains("waited 1 times"),
+        "{}",
+        stopped.message
+    );
+    if cfg!(target_os = "linux") {
+        assert!(
+            stopped.message.contains("a task the client spawned"),
+            "{}",
+            stopped.message
+        );
+        assert!(
+            stopped.message.contains("busy on a CPU"),
+            "{}",
+            stopped.message
+        );
+    }
+}
+
+/// Spins until the calling thread has used `cpu` of CPU time (on Linux, from
+/// `/proc/thread-self/schedstat`, so a loaded machine makes it last longer, not use less),
+/// or, elsewhere, `cpu` of real time.
+fn spin_for_cpu(cpu: Duration) {
+    let used = || {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .map(Duration::from_nanos)
+    };
+    let began = std::time::Instant::now();
+    let start = used();
+    loop {
+        let spent = match (start, used()) {
+            (Some(start), Some(now)) => now.saturating_sub(start),
+            _ => began.elapsed(),
+        };
+        if spent >= cpu {
+            return;
+        }
+        for _ in 0..10_000 {
+            std::hint::spin_loop();
+        }
+    }
+}

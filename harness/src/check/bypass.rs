@@ -7,8 +7,9 @@
 //!   real clock (`SystemTime::now()`) instead of the virtual one (`env.now_system()`).
 //!
 //! - a stopped virtual clock: a poll of the client blocked the thread (the run's watchdog
-//!   timed it with the real clock), so the pause it meant took no virtual time and the gaps
-//!   around it follow wall time, not the trace.
+//!   timed it with the real clock and, where the system says, saw the thread asleep or on a
+//!   CPU rather than waiting for one), so the pause it meant took no virtual time and the
+//!   gaps around it follow wall time, not the trace.
 
 use super::Ctx;
 use crate::policy::RetryAfterValue;
@@ -103,18 +104,30 @@ fn stopped_clock(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
     blocked_thread(ctx, &blocks, out);
     if let Some(first) = waits.first() {
         let total: u64 = waits.iter().map(|p| p.wall_ms).sum();
+        // Where the system said how the thread spent the wait: on a CPU is no wait on the
+        // outside, but something else on the run's thread that never awaited.
+        let busy = first.spent.is_some_and(|s| s.on_cpu_ms > s.asleep_ms);
+        let what = if busy {
+            "the run's thread was busy outside the client's calls, while virtual time stood \
+             still: a task the client spawned (tokio::spawn) that loops or computes without \
+             awaiting. The time it took was no virtual time, so gaps follow wall time \
+             instead of the trace. Await inside the task's loop, or move the computation to \
+             spawn_blocking"
+        } else {
+            "on something outside the simulation, while virtual time stood still: a \
+             std::thread::sleep or blocking call inside spawn_blocking, a std channel fed by \
+             another thread, or real IO. The pause took no virtual time, so gaps follow wall \
+             time instead of the trace. Sleep with tokio::time::sleep on the client's task"
+        };
         out.push(Verdict::fail(
             "stopped_clock",
             format!(
-                "the client waited {} times for {} of real time in all (the first {} long, at \
-                 virtual t={}{}) on something outside the simulation, while virtual time \
-                 stood still: a std::thread::sleep or blocking call inside spawn_blocking, a \
-                 std channel fed by another thread, or real IO. The pause took no virtual \
-                 time, so gaps follow wall time instead of the trace. Sleep with \
-                 tokio::time::sleep on the client's task",
+                "the client waited {} times for {} of real time in all (the first {} long{}, \
+                 at virtual t={}{}) {what}",
                 waits.len(),
                 seconds(total),
                 seconds(first.wall_ms),
+                spent(first),
                 seconds(first.at_ms),
                 place(ctx, first),
             ),
@@ -131,17 +144,35 @@ fn blocked_thread(ctx: &Ctx<'_>, blocks: &[&LongPoll], out: &mut Vec<Verdict>) {
         "stopped_clock",
         format!(
             "the client blocked its thread {} times for {} of real time in all (the first \
-             {} long, at virtual t={}{place}): virtual time stands still while a thread \
+             {} long{}, at virtual t={}{place}): virtual time stands still while a thread \
              blocks, so gaps follow wall time instead of the trace. Sleep with \
              tokio::time::sleep and move blocking work off the client's task \
              (std::thread::sleep, blocking IO and busy loops are the usual causes)",
             blocks.len(),
             seconds(total),
             seconds(first.wall_ms),
+            spent(first),
             seconds(first.at_ms),
             place = place(ctx, first),
         ),
     ));
+}
+
+/// How the run's thread spent a stop, where the system said: `, asleep for 0.800s of it`.
+/// Only the thread's own time is filed (on a CPU or asleep, not waiting for a CPU), so the
+/// larger of the two is what happened.
+fn spent(poll: &LongPoll) -> String {
+    match poll.spent {
+        Some(spent) if spent.asleep_ms >= spent.on_cpu_ms => format!(
+            ", asleep for {} of it",
+            seconds(spent.asleep_ms.min(poll.wall_ms))
+        ),
+        Some(spent) => format!(
+            ", busy on a CPU for {} of it",
+            seconds(spent.on_cpu_ms.min(poll.wall_ms))
+        ),
+        None => String::new(),
+    }
 }
 
 /// Where in the timeline the clock stopped: `, between attempt 2 and attempt 3, whose gap

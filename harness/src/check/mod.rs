@@ -124,7 +124,7 @@ fn incomplete(report: &Report) -> Option<String> {
         RunEnd::Completed => return None,
         RunEnd::VirtualTimeLimit => "at limits.max_virtual_time",
         RunEnd::AttemptLimit => "at limits.max_client_attempts",
-        RunEnd::WallLimit => "at limits.wall (the run was abandoned)",
+        RunEnd::WallLimit => "at limits.wall (real time ran out)",
         RunEnd::Panicked => "in a panic",
         RunEnd::NotRunnable => "before it started",
     };

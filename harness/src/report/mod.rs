@@ -18,8 +18,10 @@ pub enum RunEnd {
     VirtualTimeLimit,
     /// `limits.max_client_attempts` attempts were made.
     AttemptLimit,
-    /// `limits.wall` of real time elapsed: the client blocked the thread (a
-    /// `std::thread::sleep`, blocking IO, a busy loop). The run thread was abandoned.
+    /// `limits.wall` of real time elapsed before the run finished: the client held the thread
+    /// (a `std::thread::sleep`, blocking IO, a busy loop), the runtime waited on something
+    /// outside the simulation (`spawn_blocking`), or the run was slow; the verdict says which.
+    /// The run was stopped, or, when the client's code held its thread, abandoned.
     WallLimit,
     /// The client, or a task it spawned, panicked.
     Panicked,

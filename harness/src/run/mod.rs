@@ -3,15 +3,14 @@
 //! Every run gets its own OS thread with a current-thread tokio runtime on paused (virtual)
 //! time, so a user's `#[tokio::test]` runtime never meets the simulation's. Two guards bound
 //! it: virtual time (`limits.max_virtual_time`, inside the simulation) and wall time
-//! (`limits.wall`, the only real clock in the harness, read by the calling thread while it
-//! waits and never on the simulated path).
+//! (`limits.wall`, the only real clock in the harness for control, read by the calling thread
+//! while it waits and never on the simulated path; `wall.rs` stops the run when it runs out).
 
 use std::cell::RefCell;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Once};
-use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
@@ -19,10 +18,14 @@ mod calls;
 mod faults;
 pub(crate) mod plan;
 mod settle;
+mod thread_time;
+mod wall;
 mod watchdog;
 
 use self::calls::{CallLog, Calls, Driven};
 use self::plan::{Plan, PlannedFault};
+use self::thread_time::{ThreadTime, Tid};
+use self::wall::{Pulse, Stop, Waited};
 use self::watchdog::Watchdog;
 use crate::backend::AttemptLimit;
 use crate::backend::sim::{EndpointHost, Network, SimConnector};
@@ -81,9 +84,54 @@ struct Live {
     endpoints: Vec<(String, Endpoint)>,
     calls: CallLog,
     watchdog: Watchdog,
+    /// The run's runtime and clock, through which the waiting thread reads virtual time.
+    runtime: tokio::runtime::Handle,
+    clock: VirtualClock,
+    /// The run's thread, whose times the waiting thread reads (Linux).
+    thread: Option<Tid>,
+}
+
+impl Live {
+    /// The run's virtual time now, read from another thread (through the runtime's clock,
+    /// behind a lock: for the salvaged trace, not for sampling).
+    fn virtual_ms(&self) -> u64 {
+        // The paused clock is the runtime's: read it as the run's thread would.
+        let _entered = self.runtime.enter();
+        self.clock.now_ms()
+    }
+
+    /// What the waiting thread samples of the run while it waits: atomics the run's calls
+    /// keep, never a lock the run takes (a waiting thread descheduled while holding one
+    /// would stop the run it watches), and the run's thread's times from `/proc`.
+    fn pulse(&self) -> Pulse {
+        Pulse {
+            virtual_ms: self.watchdog.last_poll_ms(),
+            attempts: self.watchdog.attempts(),
+            polls: self.watchdog.polls(),
+            thread: self.thread.and_then(ThreadTime::of),
+        }
+    }
 }
 
 type LiveSlot = Arc<Mutex<Option<Live>>>;
+
+/// What the run's thread hands back to the thread waiting for it.
+enum Handback {
+    /// The run's report, and the panics of the run's thread.
+    Finished(Box<Report>, Vec<String>),
+    /// The run saw `limits.wall`'s stop signal: it dropped its simulation and shut its
+    /// runtime down; the panics filed until then.
+    Stopped(Vec<String>),
+    /// The harness's own code panicked; the panics filed.
+    Failed(Vec<String>),
+}
+
+/// The panics filed on this run thread so far.
+fn take_panics() -> Vec<String> {
+    PANICS
+        .with(|cell| cell.borrow_mut().take())
+        .unwrap_or_default()
+}
 
 /// Runs `plan`, calling `client` once per logical call.
 pub(crate) fn run<F, Fut, T, E>(plan: Plan, client: F) -> Report
@@ -98,22 +146,14 @@ where
     let name = plan.name.clone();
     let seed = plan.seed;
     let live: LiveSlot = Arc::default();
+    let stop = Arc::new(Stop::default());
     let (sender, receiver) = mpsc::channel();
     let spawned = {
         let live = live.clone();
+        let stop = stop.clone();
         std::thread::Builder::new()
             .name(format!("retrylab-run {name}"))
-            .spawn(move || {
-                PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
-                let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run_on_this_thread(plan, client, &live)
-                }));
-                let panics = PANICS
-                    .with(|cell| cell.borrow_mut().take())
-                    .unwrap_or_default();
-                // The receiver may be gone (wall limit): then nobody needs the report.
-                let _ = sender.send((report.ok(), panics));
-            })
+            .spawn(move || run_on_this_thread(plan, client, &live, &stop, &sender))
     };
     if let Err(error) = spawned {
         return failed_report(
@@ -123,45 +163,86 @@ where
             format!("could not start the run thread: {:?}", error.kind()),
         );
     }
-    match receiver.recv_timeout(wall + Duration::from_millis(100)) {
-        Ok((Some(mut report), panics)) => {
+    let probe = || live_lock(&live).as_ref().map(Live::pulse);
+    let handed = match wall::wait(&receiver, wall, &stop, probe) {
+        Waited::InTime(handed) => handed,
+        Waited::Lost => Handback::Failed(Vec::new()),
+        Waited::Expired { stall, handed } => match handed {
+            // Past its calls when the limit came, the run finished its report meanwhile.
+            Some(finished @ Handback::Finished(..)) => finished,
+            Some(Handback::Failed(panics)) => Handback::Failed(panics),
+            Some(Handback::Stopped(panics)) => {
+                let message = wall::explain(wall, &stall, true);
+                return wall_limit_report(&live, name, seed, message, &panics);
+            }
+            None => {
+                let message = wall::explain(wall, &stall, false);
+                return wall_limit_report(&live, name, seed, message, &[]);
+            }
+        },
+    };
+    match handed {
+        Handback::Finished(mut report, panics) => {
             if !panics.is_empty() {
                 report.end = RunEnd::Panicked;
-                report.verdicts.insert(
-                    0,
-                    Verdict::fail(
-                        "panic",
-                        format!("the client panicked: {}", panics.join("; ")),
-                    ),
-                );
+                report
+                    .verdicts
+                    .insert(0, Verdict::fail("panic", panic_message(&panics)));
             }
-            report
+            *report
         }
-        Ok((None, panics)) => salvaged_report(
-            &live,
-            name,
-            seed,
-            RunEnd::Panicked,
-            format!("the run panicked: {}", panics.join("; ")),
-        ),
-        Err(_) => salvaged_report(
-            &live,
-            name,
-            seed,
-            RunEnd::WallLimit,
-            format!(
-                "the run used {} of real time without finishing: the client blocked its \
-                 thread (std::thread::sleep, blocking IO, a busy loop or spawn_blocking), \
-                 which stops virtual time. Use tokio::time::sleep and async IO; the run \
-                 thread was abandoned, and the trace shows what happened until then",
-                humanize(wall)
-            ),
-        ),
+        // A stop is only raised at the wall limit, handled above; here the run's thread
+        // ended without a report: the harness's own code panicked.
+        Handback::Stopped(panics) | Handback::Failed(panics) => {
+            let message = if panics.is_empty() {
+                "the run's thread ended without handing back a report".to_owned()
+            } else {
+                format!("the run panicked: {}", panics.join("; "))
+            };
+            salvaged_report(&live, name, seed, RunEnd::Panicked, message)
+        }
     }
 }
 
-fn humanize(duration: Duration) -> String {
-    crate::trace::seconds(duration.as_millis() as u64)
+/// The report of a run stopped or abandoned at `limits.wall`: its trace so far, the
+/// verdict saying why, and the panics filed until then.
+fn wall_limit_report(
+    live: &LiveSlot,
+    name: String,
+    seed: u64,
+    message: String,
+    panics: &[String],
+) -> Report {
+    let mut report = salvaged_report(live, name, seed, RunEnd::WallLimit, message);
+    if !panics.is_empty() {
+        report
+            .verdicts
+            .push(Verdict::fail("panic", panic_message(panics)));
+    }
+    report
+}
+
+/// The `panic` verdict's message for the panics of a run, with a hint when the client
+/// started a runtime inside the run's (tokio refuses, in words about blocking).
+fn panic_message(panics: &[String]) -> String {
+    let mut message = format!("the client panicked: {}", panics.join("; "));
+    let nested = panics.iter().any(|panic| {
+        panic.contains("Cannot start a runtime from within a runtime")
+            || panic.contains("Cannot drop a runtime in a context where blocking is not allowed")
+            || panic.contains("can call blocking only when running on the multi-threaded runtime")
+    });
+    if nested {
+        message += ". The client started or blocked on a runtime of its own inside the \
+                    run's: a run is one current-thread runtime on virtual time, which the \
+                    client's code must await on (call the async API and .await it) instead \
+                    of blocking its thread";
+    }
+    message
+}
+
+fn live_lock(live: &LiveSlot) -> std::sync::MutexGuard<'_, Option<Live>> {
+    // Published once and taken once: a poisoned lock still holds a consistent value.
+    live.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Report {
@@ -182,7 +263,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
 }
 
 /// The report of a run that did not hand back its own: the trace is assembled from what the
-/// run published, up to the virtual instant at which its last poll started.
+/// run published, up to the virtual instant the run had reached.
 fn salvaged_report(
     live: &LiveSlot,
     name: String,
@@ -190,7 +271,7 @@ fn salvaged_report(
     end: RunEnd,
     message: String,
 ) -> Report {
-    let live = live.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let live = live_lock(live).take();
     let Some(live) = live else {
         // The run never got as far as setting up: nothing was recorded.
         return failed_report(name, seed, end, message);
@@ -198,9 +279,11 @@ fn salvaged_report(
     // Whatever the abandoned client does from here on is recorded nowhere: it fails.
     live.network.end_run();
     let check = end.verdict_name().unwrap_or("run");
+    // Virtual time cannot move while a poll blocks the thread, nor once the run stopped.
+    let end_ms = live.virtual_ms().max(live.watchdog.last_poll_ms());
     let assembled = assemble::assemble(
         live.header,
-        live.watchdog.last_poll_ms(),
+        end_ms,
         live.calls.snapshot(),
         live.recorder,
         &live.network,
@@ -221,13 +304,25 @@ fn salvaged_report(
     }
 }
 
-fn run_on_this_thread<F, Fut, T, E>(plan: Plan, client: F, live: &LiveSlot) -> Report
-where
+/// The run thread's body: builds the runtime, runs the simulation until it ends or
+/// `limits.wall`'s `stop` is raised, and hands back what came of it.
+fn run_on_this_thread<F, Fut, T, E>(
+    plan: Plan,
+    client: F,
+    live: &LiveSlot,
+    stop: &Stop,
+    sender: &mpsc::Sender<Handback>,
+) where
     F: FnMut(Env) -> Fut,
     Fut: Future<Output = Result<T, E>>,
     T: Debug,
     E: Debug,
 {
+    PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
+    // The receiver may be gone (the run was abandoned): then nobody needs what is sent.
+    let hand_back = |handback| {
+        let _ = sender.send(handback);
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -235,15 +330,36 @@ where
     let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
-            return failed_report(
+            let report = failed_report(
                 plan.name,
                 plan.seed,
                 RunEnd::NotRunnable,
                 format!("could not build the runtime: {:?}", error.kind()),
             );
+            return hand_back(Handback::Finished(Box::new(report), Vec::new()));
         }
     };
-    runtime.block_on(simulate(plan, client, live))
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(wall::until_stopped(stop, simulate(plan, client, live)))
+    }));
+    match ran {
+        Ok(Some(report)) => {
+            // The report first: dropping the runtime waits for every blocking task still
+            // running, and a task the client left behind in spawn_blocking may never end.
+            hand_back(Handback::Finished(Box::new(report), take_panics()));
+            runtime.shutdown_background();
+        }
+        Ok(None) => {
+            // Stopped at limits.wall: drop every task (endpoints, timers, the client's own)
+            // before saying so; blocking tasks keep their threads, which nothing can stop.
+            runtime.shutdown_background();
+            hand_back(Handback::Stopped(take_panics()));
+        }
+        Err(_) => {
+            runtime.shutdown_background();
+            hand_back(Handback::Failed(take_panics()));
+        }
+    }
 }
 
 async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot) -> Report
@@ -282,13 +398,16 @@ where
     ));
     let watchdog = Watchdog::default();
     let log = CallLog::default();
-    *live.lock().unwrap_or_else(|e| e.into_inner()) = Some(Live {
+    *live_lock(live) = Some(Live {
         header: trace_header(&plan),
         recorder: recorder.clone(),
         network: network.clone(),
         endpoints: endpoints.clone(),
         calls: log.clone(),
         watchdog: watchdog.clone(),
+        runtime: tokio::runtime::Handle::current(),
+        clock,
+        thread: Tid::current(),
     });
 
     let all_calls = calls::drive(
@@ -343,7 +462,7 @@ where
     network.end_run();
     drop(instance);
     // The run is over: the waiting thread no longer needs a way in.
-    let published = live.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let published = live_lock(live).take();
     let header = published.map_or_else(|| trace_header(&plan), |live| live.header);
     let assembled = assemble::assemble(
         header,

@@ -12,21 +12,31 @@
 //! timer at once), so real time passing between two polls with no virtual time passing is
 //! filed too. It is a diagnostic: it reads the real
 //! clock only to explain a run, and nothing it measures enters the trace ([determinism](../../../docs/architecture.md#determinism)).
+//!
+//! Real time alone would blame the client for the machine's load: a thread descheduled for
+//! most of a second inside a poll that needs microseconds looks like a blocking client. So
+//! where the system accounts for the thread's time ([`thread_time`](super::thread_time),
+//! Linux), only the real time the thread took itself counts: on a CPU (a busy loop) or
+//! asleep (a sleep, a lock, IO, a wait for a blocking task). Time it spent ready to run but
+//! waiting for a CPU does not. Elsewhere real time is all there is, and it counts whole.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use retrylab_endpoints::VirtualClock;
 
-use crate::trace::LongPoll;
+use super::thread_time::{self, Reading};
+use crate::trace::{LongPoll, Spent};
 
-/// A poll longer than this blocked the thread. A correct client's poll takes microseconds;
-/// the margin is wide so that a test thread descheduled on a loaded machine (CI runs many
-/// simulations on two cores) is not taken for a blocking client.
+/// A poll in which the thread took this much real time itself (on a CPU or asleep) blocked
+/// the thread. A correct client's poll takes microseconds; the margin is wide because where
+/// the system does not say how the thread spent its time, real time is all there is, and a
+/// thread descheduled on a loaded machine (CI runs many simulations on two cores) must not be
+/// taken for a blocking client.
 pub(crate) const LONG_POLL: Duration = Duration::from_millis(500);
 
 /// The long polls of one run, shared with the futures being watched.
@@ -37,6 +47,14 @@ pub(crate) struct Watchdog {
     /// move while a poll blocks the thread, so for a run abandoned in a blocking poll this
     /// is the instant it stopped at, readable from the thread that abandons it.
     last_poll_ms: Arc<AtomicU64>,
+    /// Twice the number of polls of calls started, plus one while a poll runs: odd means the
+    /// run's thread is inside the client's code. The thread that waits for the run reads it
+    /// to tell a thread held by the client from one that waits or goes on.
+    polls: Arc<AtomicU64>,
+    /// The attempts started when the latest poll of a call started: what the waiting thread
+    /// reads instead of the recorder, whose lock the run takes on every attempt (a waiting
+    /// thread descheduled while holding it would stop the run it watches).
+    attempts: Arc<AtomicU32>,
 }
 
 impl Watchdog {
@@ -60,6 +78,23 @@ impl Watchdog {
     /// The virtual instant at which the latest poll of a call started.
     pub(crate) fn last_poll_ms(&self) -> u64 {
         self.last_poll_ms.load(Ordering::Relaxed)
+    }
+
+    /// Twice the polls of calls started so far, plus one while a poll runs.
+    pub(crate) fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    /// The attempts started when the latest poll of a call started.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Counts a poll's start or end. Only the run's thread polls calls, one at a time, so a
+    /// load and a store do (no read-modify-write on the hot path).
+    fn step_polls(&self) {
+        let polls = self.polls.load(Ordering::Relaxed);
+        self.polls.store(polls + 1, Ordering::Relaxed);
     }
 
     fn file(&self, poll: LongPoll) {
@@ -86,10 +121,29 @@ pin_project_lite::pin_project! {
         clock: VirtualClock,
         attempts: A,
         watchdog: Watchdog,
-        // When this future's latest poll ended: the real instant and the virtual one. Kept
-        // per call, so the hot path takes no lock; a call waits between its polls while
-        // others run only when they make virtual time pass or are filed themselves.
-        last_end: Option<(Instant, u64)>,
+        // When this future's latest poll ended: the real instant, the virtual one, and the
+        // thread's latest reading of its times then. Kept per call, so the hot path takes
+        // no lock; a call waits between its polls while others run only when they make
+        // virtual time pass or are filed themselves.
+        last_end: Option<(Instant, u64, Option<Reading>)>,
+    }
+}
+
+/// Whether `wall` of real time, during which virtual time stood still, stopped the clock,
+/// given how the thread spent the span around it (at least `wall` long, starting up to
+/// [`thread_time`]'s reading age earlier), where the system says. Returns the evidence to
+/// file, or `None` when nothing is to be filed.
+fn stopped_clock(wall: Duration, evidence: Option<(Duration, Spent)>) -> Option<Option<Spent>> {
+    let threshold = LONG_POLL.as_millis() as u64;
+    match evidence {
+        // Nothing but real time to go by.
+        None => (wall >= LONG_POLL).then_some(None),
+        Some((_, spent)) => {
+            // The span may start a little before the poll or the wait; what the thread did
+            // itself within it is at most its real time.
+            let own = spent.own_ms().min(wall.as_millis() as u64);
+            (own >= threshold).then_some(Some(spent))
+        }
     }
 }
 
@@ -101,30 +155,108 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         let at_ms = this.clock.now_ms();
         let attempts_before = (this.attempts)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
+        this.watchdog
+            .attempts
+            .store(attempts_before, Ordering::Relaxed);
+        this.watchdog.step_polls();
         let started = Instant::now();
-        if let Some((ended, ended_at_ms)) = *this.last_end {
+        if let Some((ended, ended_at_ms, reading)) = *this.last_end {
             let idle = started.saturating_duration_since(ended);
+            // Real time first: the thread's times are read only for a span long enough.
             if ended_at_ms == at_ms && idle >= LONG_POLL {
-                this.watchdog.file(LongPoll {
-                    at_ms,
-                    attempts: (attempts_before, attempts_before),
-                    wall_ms: idle.as_millis() as u64,
-                    waited: true,
-                });
+                let evidence = reading.and_then(|r| r.spent_until(started));
+                if let Some(spent) = stopped_clock(idle, evidence) {
+                    this.watchdog.file(LongPoll {
+                        at_ms,
+                        attempts: (attempts_before, attempts_before),
+                        wall_ms: idle.as_millis() as u64,
+                        waited: true,
+                        spent,
+                    });
+                }
             }
         }
+        let reading = thread_time::recent(started);
         let result = this.inner.poll(cx);
         let ended = Instant::now();
         let took = ended.saturating_duration_since(started);
         if took >= LONG_POLL {
-            this.watchdog.file(LongPoll {
-                at_ms,
-                attempts: (attempts_before, (this.attempts)()),
-                wall_ms: took.as_millis() as u64,
-                waited: false,
-            });
+            let evidence = reading.and_then(|r| r.spent_until(ended));
+            if let Some(spent) = stopped_clock(took, evidence) {
+                this.watchdog.file(LongPoll {
+                    at_ms,
+                    attempts: (attempts_before, (this.attempts)()),
+                    wall_ms: took.as_millis() as u64,
+                    waited: false,
+                    spent,
+                });
+            }
         }
-        *this.last_end = Some((ended, this.clock.now_ms()));
+        *this.last_end = Some((ended, this.clock.now_ms(), thread_time::recent(ended)));
+        this.watchdog.step_polls();
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spent(on_cpu_ms: u64, waiting_ms: u64, asleep_ms: u64) -> Spent {
+        Spent {
+            on_cpu_ms,
+            waiting_ms,
+            asleep_ms,
+        }
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    /// A correct 100,000-attempt run at load 17 failed on one 0.62 s poll: the thread had
+    /// waited for a CPU, which is the machine's doing.
+    #[test]
+    fn a_descheduled_poll_does_not_stop_the_clock() {
+        assert_eq!(
+            stopped_clock(ms(620), Some((ms(650), spent(1, 649, 0)))),
+            None
+        );
+        // A 25 ms poll at a 5% CPU share.
+        assert_eq!(
+            stopped_clock(ms(520), Some((ms(540), spent(25, 515, 0)))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sleep_or_a_spin_stops_the_clock() {
+        let asleep = spent(1, 20, 780);
+        assert_eq!(
+            stopped_clock(ms(800), Some((ms(801), asleep))),
+            Some(Some(asleep))
+        );
+        let busy = spent(590, 30, 0);
+        assert_eq!(
+            stopped_clock(ms(600), Some((ms(620), busy))),
+            Some(Some(busy))
+        );
+    }
+
+    /// The span's reading may be up to 50 ms older than the poll: what the thread did
+    /// before the poll does not count beyond the poll's own real time.
+    #[test]
+    fn the_span_before_a_poll_counts_no_more_than_the_poll() {
+        assert_eq!(
+            stopped_clock(ms(480), Some((ms(530), spent(30, 0, 500)))),
+            None
+        );
+    }
+
+    /// Without the system's accounting, real time is all there is.
+    #[test]
+    fn without_evidence_real_time_decides() {
+        assert_eq!(stopped_clock(ms(500), None), Some(None));
+        assert_eq!(stopped_clock(ms(499), None), None);
     }
 }

@@ -59,10 +59,6 @@ const KNOWN_BROKEN: &[(&str, &str)] = &[
         "SNS validation loops over numRetries after rejecting it: still running after 120 s",
     ),
     (
-        "encoding-escaped-nul-in-name.yaml",
-        "a NUL in `name` panics when the run thread is spawned (a thread name cannot hold NUL)",
-    ),
-    (
         "number-seeds-1e11.yaml",
         "listing the seeds of the sweep, as `retrylab run --seeds` and scenario_main! do, \
          aborts allocating 800 GB",

@@ -152,7 +152,9 @@ where
         let live = live.clone();
         let stop = stop.clone();
         std::thread::Builder::new()
-            .name(format!("retrylab-run {name}"))
+            // A thread name may not hold a NUL byte (the spawn would panic), and a scenario's
+            // name may: a quoted YAML string can escape one.
+            .name(format!("retrylab-run {}", name.replace('\0', "\\0")))
             .spawn(move || run_on_this_thread(plan, client, &live, &stop, &sender))
     };
     if let Err(error) = spawned {

@@ -74,6 +74,7 @@ pub use endpoint::{
     ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
     KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope,
 };
+pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};
 pub use expect::{
     AmplificationSpec, AtMostSpec, EffectsSpec, Expectations, HeaderCheckSpec, InvalidRetryAfter,

@@ -155,6 +155,9 @@ mod tests {
     #[test]
     fn invisible_characters_in_the_value_are_shown() {
         let e = SeedOverrideError::new("\u{200b}7");
-        assert!(e.to_string().starts_with("RETRYLAB_SEED=\"\\u{200b}7\": not a seed"));
+        assert!(
+            e.to_string()
+                .starts_with("RETRYLAB_SEED=\"\\u{200b}7\": not a seed")
+        );
     }
 }

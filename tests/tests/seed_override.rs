@@ -37,7 +37,9 @@ fn a_garbage_seed_override_fails_runs_without_a_panic() {
     let ran = std::panic::catch_unwind(|| {
         let with_client = scenario.run(|env| async move {
             let response = env.http_client().request(env.operation().request()).await;
-            response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
+            response
+                .map(|r| r.status().as_u16())
+                .map_err(|e| e.to_string())
         });
         (with_client, scenario.run_builtin())
     });

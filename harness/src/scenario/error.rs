@@ -335,8 +335,13 @@ mod tests {
         assert_eq!(visible("\u{feff}version"), "\\u{feff}version");
         assert_eq!(visible("a\u{a0}b\u{2028}c"), "a\\u{a0}b\\u{2028}c");
         assert_eq!(visible("x\u{7f}\u{85}\u{202e}"), "x\\u{7f}\\u{85}\\u{202e}");
-        let e = ScenarioError::new("f.yaml", Some(Location::new(1, 1)), "seed\u{200b}", "unknown key `seed\u{200b}`")
-            .with_suggestion(Some("seed".into()));
+        let e = ScenarioError::new(
+            "f.yaml",
+            Some(Location::new(1, 1)),
+            "seed\u{200b}",
+            "unknown key `seed\u{200b}`",
+        )
+        .with_suggestion(Some("seed".into()));
         assert_eq!(
             e.to_string(),
             "f.yaml:1:1 seed\\u{200b}: unknown key `seed\\u{200b}` (did you mean `seed`?)"

@@ -49,11 +49,13 @@ mod model;
 mod network;
 mod operation;
 pub(crate) mod parse;
+mod parser_messages;
 #[cfg(feature = "schema")]
 mod schema;
 mod search;
 mod step;
 mod support;
+mod syntax;
 mod turmoil;
 mod validate;
 mod values;

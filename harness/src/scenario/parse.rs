@@ -13,7 +13,7 @@ use super::client::ClientSpec;
 use super::error::{Location, ScenarioError, ScenarioErrors, did_you_mean};
 use super::locations::{SourceInfo, join};
 use super::model::Scenario;
-use super::validate;
+use super::{parser_messages, syntax, validate};
 
 /// Deepest nesting accepted. Real scenarios nest about ten levels; the limit keeps every
 /// recursive visitor far from the stack's end whatever the input.
@@ -116,12 +116,17 @@ impl Scenario {
     /// );
     /// ```
     pub fn from_yaml_str(src: &str, name: &str) -> Result<Scenario, ScenarioErrors> {
-        if let Some(e) = written_version(src)
-            .and_then(|v| validate::unsupported_version(&source_info(src, name), v))
+        let prepared = syntax::prepare(src, name);
+        let text = prepared.text.as_ref();
+        if let Some(e) = written_version(text)
+            .and_then(|v| validate::unsupported_version(&source_info(text, name), v))
         {
             return Err(e.into());
         }
-        let scenario = parse(src, name).map_err(|e| ScenarioErrors::from(*e))?;
+        if let Some(problem) = prepared.problem {
+            return Err(problem.into());
+        }
+        let scenario = parse(text, name).map_err(|e| ScenarioErrors::from(*e))?;
         scenario.validate().map(|()| scenario)
     }
 }
@@ -222,11 +227,11 @@ fn render_path(segments: &[Segment]) -> (String, bool) {
 fn bare_message(e: &serde_saphyr::Error) -> String {
     let e = e.without_snippet();
     let text = match e {
-        serde_saphyr::Error::Message { msg, .. } => msg.clone(),
+        serde_saphyr::Error::Message { msg, .. } | serde_saphyr::Error::AliasError { msg, .. } => {
+            msg.clone()
+        }
         serde_saphyr::Error::Budget { breach, .. } => {
-            format!(
-                "the document exceeds the parser's limits ({breach:?}; nesting is limited to {MAX_DEPTH} levels)"
-            )
+            parser_messages::budget(breach, &options().budget.unwrap_or_default())
         }
         other => other.to_string(),
     };
@@ -258,7 +263,8 @@ fn convert(
         }
     }
     let message = bare_message(e);
-    let reworded = reword(&message, path);
+    let token = location.and_then(|at| syntax::token_at(src, at));
+    let reworded = reword(&message, path, token);
     let mut location = location;
     if let Some(key) = &reworded.unknown_key {
         // serde-saphyr attributes an unknown key to its mapping once the mapping has had an
@@ -381,8 +387,12 @@ impl Reworded {
     }
 }
 
-/// Turns a serde or parser message into (message, expected, suggestion, path).
-fn reword(msg: &str, path: String) -> Reworded {
+/// Turns a serde or parser message into (message, expected, suggestion, path). `token` is
+/// the text the file has where the error is, when known.
+fn reword(msg: &str, path: String, token: Option<&str>) -> Reworded {
+    if let Some(plain) = parser_messages::reword(msg, token, &options()) {
+        return Reworded::new(plain.message, plain.expected, path);
+    }
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let name = ticked(rest).unwrap_or(rest).to_string();
         let known = listed(rest);
@@ -533,9 +543,6 @@ fn reword(msg: &str, path: String) -> Reworded {
             );
         }
     }
-    if looks_like_syntax_error(msg) {
-        return Reworded::new(format!("invalid YAML: {msg}"), None, path);
-    }
     if let Some((message, expected)) = msg.rsplit_once(", expected ") {
         // Messages written by retrylab's own visitors end with ", expected ...".
         return Reworded::new(message, Some(expected.to_string()), path);
@@ -543,27 +550,22 @@ fn reword(msg: &str, path: String) -> Reworded {
     Reworded::new(msg, None, path)
 }
 
-/// Scanner and parser messages from saphyr-parser (they are lower-case sentences without
-/// the "expected" shape that serde's and retrylab's messages have).
-fn looks_like_syntax_error(msg: &str) -> bool {
-    const MARKERS: &[&str] = &[
-        "while parsing",
-        "while scanning",
-        "did not find",
-        "mapping values are not allowed",
-        "found character",
-        "found unexpected",
-        "could not find expected",
-        "unexpected end of",
-        "found a tab",
-        "invalid indentation",
-        "block sequence entries are not allowed",
-        "unclosed",
-        "unknown anchor",
-        "invalid leading",
-        "found undefined",
-        "expected ',' or",
-        "tabs",
-    ];
-    MARKERS.iter().any(|m| msg.contains(m))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAIL: &str = "endpoints: { api: {} }\noperation: { endpoint: api }\n";
+
+    /// The parser refused `key:<tab>value`; YAML allows a tab there, and it reads as a space.
+    #[test]
+    fn a_tab_after_a_colon_separates_like_a_space() {
+        let tabs = format!("version:\t1\nname:\tx\nseed:\t7\ndescription: \"a:\tb\"\n{TAIL}");
+        let spaces = format!("version: 1\nname: x\nseed: 7\ndescription: \"a:\tb\"\n{TAIL}");
+        let read = Scenario::from_yaml_str(&tabs, "x.yaml").expect("tabs after colons load");
+        assert_eq!(
+            read,
+            Scenario::from_yaml_str(&spaces, "x.yaml").expect("loads")
+        );
+        assert_eq!((read.seed, read.description.as_deref()), (7, Some("a:\tb")));
+    }
 }

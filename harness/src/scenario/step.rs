@@ -419,9 +419,13 @@ impl<'de> Deserialize<'de> for RetryAfterSpec {
                 )
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RetryAfterSpec, E> {
-                i64::try_from(v)
-                    .map(RetryAfterSpec::Seconds)
-                    .map_err(|_| E::custom(seconds_out_of_range(&format!("`{v}` "), false, &v.to_string())))
+                i64::try_from(v).map(RetryAfterSpec::Seconds).map_err(|_| {
+                    E::custom(seconds_out_of_range(
+                        &format!("`{v}` "),
+                        false,
+                        &v.to_string(),
+                    ))
+                })
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RetryAfterSpec, E> {
                 Ok(RetryAfterSpec::Seconds(v))

@@ -394,7 +394,10 @@ where
 
 /// How many items `seq` holds in all: the `read` ones already taken, and the rest, which
 /// are skipped, so that a message can say how many there are.
-pub(crate) fn count_items<'de, A: SeqAccess<'de>>(seq: &mut A, read: usize) -> Result<usize, A::Error> {
+pub(crate) fn count_items<'de, A: SeqAccess<'de>>(
+    seq: &mut A,
+    read: usize,
+) -> Result<usize, A::Error> {
     let mut items = read;
     while seq.next_element::<de::IgnoredAny>()?.is_some() {
         items += 1;

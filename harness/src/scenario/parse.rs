@@ -126,8 +126,11 @@ impl Scenario {
         if let Some(problem) = prepared.problem {
             return Err(problem.into());
         }
-        let scenario = parse(text, name).map_err(|e| ScenarioErrors::from(*e))?;
-        scenario.validate().map(|()| scenario)
+        let scenario = parse(text, name).map_err(|e| as_written(ScenarioErrors::from(*e), text))?;
+        scenario
+            .validate()
+            .map(|()| scenario)
+            .map_err(|e| as_written(e, text))
     }
 }
 
@@ -200,6 +203,95 @@ fn invalid_utf8(src: &[u8], e: &std::str::Utf8Error, name: &str) -> ScenarioErro
 
 fn clamp(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A number that is not finite, as YAML and Rust spell it.
+#[derive(Clone, Copy)]
+enum NonFinite {
+    NaN,
+    Infinity,
+    NegativeInfinity,
+}
+
+impl NonFinite {
+    /// What `text`, a plain scalar, reads as: serde-saphyr reads `.nan` and `.inf` in any
+    /// case and sign, and hands anything else to Rust, which also reads `NaN`, `inf`,
+    /// `infinity` and numbers too large for a float (`1e400`).
+    fn of(text: &str) -> Option<NonFinite> {
+        let lower = text.to_ascii_lowercase();
+        let value = match lower.as_str() {
+            ".nan" | "+.nan" | "-.nan" => f64::NAN,
+            ".inf" | "+.inf" => f64::INFINITY,
+            "-.inf" => f64::NEG_INFINITY,
+            _ => text.parse::<f64>().ok()?,
+        };
+        if value.is_nan() {
+            Some(NonFinite::NaN)
+        } else if value == f64::INFINITY {
+            Some(NonFinite::Infinity)
+        } else if value == f64::NEG_INFINITY {
+            Some(NonFinite::NegativeInfinity)
+        } else {
+            None
+        }
+    }
+
+    /// How messages may show it: serde-saphyr's canonical YAML, and Rust's `Display`.
+    fn renderings(self) -> [&'static str; 2] {
+        match self {
+            NonFinite::NaN => [".nan", "NaN"],
+            NonFinite::Infinity => [".inf", "inf"],
+            NonFinite::NegativeInfinity => ["-.inf", "-inf"],
+        }
+    }
+}
+
+/// `errors` quoting a number that is not finite as `src` writes it. serde-saphyr hands such
+/// a number to a visitor as the text `.nan` or `.inf`, and Rust prints it `NaN` or `inf`,
+/// so a file saying `NaN` or `Infinity` was told about `.nan` or `inf`. The text at each
+/// error's position says what was written.
+fn as_written(mut errors: ScenarioErrors, src: &str) -> ScenarioErrors {
+    for e in &mut errors.0 {
+        let lower = e.message.to_ascii_lowercase();
+        if !(lower.contains("nan") || lower.contains("inf")) {
+            continue;
+        }
+        let Some(written) = e.location().and_then(|at| syntax::token_at(src, at)) else {
+            continue;
+        };
+        let Some(number) = NonFinite::of(written) else {
+            continue;
+        };
+        for shown in number.renderings() {
+            // A string is what serde calls it; it is a number as written.
+            let message = e
+                .message
+                .replace(&format!("string \"{shown}\""), &format!("`{written}`"));
+            e.message = replace_word(&message, shown, written);
+        }
+    }
+    errors
+}
+
+/// `text` with every `word` that stands alone (not inside a longer word or number)
+/// replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '+' | '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + word.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if before.is_some_and(is_word) || after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            out.push_str(word);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[i + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Only whitespace and comments.
@@ -555,6 +647,29 @@ mod tests {
     use super::*;
 
     const TAIL: &str = "endpoints: { api: {} }\noperation: { endpoint: api }\n";
+
+    #[test]
+    fn numbers_that_are_not_finite_are_quoted_as_written() {
+        for (written, quoted) in [
+            ("NaN", "`NaN`"),
+            (".NaN", "`.NaN`"),
+            ("inf", "`inf`"),
+            ("-Infinity", "`-Infinity`"),
+            ("1e400", "`1e400`"),
+        ] {
+            let yaml = format!(
+                "version: 1\nname: x\n{TAIL}client: {{ exponential: {{ initial: {written} }} }}\n"
+            );
+            let err = Scenario::from_yaml_str(&yaml, "x.yaml")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(quoted), "{written}: {err}");
+        }
+        assert_eq!(
+            replace_word("x inf, -inf, info .inf", "inf", "Inf"),
+            "x Inf, -inf, info .inf"
+        );
+    }
 
     /// The parser refused `key:<tab>value`; YAML allows a tab there, and it reads as a space.
     #[test]

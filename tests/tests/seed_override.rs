@@ -56,6 +56,7 @@ fn a_garbage_seed_override_fails_runs_without_a_panic() {
         quiet: true,
         ..Arguments::default()
     };
+    eprintln!("the suite's test below is meant to fail, with the error:");
     let conclusion = libtest_mimic::run(&args, trials);
     unsafe { std::env::remove_var("RETRYLAB_SEED") };
 

@@ -35,6 +35,7 @@ mod builder;
 mod client;
 mod contradictions;
 mod duration;
+mod embedded;
 mod endpoint;
 mod epoch;
 mod error;

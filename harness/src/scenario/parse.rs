@@ -10,6 +10,7 @@ use serde_path_to_error::Segment;
 use serde_saphyr::DuplicateKeyPolicy;
 
 use super::client::ClientSpec;
+use super::embedded::{self, TextMap};
 use super::error::{Location, ScenarioError, ScenarioErrors, did_you_mean};
 use super::locations::{SourceInfo, join};
 use super::model::Scenario;
@@ -117,26 +118,31 @@ impl Scenario {
     /// ```
     pub fn from_yaml_str(src: &str, name: &str) -> Result<Scenario, ScenarioErrors> {
         let prepared = syntax::prepare(src, name);
-        let text = prepared.text.as_ref();
-        if let Some(e) = written_version(text)
-            .and_then(|v| validate::unsupported_version(&source_info(text, name), v))
+        if let Some(e) = written_version(&prepared.text)
+            .and_then(|v| validate::unsupported_version(&source_info(&prepared.text, name), v))
         {
             return Err(e.into());
         }
-        if let Some(problem) = prepared.problem {
-            return Err(problem.into());
-        }
-        let scenario = parse(text, name).map_err(|e| as_written(ScenarioErrors::from(*e), text))?;
-        scenario
-            .validate()
-            .map(|()| scenario)
-            .map_err(|e| as_written(e, text))
+        let scenario = parse_prepared(prepared, name).map_err(|e| ScenarioErrors::from(*e))?;
+        scenario.validate().map(|()| scenario)
     }
 }
 
-/// The scenario `src` describes, with the position of every node, not validated: the typed
-/// parse alone, which stops at the first error.
+/// The scenario `src` describes, with the position of every node, not validated: the checks
+/// of its text (see [`syntax`]) and the typed parse, which stop at the first error.
 pub(crate) fn parse(src: &str, name: &str) -> Result<Scenario, Box<ScenarioError>> {
+    parse_prepared(syntax::prepare(src, name), name)
+}
+
+/// [`parse`] of a text already checked.
+fn parse_prepared(
+    prepared: syntax::Prepared<'_>,
+    name: &str,
+) -> Result<Scenario, Box<ScenarioError>> {
+    if let Some(problem) = prepared.problem {
+        return Err(Box::new(problem));
+    }
+    let src = prepared.text.as_ref();
     if is_blank(src) {
         return Err(Box::new(
             ScenarioError::new(name, Some(Location::new(1, 1)), "", "the file is empty")
@@ -145,20 +151,27 @@ pub(crate) fn parse(src: &str, name: &str) -> Result<Scenario, Box<ScenarioError
                 ),
         ));
     }
+    let mut scenario = typed::<Scenario>(src, name)?;
+    scenario.source = source_info(src, name);
+    Ok(scenario)
+}
+
+/// `src` read strictly as a `T` (a scenario, or a document a scenario holds as a string),
+/// with its first error located and reworded.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    src: &str,
+    name: &str,
+) -> Result<T, Box<ScenarioError>> {
+    // A failure left by an earlier parse on this thread belongs to no error of this one.
+    let _ = embedded::take_failure();
     let mut path = None;
     let parsed = serde_saphyr::with_deserializer_from_str_with_options(src, options(), |de| {
-        serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
+        serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
             path = Some(e.path().iter().cloned().collect::<Vec<_>>());
             e.into_inner()
         })
     });
-    match parsed {
-        Ok(mut scenario) => {
-            scenario.source = source_info(src, name);
-            Ok(scenario)
-        }
-        Err(e) => Err(Box::new(convert(&e, path.as_deref(), src, name))),
-    }
+    parsed.map_err(|e| Box::new(convert(&e, path.as_deref(), src, name)))
 }
 
 /// Positions of every node of `src`, from a pass that tolerates duplicate keys.
@@ -203,95 +216,6 @@ fn invalid_utf8(src: &[u8], e: &std::str::Utf8Error, name: &str) -> ScenarioErro
 
 fn clamp(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// A number that is not finite, as YAML and Rust spell it.
-#[derive(Clone, Copy)]
-enum NonFinite {
-    NaN,
-    Infinity,
-    NegativeInfinity,
-}
-
-impl NonFinite {
-    /// What `text`, a plain scalar, reads as: serde-saphyr reads `.nan` and `.inf` in any
-    /// case and sign, and hands anything else to Rust, which also reads `NaN`, `inf`,
-    /// `infinity` and numbers too large for a float (`1e400`).
-    fn of(text: &str) -> Option<NonFinite> {
-        let lower = text.to_ascii_lowercase();
-        let value = match lower.as_str() {
-            ".nan" | "+.nan" | "-.nan" => f64::NAN,
-            ".inf" | "+.inf" => f64::INFINITY,
-            "-.inf" => f64::NEG_INFINITY,
-            _ => text.parse::<f64>().ok()?,
-        };
-        if value.is_nan() {
-            Some(NonFinite::NaN)
-        } else if value == f64::INFINITY {
-            Some(NonFinite::Infinity)
-        } else if value == f64::NEG_INFINITY {
-            Some(NonFinite::NegativeInfinity)
-        } else {
-            None
-        }
-    }
-
-    /// How messages may show it: serde-saphyr's canonical YAML, and Rust's `Display`.
-    fn renderings(self) -> [&'static str; 2] {
-        match self {
-            NonFinite::NaN => [".nan", "NaN"],
-            NonFinite::Infinity => [".inf", "inf"],
-            NonFinite::NegativeInfinity => ["-.inf", "-inf"],
-        }
-    }
-}
-
-/// `errors` quoting a number that is not finite as `src` writes it. serde-saphyr hands such
-/// a number to a visitor as the text `.nan` or `.inf`, and Rust prints it `NaN` or `inf`,
-/// so a file saying `NaN` or `Infinity` was told about `.nan` or `inf`. The text at each
-/// error's position says what was written.
-fn as_written(mut errors: ScenarioErrors, src: &str) -> ScenarioErrors {
-    for e in &mut errors.0 {
-        let lower = e.message.to_ascii_lowercase();
-        if !(lower.contains("nan") || lower.contains("inf")) {
-            continue;
-        }
-        let Some(written) = e.location().and_then(|at| syntax::token_at(src, at)) else {
-            continue;
-        };
-        let Some(number) = NonFinite::of(written) else {
-            continue;
-        };
-        for shown in number.renderings() {
-            // A string is what serde calls it; it is a number as written.
-            let message = e
-                .message
-                .replace(&format!("string \"{shown}\""), &format!("`{written}`"));
-            e.message = replace_word(&message, shown, written);
-        }
-    }
-    errors
-}
-
-/// `text` with every `word` that stands alone (not inside a longer word or number)
-/// replaced by `with`.
-fn replace_word(text: &str, word: &str, with: &str) -> String {
-    let is_word = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '+' | '_');
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find(word) {
-        let before = rest[..i].chars().next_back();
-        let after = rest[i + word.len()..].chars().next();
-        out.push_str(&rest[..i]);
-        if before.is_some_and(is_word) || after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            out.push_str(word);
-        } else {
-            out.push_str(with);
-        }
-        rest = &rest[i + word.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Only whitespace and comments.
@@ -380,6 +304,9 @@ fn convert(
                 .unwrap_or(Location::new(1, 1)),
         );
     }
+    if let Some(failure) = embedded::take_failure() {
+        return inside_string(failure, location, &reworded.path, src, file);
+    }
     let Reworded {
         message,
         expected,
@@ -387,9 +314,45 @@ fn convert(
         path,
         ..
     } = reworded;
+    let message = info.as_written(location, message);
     ScenarioError::new(file, location, path, message)
         .with_suggestion(suggestion)
         .with_expected_opt(expected)
+}
+
+/// The error of a document written as a string (see [`embedded`]), which starts at
+/// `string` in `src`, at field `path`: placed in the file where the string's text allows,
+/// else at the string, saying where in its text.
+fn inside_string(
+    failure: embedded::Failure,
+    string: Option<Location>,
+    path: &str,
+    src: &str,
+    file: &str,
+) -> ScenarioError {
+    let inner = failure.error;
+    if inner.path.is_empty() && inner.message.starts_with("wrong type") {
+        // Not a document at all: say what the string should hold.
+        return ScenarioError::new(file, string, path, "a string that holds no JSON object")
+            .with_expected(embedded::EXPECTED);
+    }
+    let inner_at = Location::new(inner.line, inner.column);
+    let placed = string.and_then(|at| TextMap::of(src, at, &failure.text)?.locate(inner_at));
+    let message = match placed {
+        Some(_) => inner.message,
+        None => format!(
+            "{} (at line {}, column {} of the string's text)",
+            inner.message, inner.line, inner.column
+        ),
+    };
+    let path = if inner.path.is_empty() {
+        path.to_owned()
+    } else {
+        join(path, &inner.path)
+    };
+    ScenarioError::new(file, placed.or(string), path, message)
+        .with_suggestion(inner.suggestion)
+        .with_expected_opt(inner.expected)
 }
 
 impl ScenarioError {
@@ -665,9 +628,61 @@ mod tests {
                 .to_string();
             assert!(err.contains(quoted), "{written}: {err}");
         }
+    }
+
+    /// AWS documents a delivery policy as JSON text; given as a string it is read as the
+    /// mapping it holds (it was "wrong type, expected a mapping").
+    #[test]
+    fn a_delivery_policy_may_be_a_string_of_json() {
+        let policy = r#"{"healthyRetryPolicy": {"minDelayTarget": 10, "maxDelayTarget": 30, "numRetries": 5, "backoffFunction": "linear"}, "throttlePolicy": {"maxReceivesPerSecond": 2}}"#;
+        let head =
+            format!("version: 1\nname: x\n{TAIL}client:\n  sns_delivery:\n    delivery_policy: ");
+        let mapping =
+            Scenario::from_yaml_str(&format!("{head}{policy}\n"), "x.yaml").expect("loads");
+        for string in [
+            format!("'{policy}'"),
+            format!("{policy:?}"),
+            format!("|\n      {policy}\n"),
+            format!(">-\n      {policy}\n"),
+        ] {
+            let read = Scenario::from_yaml_str(&format!("{head}{string}\n"), "x.yaml")
+                .unwrap_or_else(|e| panic!("{string}: {e}"));
+            assert_eq!(read, mapping, "{string}");
+        }
+    }
+
+    /// docs/scenario-format.md's Limits section states these numbers.
+    #[test]
+    fn the_parser_limits_are_the_documented_ones() {
+        let o = options();
+        let b = o.budget.expect("a budget");
         assert_eq!(
-            replace_word("x inf, -inf, info .inf", "inf", "Inf"),
-            "x Inf, -inf, info .inf"
+            (
+                b.max_depth,
+                b.max_nodes,
+                b.max_total_scalar_bytes,
+                b.max_events
+            ),
+            (64, 200_000, 16 * 1024 * 1024, 1_000_000)
+        );
+        assert_eq!(
+            (
+                b.max_aliases,
+                b.max_anchors,
+                b.max_documents,
+                b.max_merge_keys
+            ),
+            (50_000, 50_000, 1024, 10_000)
+        );
+        assert!(b.enforce_alias_anchor_ratio);
+        assert_eq!(
+            (b.alias_anchor_ratio_multiplier, b.alias_anchor_min_aliases),
+            (10, 100)
+        );
+        let a = o.alias_limits;
+        assert_eq!(
+            (a.max_total_replayed_events, a.max_replay_stack_depth),
+            (1_000_000, 64)
         );
     }
 

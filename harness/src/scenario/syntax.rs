@@ -23,7 +23,6 @@ use std::borrow::Cow;
 use saphyr_parser_bw::{Event, Parser, Span, Tag};
 
 use super::error::{Location, ScenarioError};
-use super::locations::{index, join};
 
 /// YAML's limit on the length of an implicit key (one written without `?`).
 const IMPLICIT_KEY_CHARS: usize = 1024;
@@ -183,7 +182,7 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
     let mut keep = vec![false; tabs.len()];
     let mut path = PathTracker::default();
     // The last scalar, and the path it was read at: a long key is read as a value.
-    let mut last_scalar: Option<(Span, String)> = None;
+    let mut last_scalar: Option<(Span, Snapshot)> = None;
     let mut problem = None;
     for item in Parser::new_from_str(&spaced) {
         let (event, span) = match item {
@@ -235,7 +234,7 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
                 }
                 // Only a scalar longer than a key may be can be a key read as a value.
                 if span.end.index() - span.start.index() > IMPLICIT_KEY_CHARS {
-                    last_scalar = Some((span, path.node(None)));
+                    last_scalar = Some((span, path.snapshot()));
                 }
                 path.filled(&value);
             }
@@ -278,7 +277,7 @@ fn long_key(
     src: &str,
     info: &str,
     at: &saphyr_parser_bw::Marker,
-    last_scalar: Option<&(Span, String)>,
+    last_scalar: Option<&(Span, Snapshot)>,
     path: &PathTracker,
     file: &str,
 ) -> Option<ScenarioError> {
@@ -298,11 +297,11 @@ fn long_key(
     // a key, not where the line's content does. The key was read as a value, at the path of
     // the mapping it belongs to.
     let path = if info.starts_with("mapping") {
-        let (scalar, path) = last_scalar?;
+        let (scalar, before) = last_scalar?;
         if scalar.start.line() != at.line() || scalar.start.col() != key_column {
             return None;
         }
-        path.clone()
+        path.at(before)
     } else {
         path.node(None)
     };
@@ -330,6 +329,7 @@ struct PathTracker {
 
 /// An open list (the index of its next item), or mapping (the key being read or whose value
 /// is being read; `None` while a key is expected).
+#[derive(Clone)]
 enum Frame {
     Seq(usize),
     Map(Option<String>),
@@ -361,16 +361,53 @@ impl PathTracker {
     fn node(&self, key: Option<&str>) -> String {
         let mut path = String::new();
         for frame in &self.frames {
-            path = match frame {
-                Frame::Seq(i) => index(&path, *i),
-                Frame::Map(Some(key)) => join(&path, key),
-                Frame::Map(None) => path,
-            };
+            push(&mut path, frame);
         }
-        match (self.frames.last(), key) {
-            (Some(Frame::Map(None)), Some(key)) => join(&path, key),
-            _ => path,
+        if let (Some(Frame::Map(None)), Some(key)) = (self.frames.last(), key) {
+            push(&mut path, &Frame::Map(Some(key.to_owned())));
         }
+        path
+    }
+
+    /// What [`PathTracker::at`] needs to give the path of the node about to be read, once
+    /// the parser has gone past it: the depth, and the innermost place as it is now.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            depth: self.frames.len(),
+            top: self.frames.last().cloned(),
+        }
+    }
+
+    /// The path [`PathTracker::node`] gave when `before` was taken, provided the parser has
+    /// not left the list or mapping it was in since.
+    fn at(&self, before: &Snapshot) -> String {
+        let outer = before.depth.saturating_sub(1).min(self.frames.len());
+        let mut path = String::new();
+        for frame in self.frames[..outer].iter().chain(&before.top) {
+            push(&mut path, frame);
+        }
+        path
+    }
+}
+
+/// A place of [`PathTracker`], kept cheaply (see [`PathTracker::snapshot`]).
+struct Snapshot {
+    depth: usize,
+    top: Option<Frame>,
+}
+
+/// Adds the place `frame` is at to `path`; one buffer, so a path costs its length, however
+/// deep the nesting.
+fn push(path: &mut String, frame: &Frame) {
+    match frame {
+        Frame::Seq(i) => path.push_str(&format!("[{i}]")),
+        Frame::Map(Some(key)) => {
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key);
+        }
+        Frame::Map(None) => {}
     }
 }
 

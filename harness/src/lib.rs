@@ -324,7 +324,7 @@ mod backend;
 mod check;
 pub mod client;
 pub mod env;
-mod overrides;
+pub mod overrides;
 pub mod policy;
 pub mod prelude;
 mod report;

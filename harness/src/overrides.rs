@@ -4,21 +4,160 @@
 //! |---|---|
 //! | `RETRYLAB_SEED` | the seed of every run, instead of the scenario's `seed:`; a run with the scenario's snapshot seed compares its usual snapshot, a run with another seed judges the verdicts only and says the snapshot was not compared |
 //!
+//! `RETRYLAB_SEED` is read as a whole number from 0 to 2^64 - 1 in decimal digits, the form
+//! a failing test prints. Space around it is ignored and a leading `+` is allowed (`" 7 "`
+//! and `+7` are seed 7); an empty value, or one of spaces only, sets no override, as if the
+//! variable were unset. Anything else is an error naming the variable and its value, never
+//! a silent fallback to the scenario's seed: hexadecimal (`0x10`), a sign `-`, separators
+//! (`1_000`), a number above 2^64 - 1, several numbers, text that is not UTF-8. `retrylab
+//! run` then stops before running anything (exit code 2), a test of
+//! [`scenario_main!`](crate::scenario_main) fails with the error, and
+//! [`Scenario::run`](crate::Scenario::run) returns a failed report whose `not_runnable`
+//! verdict carries it.
+//!
 //! insta's own variables (`INSTA_UPDATE`, ...) apply to snapshots as insta documents them.
 
-/// The name of the seed override.
-pub(crate) const SEED_VAR: &str = "RETRYLAB_SEED";
+use std::ffi::OsStr;
+use std::fmt;
 
-/// The seed `RETRYLAB_SEED` sets, when it is set to a number (surrounding space allowed).
+/// The name of the seed override.
+pub const SEED_VAR: &str = "RETRYLAB_SEED";
+
+/// `RETRYLAB_SEED` is set to something that is not a seed.
 ///
-/// A value that is not a number is not silently ignored: it panics with the variable and
-/// the value, since a run with a seed other than the one asked for would reproduce nothing.
-pub(crate) fn seed() -> Option<u64> {
-    let value = std::env::var(SEED_VAR).ok()?;
-    match value.trim().parse() {
-        Ok(seed) => Some(seed),
-        Err(_) => panic!(
-            "{SEED_VAR}={value:?} is not a seed: set it to a whole number, e.g. {SEED_VAR}=7"
-        ),
+/// ```
+/// use retrylab::overrides::SeedOverrideError;
+///
+/// let e = SeedOverrideError::new("abc");
+/// assert_eq!(
+///     e.to_string(),
+///     "RETRYLAB_SEED=\"abc\": not a seed, expected a whole number from 0 to \
+///      18446744073709551615 in decimal digits, such as RETRYLAB_SEED=7"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeedOverrideError {
+    value: String,
+}
+
+impl SeedOverrideError {
+    /// The error for the value `value` (as set, or read lossily when it is not UTF-8).
+    pub fn new(value: impl Into<String>) -> Self {
+        SeedOverrideError {
+            value: value.into(),
+        }
+    }
+
+    /// The value the variable is set to.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for SeedOverrideError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{SEED_VAR}=\"{}\": not a seed, expected a whole number from 0 to {} in decimal \
+             digits, such as {SEED_VAR}=7",
+            crate::scenario::visible(&self.value),
+            u64::MAX
+        )
+    }
+}
+
+impl std::error::Error for SeedOverrideError {}
+
+/// The seed `RETRYLAB_SEED` sets: `Ok(None)` when it is unset or empty, an error naming the
+/// value when it is not a seed (see the [module](self) for what is read).
+///
+/// ```
+/// // Tests run with the variable unset.
+/// assert_eq!(retrylab::overrides::seed(), Ok(None));
+/// ```
+pub fn seed() -> Result<Option<u64>, SeedOverrideError> {
+    match std::env::var_os(SEED_VAR) {
+        None => Ok(None),
+        Some(value) => parse_seed(&value),
+    }
+}
+
+/// `value` read as `RETRYLAB_SEED` is.
+fn parse_seed(value: &OsStr) -> Result<Option<u64>, SeedOverrideError> {
+    let Some(text) = value.to_str() else {
+        return Err(SeedOverrideError::new(value.to_string_lossy()));
+    };
+    let digits = text.trim();
+    if digits.is_empty() {
+        return Ok(None);
+    }
+    let unsigned = digits.strip_prefix('+').unwrap_or(digits);
+    // `u64::from_str` would take a second `+`; only one optional sign, then digits.
+    if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SeedOverrideError::new(text));
+    }
+    unsigned
+        .parse()
+        .map(Some)
+        .map_err(|_| SeedOverrideError::new(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(value: &str) -> Result<Option<u64>, String> {
+        parse_seed(OsStr::new(value)).map_err(|e| e.value().to_owned())
+    }
+
+    #[test]
+    fn seeds_in_decimal_with_space_and_a_plus_sign() {
+        assert_eq!(read("7"), Ok(Some(7)));
+        assert_eq!(read(" 7\t\n"), Ok(Some(7)));
+        assert_eq!(read("+7"), Ok(Some(7)));
+        assert_eq!(read("007"), Ok(Some(7)));
+        assert_eq!(read("18446744073709551615"), Ok(Some(u64::MAX)));
+    }
+
+    #[test]
+    fn empty_is_no_override() {
+        assert_eq!(read(""), Ok(None));
+        assert_eq!(read("   "), Ok(None));
+    }
+
+    #[test]
+    fn anything_else_is_an_error_with_the_value_as_set() {
+        for bad in [
+            "abc",
+            "0x10",
+            "0o7",
+            "-1",
+            "++7",
+            "+",
+            "1_000",
+            "1e3",
+            "7 8",
+            "18446744073709551616",
+            "\u{200b}7",
+        ] {
+            assert_eq!(read(bad), Err(bad.to_owned()), "{bad:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn text_that_is_not_utf8_is_an_error() {
+        use std::os::unix::ffi::OsStrExt;
+        let e = parse_seed(OsStr::from_bytes(b"7\xff")).unwrap_err();
+        assert_eq!(e.value(), "7\u{fffd}");
+    }
+
+    #[test]
+    fn invisible_characters_in_the_value_are_shown() {
+        let e = SeedOverrideError::new("\u{200b}7");
+        assert!(
+            e.to_string()
+                .starts_with("RETRYLAB_SEED=\"\\u{200b}7\": not a seed")
+        );
     }
 }

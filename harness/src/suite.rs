@@ -430,7 +430,9 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
 }
 
 fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Result<(), Failed> {
-    let seed = crate::overrides::seed().unwrap_or(seed);
+    let seed = crate::overrides::seed()
+        .map_err(|e| Failed::from(e.to_string()))?
+        .unwrap_or(seed);
     let report = clients
         .run(scenario, seed)
         .map_err(|error| Failed::from(error.to_string()))?;

@@ -346,3 +346,42 @@ fn invalid_utf8_is_located() {
         )
     );
 }
+
+/// `retrylab run` with `RETRYLAB_SEED` set to `value`.
+fn run_with_seed_var(folder: &Folder, value: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("run")
+        .arg(&folder.0)
+        .env("RETRYLAB_SEED", value)
+        .output()
+        .expect("retrylab runs")
+}
+
+/// A `RETRYLAB_SEED` that is not a seed panicked in the middle of the run; now it is an
+/// error naming the variable and its value, before anything runs, with exit code 2.
+#[test]
+fn a_garbage_seed_override_is_an_error() {
+    let folder = Folder::with("seed", &[("ok.yaml", PASSING)]);
+    for value in ["abc", "0x10", "-1", "18446744073709551616", "7 8"] {
+        let output = run_with_seed_var(&folder, value);
+        assert_eq!(output.status.code(), Some(2), "RETRYLAB_SEED={value}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "error: RETRYLAB_SEED=\"{value}\": not a seed, expected a whole number from 0 \
+                 to 18446744073709551615 in decimal digits, such as RETRYLAB_SEED=7\n"
+            )
+        );
+        assert!(output.stdout.is_empty(), "{}", text(&output.stdout));
+    }
+    // Surrounding space, a plus sign and an empty value (no override) stay accepted.
+    for value in [" 7 ", "+7", ""] {
+        let output = run_with_seed_var(&folder, value);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "RETRYLAB_SEED={value:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}

@@ -212,6 +212,11 @@ struct Row {
 }
 
 fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
+    // A seed override that is not a seed would otherwise fail every run the same way.
+    if let Err(error) = retrylab::overrides::seed() {
+        eprintln!("error: {error}");
+        return ExitCode::from(2);
+    }
     let files = match files(paths) {
         Ok(files) => files,
         Err(error) => {
@@ -333,9 +338,19 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             summary: None,
         }];
     }
-    let seeds: Vec<u64> = match (&scenario.seeds, all_seeds) {
-        (Some(range), true) => range.iter().collect(),
-        _ => vec![scenario.effective_seed()],
+    let seeds: Vec<u64> = match (&scenario.seeds, all_seeds, scenario.effective_seed()) {
+        (Some(range), true, _) => range.iter().collect(),
+        (_, _, Ok(seed)) => vec![seed],
+        (_, _, Err(error)) => {
+            let error = error.to_string();
+            return vec![Row {
+                name: file.test_name.clone(),
+                status: Status::Invalid,
+                detail: "not runnable".to_owned(),
+                json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
+                summary: Some(error),
+            }];
+        }
     };
     let many = seeds.len() > 1;
     seeds

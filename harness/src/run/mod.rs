@@ -571,7 +571,15 @@ impl crate::scenario::Scenario {
         T: Debug,
         E: Debug,
     {
-        self.run_with_seed(self.effective_seed(), client)
+        match self.effective_seed() {
+            Ok(seed) => self.run_with_seed(seed, client),
+            Err(e) => failed_report(
+                self.name.clone(),
+                self.seed,
+                RunEnd::NotRunnable,
+                e.to_string(),
+            ),
+        }
     }
 
     /// Like [`run`](Self::run), with an explicit seed.
@@ -598,7 +606,7 @@ impl crate::scenario::Scenario {
                     if seed == snapshot_seed {
                         report.snapshot =
                             Some(crate::report::snapshot_name(&self.source.file, &self.name));
-                    } else if crate::overrides::seed().is_some() {
+                    } else if matches!(crate::overrides::seed(), Ok(Some(_))) {
                         // Reproducing another seed: its verdicts are judged, but no snapshot
                         // exists for it, and writing one would leave a stray file.
                         report.snapshot_skipped = Some(format!(
@@ -624,7 +632,15 @@ impl crate::scenario::Scenario {
     /// verdict that says so.
     #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run_builtin(&self) -> Report {
-        self.run_builtin_with_seed(self.effective_seed())
+        match self.effective_seed() {
+            Ok(seed) => self.run_builtin_with_seed(seed),
+            Err(e) => failed_report(
+                self.name.clone(),
+                self.seed,
+                RunEnd::NotRunnable,
+                e.to_string(),
+            ),
+        }
     }
 
     /// Like [`run_builtin`](Self::run_builtin), with an explicit seed.
@@ -653,11 +669,23 @@ impl crate::scenario::Scenario {
         })
     }
 
-    /// The seed a run uses: `RETRYLAB_SEED` when set, else `seed:`. Panics when
-    /// `RETRYLAB_SEED` is set to something other than a whole number (as insta does for a
-    /// bad `INSTA_UPDATE`): a run with another seed than the one asked for reproduces nothing.
-    pub fn effective_seed(&self) -> u64 {
-        crate::overrides::seed().unwrap_or(self.seed)
+    /// The seed a run uses: `RETRYLAB_SEED` when set, else `seed:`. An error when
+    /// `RETRYLAB_SEED` is set to something that is not a seed (see
+    /// [`overrides`](crate::overrides)): a run with another seed than the one asked for
+    /// would reproduce nothing.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nseed: 7\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// // Tests run with `RETRYLAB_SEED` unset.
+    /// assert_eq!(s.effective_seed(), Ok(7));
+    /// ```
+    pub fn effective_seed(&self) -> Result<u64, crate::overrides::SeedOverrideError> {
+        crate::overrides::seed().map(|over| over.unwrap_or(self.seed))
     }
 }
 

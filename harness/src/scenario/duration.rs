@@ -296,6 +296,13 @@ impl Visitor<'_> for MillisVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Millis, E> {
+        // serde-saphyr hands over a number that is not finite (`NaN`, `inf`, `1e400`) as
+        // this text; the error is located, and parsing quotes the number as written.
+        if matches!(v, ".nan" | ".inf" | "-.inf") {
+            return Err(E::custom(format!(
+                "duration `{v}` is not a finite number, expected {EXPECTED_DURATION}"
+            )));
+        }
         v.parse().map_err(E::custom)
     }
 

@@ -1,5 +1,6 @@
 //! Located scenario errors: `file:line:col path: message`.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// A 1-based line and column in a scenario file.
@@ -110,25 +111,79 @@ impl ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// Every part is shown through `visible`: the messages quote what the file wrote (keys,
+    /// values, names), and an invisible character in it would make `seed\u{200b}` read as
+    /// `seed`. Escaping here, where every error and warning is rendered, covers each quote.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.file)?;
+        f.write_str(&visible(&self.file))?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
         if self.path.is_empty() {
             f.write_str(":")?;
         } else {
-            write!(f, " {}:", self.path)?;
+            write!(f, " {}:", visible(&self.path))?;
         }
-        write!(f, " {}", self.message)?;
+        write!(f, " {}", visible(&self.message))?;
         if let Some(expected) = &self.expected {
-            write!(f, ", expected {expected}")?;
+            write!(f, ", expected {}", visible(expected))?;
         }
         if let Some(suggestion) = &self.suggestion {
-            write!(f, " (did you mean `{suggestion}`?)")?;
+            write!(f, " (did you mean `{}`?)", visible(suggestion))?;
         }
         Ok(())
     }
+}
+
+/// `text` with every character a reader cannot see written as a Rust escape: `\u{200b}`
+/// for a zero-width space, `\u{feff}` for a byte-order mark, `\t`, `\n`, `\r` and `\0` for
+/// those controls. Unchanged (and not copied) when there is none.
+///
+/// Invisible are the control characters, the format characters (zero-width spaces and
+/// joiners, direction marks and overrides, the byte-order mark, the soft hyphen, ...),
+/// every space other than U+0020 (a no-break space looks like a space but is not one), the
+/// line and paragraph separators, the variation selectors and the fillers that render as
+/// nothing.
+pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_invisible) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if is_invisible(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `c` shows nothing, or only blank space that is not a plain space (see [`visible`]).
+fn is_invisible(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(
+            c as u32,
+            // Soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul fillers,
+            // Mongolian vowel separator and free variation selectors.
+            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+            // Zero-width space, joiners, direction marks; embeddings and overrides; word
+            // joiner, invisible operators, isolates and deprecated format characters.
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
+            // Hangul filler, variation selectors, byte-order mark, halfwidth filler,
+            // interlinear annotation and object replacement characters.
+            | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF9..=0xFFFC
+            // Shorthand format controls, musical symbol formatting, tags, variation
+            // selectors supplement.
+            | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE007F | 0xE0100..=0xE01EF
+        )
 }
 
 impl std::error::Error for ScenarioError {}
@@ -271,6 +326,26 @@ mod tests {
         );
         assert_eq!(did_you_mean("zzz", keys), None);
         assert_eq!(did_you_mean("initial", keys), None);
+    }
+
+    #[test]
+    fn invisible_characters_are_escaped() {
+        assert_eq!(visible("seed"), "seed");
+        assert!(matches!(visible("caf\u{e9} \u{1f600}"), Cow::Borrowed(_)));
+        assert_eq!(visible("\u{feff}version"), "\\u{feff}version");
+        assert_eq!(visible("a\u{a0}b\u{2028}c"), "a\\u{a0}b\\u{2028}c");
+        assert_eq!(visible("x\u{7f}\u{85}\u{202e}"), "x\\u{7f}\\u{85}\\u{202e}");
+        let e = ScenarioError::new(
+            "f.yaml",
+            Some(Location::new(1, 1)),
+            "seed\u{200b}",
+            "unknown key `seed\u{200b}`",
+        )
+        .with_suggestion(Some("seed".into()));
+        assert_eq!(
+            e.to_string(),
+            "f.yaml:1:1 seed\\u{200b}: unknown key `seed\\u{200b}` (did you mean `seed`?)"
+        );
     }
 
     #[test]

@@ -6,6 +6,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::values::{count_items, counted};
+
 /// HTTP headers, in order.
 ///
 /// Written as a mapping (`{ Retry-After: "2", Content-Type: text/plain }`) or, when a name
@@ -179,18 +181,19 @@ impl<'de> Deserialize<'de> for Pair {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Pair, A::Error> {
                 let name = seq.next_element::<String>()?;
-                let value = seq.next_element::<String>()?;
-                let (Some(name), Some(value)) = (name, value) else {
-                    return Err(de::Error::custom(
-                        "a header pair needs a name and a value, expected `[Name, value]`",
-                    ));
+                let value = match name {
+                    Some(_) => seq.next_element::<String>()?,
+                    None => None,
                 };
-                if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::custom(
-                        "a header pair has two items, expected `[Name, value]`",
-                    ));
+                let read = usize::from(name.is_some()) + usize::from(value.is_some());
+                let items = count_items(&mut seq, read)?;
+                match (name, value) {
+                    (Some(name), Some(value)) if items == 2 => Ok(Pair(name, value)),
+                    _ => Err(de::Error::custom(format!(
+                        "a header pair has {}, expected 2: `[Name, value]`",
+                        counted(items, "item", "items")
+                    ))),
                 }
-                Ok(Pair(name, value))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pair, A::Error> {
                 let Some(name) = map.next_key::<String>()? else {
@@ -199,10 +202,15 @@ impl<'de> Deserialize<'de> for Pair {
                     ));
                 };
                 let value = map.next_value::<String>()?;
-                if map.next_key::<String>()?.is_some() {
-                    return Err(de::Error::custom(
-                        "a header pair has one key, expected `{ Name: value }` (use one list item per header)",
-                    ));
+                let mut keys = 1usize;
+                while map.next_key::<de::IgnoredAny>()?.is_some() {
+                    map.next_value::<de::IgnoredAny>()?;
+                    keys += 1;
+                }
+                if keys > 1 {
+                    return Err(de::Error::custom(format!(
+                        "a header pair has {keys} keys, expected one: `{{ Name: value }}` (write one list item per header)"
+                    )));
                 }
                 Ok(Pair(name, value))
             }

@@ -4,6 +4,10 @@
 
 use http::{HeaderName, HeaderValue, Method, Uri};
 
+/// The longest URL the `http` crate parses (`u16::MAX - 1` bytes), so the longest a request
+/// can have.
+const URL_MAX_BYTES: usize = u16::MAX as usize - 1;
+
 use super::error::ScenarioError;
 use super::headers::HeadersSpec;
 use super::locations::{index, join};
@@ -83,8 +87,9 @@ impl Scenario {
     /// The URL each call requests, `http://<operation.endpoint><operation.path>`.
     ///
     /// Endpoint names are checked where they are declared, so a URL that does not parse is
-    /// blamed on the path; when `operation.endpoint` names no endpoint, the error about that
-    /// name says what is wrong instead.
+    /// blamed on the path, unless it is too long: then on the name when the name alone is;
+    /// when `operation.endpoint` names no endpoint, the error about that name says what is
+    /// wrong instead.
     pub(crate) fn request_url(&self) -> Result<String, Box<ScenarioError>> {
         let o = &self.operation;
         if !o.path.starts_with('/') || o.path.contains(char::is_whitespace) {
@@ -94,6 +99,34 @@ impl Scenario {
             ));
         }
         let url = format!("http://{}{}", o.endpoint, o.path);
+        if url.len() > URL_MAX_BYTES && self.endpoints.contains_key(&o.endpoint) {
+            // The shortest URL of the name, `http://<name>/`, tells whose length it is.
+            let (path, what, shorter) = if "http:///".len() + o.endpoint.len() > URL_MAX_BYTES {
+                let n = o.endpoint.chars().count();
+                (
+                    "operation.endpoint",
+                    format!("the endpoint name ({n} characters)"),
+                    "name",
+                )
+            } else {
+                (
+                    "operation.path",
+                    format!("the path ({} bytes)", o.path.len()),
+                    "path",
+                )
+            };
+            return Err(Box::new(
+                self.error_at(
+                    path,
+                    format!(
+                        "{what} makes the request URL {} bytes long, above the {URL_MAX_BYTES} \
+                         bytes a URL may have",
+                        url.len()
+                    ),
+                )
+                .with_expected(format!("a shorter {shorter}")),
+            ));
+        }
         if url.parse::<Uri>().is_err() && self.endpoints.contains_key(&o.endpoint) {
             return Err(Box::new(
                 self.error_at(

@@ -42,6 +42,9 @@ pub struct SourceInfo {
     /// The file name given when loading (`<code>` for scenarios built in code).
     pub file: String,
     pub(crate) nodes: BTreeMap<String, NodeLocation>,
+    /// How the file writes each number that is not finite, by position (see
+    /// `SourceInfo::as_written`).
+    written: BTreeMap<Location, String>,
 }
 
 impl fmt::Debug for SourceInfo {
@@ -70,21 +73,45 @@ impl SourceInfo {
         SourceInfo {
             file: name.into(),
             nodes: BTreeMap::new(),
+            written: BTreeMap::new(),
         }
     }
 
     /// Records every node of `src`. Text that does not parse gives an empty map: locations
     /// are a help for messages, never a reason to fail.
     pub(crate) fn from_source(src: &str, file: &str, options: serde_saphyr::Options) -> Self {
-        let mut nodes = BTreeMap::new();
-        let tree: Result<Spanned<Node>, _> = serde_saphyr::from_str_with_options(src, options);
+        let mut info = SourceInfo::code(file);
+        let tree: Result<Spanned<Node>, _> =
+            serde_saphyr::from_str_with_options(src, options.clone());
         if let Ok(root) = tree {
-            record(&root, "", None, &mut nodes);
+            let mut recorder = Recorder {
+                src,
+                options: &options,
+                info: &mut info,
+            };
+            recorder.record(&root, "", None);
         }
-        SourceInfo {
-            file: file.to_string(),
-            nodes,
+        info
+    }
+
+    /// `message`, about the node at `at`, quoting a number that is not finite as the file
+    /// writes it. serde-saphyr hands such a number to a visitor as the text `.nan` or
+    /// `.inf`, and Rust prints it `NaN` or `inf`, so a file saying `NaN` or `Infinity` was
+    /// told about `.nan` or `inf`.
+    pub(crate) fn as_written(&self, at: Option<Location>, message: String) -> String {
+        let Some(written) = at.and_then(|at| self.written.get(&at)) else {
+            return message;
+        };
+        let Some(number) = NonFinite::of(written) else {
+            return message;
+        };
+        let mut message = message;
+        for shown in number.renderings() {
+            // A string is what serde calls it; it is a number as written.
+            let named = message.replace(&format!("string \"{shown}\""), &format!("`{written}`"));
+            message = replace_word(&named, shown, written);
         }
+        message
     }
 
     /// The position of the value at `path`, if the file wrote it.
@@ -127,6 +154,68 @@ impl SourceInfo {
     }
 }
 
+/// A number that is not finite, as YAML and Rust spell it.
+#[derive(Clone, Copy)]
+enum NonFinite {
+    NaN,
+    Infinity,
+    NegativeInfinity,
+}
+
+impl NonFinite {
+    /// What `text`, a plain scalar, reads as: serde-saphyr reads `.nan` and `.inf` in any
+    /// case and sign, and hands anything else to Rust, which also reads `NaN`, `inf`,
+    /// `infinity` and numbers too large for a float (`1e400`).
+    fn of(text: &str) -> Option<NonFinite> {
+        let lower = text.to_ascii_lowercase();
+        let value = match lower.as_str() {
+            ".nan" | "+.nan" | "-.nan" => f64::NAN,
+            ".inf" | "+.inf" => f64::INFINITY,
+            "-.inf" => f64::NEG_INFINITY,
+            _ => text.parse::<f64>().ok()?,
+        };
+        if value.is_nan() {
+            Some(NonFinite::NaN)
+        } else if value == f64::INFINITY {
+            Some(NonFinite::Infinity)
+        } else if value == f64::NEG_INFINITY {
+            Some(NonFinite::NegativeInfinity)
+        } else {
+            None
+        }
+    }
+
+    /// How messages may show it: serde-saphyr's canonical YAML, and Rust's `Display`.
+    fn renderings(self) -> [&'static str; 2] {
+        match self {
+            NonFinite::NaN => [".nan", "NaN"],
+            NonFinite::Infinity => [".inf", "inf"],
+            NonFinite::NegativeInfinity => ["-.inf", "-inf"],
+        }
+    }
+}
+
+/// `text` with every `word` that stands alone (not inside a longer word or number)
+/// replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '+' | '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + word.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if before.is_some_and(is_word) || after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            out.push_str(word);
+        } else {
+            out.push_str(with);
+        }
+        rest = &rest[i + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `a.b[2]` -> `a.b`, `a.b` -> `a`, `a` -> the empty path.
 pub(crate) fn parent_path(path: &str) -> &str {
     match path.rfind(['.', '[']) {
@@ -156,42 +245,72 @@ fn to_location(l: &serde_saphyr::Location) -> Location {
     )
 }
 
-fn record(
-    node: &Spanned<Node>,
-    path: &str,
-    key: Option<Location>,
-    out: &mut BTreeMap<String, NodeLocation>,
-) {
-    out.insert(
-        path.to_string(),
-        NodeLocation {
-            key,
-            value: to_location(&node.referenced),
-        },
-    );
-    match &node.value {
-        Node::Leaf => {}
-        Node::Seq(items) => {
-            for (i, item) in items.iter().enumerate() {
-                record(item, &index(path, i), None, out);
+/// Fills the source information of `src` from a tree of its nodes.
+struct Recorder<'a> {
+    src: &'a str,
+    options: &'a serde_saphyr::Options,
+    info: &'a mut SourceInfo,
+}
+
+impl Recorder<'_> {
+    fn record(&mut self, node: &Spanned<Node>, path: &str, key: Option<Location>) {
+        let value = to_location(&node.referenced);
+        self.info
+            .nodes
+            .insert(path.to_string(), NodeLocation { key, value });
+        match &node.value {
+            Node::Leaf => {}
+            Node::NonFinite => {
+                if let Some(token) = super::syntax::token_at(self.src, value) {
+                    if NonFinite::of(token).is_some() {
+                        self.info.written.insert(value, token.to_owned());
+                    }
+                }
+            }
+            Node::Text(text) => self.document(text, path, value),
+            Node::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.record(item, &index(path, i), None);
+                }
+            }
+            Node::Map(entries) => {
+                for (k, v) in entries {
+                    self.record(v, &join(path, &k.value.0), Some(to_location(&k.referenced)));
+                }
             }
         }
-        Node::Map(entries) => {
-            for (k, v) in entries {
-                record(
-                    v,
-                    &join(path, &k.value.0),
-                    Some(to_location(&k.referenced)),
-                    out,
-                );
+    }
+
+    /// The nodes of a document written as the string `text` at `path` (see
+    /// [`embedded`](super::embedded)), placed where the string's text is in the file, or
+    /// at the string when its text cannot be placed.
+    fn document(&mut self, text: &str, path: &str, at: Location) {
+        if !super::embedded::is_document(path) {
+            return;
+        }
+        let inner = SourceInfo::from_source(text, &self.info.file, self.options.clone());
+        let map = super::embedded::TextMap::of(self.src, at, text);
+        let place = |l: Location| map.as_ref().and_then(|m| m.locate(l)).unwrap_or(at);
+        for (inner_path, node) in inner.nodes {
+            if inner_path.is_empty() {
+                continue;
             }
+            let located = NodeLocation {
+                key: node.key.map(place),
+                value: place(node.value),
+            };
+            self.info.nodes.insert(join(path, &inner_path), located);
         }
     }
 }
 
-/// A YAML node reduced to its shape; scalars are not kept.
+/// A YAML node reduced to its shape; scalars are not kept, but for a string that may hold a
+/// JSON document (it starts with `{`), whose nodes are placed too.
 enum Node {
     Leaf,
+    /// A plain number that is not finite (which serde-saphyr hands over as `.nan`, `.inf`).
+    NonFinite,
+    Text(String),
     Seq(Vec<Spanned<Node>>),
     Map(Vec<(Spanned<Key>, Spanned<Node>)>),
 }
@@ -225,8 +344,14 @@ impl<'de> Deserialize<'de> for Node {
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Node, E> {
                 Ok(Node::Leaf)
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Node, E> {
-                Ok(Node::Leaf)
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Node, E> {
+                Ok(if matches!(v, ".nan" | ".inf" | "-.inf") {
+                    Node::NonFinite
+                } else if v.trim_start().starts_with('{') {
+                    Node::Text(v.to_owned())
+                } else {
+                    Node::Leaf
+                })
             }
             fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Node, E> {
                 Ok(Node::Leaf)
@@ -319,6 +444,14 @@ mod tests {
             Some(Location::new(2, 10))
         );
         assert_eq!(info.path_at(Location::new(3, 1)), Some("d"));
+    }
+
+    #[test]
+    fn only_whole_words_are_requoted() {
+        assert_eq!(
+            replace_word("x inf, -inf, info .inf", "inf", "Inf"),
+            "x Inf, -inf, info .inf"
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod builder;
 mod client;
 mod contradictions;
 mod duration;
+mod embedded;
 mod endpoint;
 mod epoch;
 mod error;
@@ -49,11 +50,13 @@ mod model;
 mod network;
 mod operation;
 pub(crate) mod parse;
+mod parser_messages;
 #[cfg(feature = "schema")]
 mod schema;
 mod search;
 mod step;
 mod support;
+mod syntax;
 mod turmoil;
 mod validate;
 mod values;
@@ -74,6 +77,7 @@ pub use endpoint::{
     ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
     KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope,
 };
+pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};
 pub use expect::{
     AmplificationSpec, AtMostSpec, EffectsSpec, Expectations, HeaderCheckSpec, InvalidRetryAfter,

@@ -157,12 +157,9 @@ impl Scenario {
     /// assert_eq!(e.to_string(), "x.yaml:4:24 operation.endpoint: cannot reach it");
     /// ```
     pub fn error_at(&self, path: &str, message: impl Into<String>) -> ScenarioError {
-        ScenarioError::new(
-            self.source.file.clone(),
-            self.source.locate_nearest(path, false),
-            path,
-            message,
-        )
+        let at = self.source.locate_nearest(path, false);
+        let message = self.source.as_written(at, message.into());
+        ScenarioError::new(self.source.file.clone(), at, path, message)
     }
 
     /// Like [`Scenario::error_at`], located at the key rather than the value (for errors

@@ -10,10 +10,11 @@ use serde_path_to_error::Segment;
 use serde_saphyr::DuplicateKeyPolicy;
 
 use super::client::ClientSpec;
+use super::embedded::{self, TextMap};
 use super::error::{Location, ScenarioError, ScenarioErrors, did_you_mean};
 use super::locations::{SourceInfo, join};
 use super::model::Scenario;
-use super::validate;
+use super::{parser_messages, syntax, validate};
 
 /// Deepest nesting accepted. Real scenarios nest about ten levels; the limit keeps every
 /// recursive visitor far from the stack's end whatever the input.
@@ -116,19 +117,32 @@ impl Scenario {
     /// );
     /// ```
     pub fn from_yaml_str(src: &str, name: &str) -> Result<Scenario, ScenarioErrors> {
-        if let Some(e) = written_version(src)
-            .and_then(|v| validate::unsupported_version(&source_info(src, name), v))
+        let prepared = syntax::prepare(src, name);
+        if let Some(e) = written_version(&prepared.text)
+            .and_then(|v| validate::unsupported_version(&source_info(&prepared.text, name), v))
         {
             return Err(e.into());
         }
-        let scenario = parse(src, name).map_err(|e| ScenarioErrors::from(*e))?;
+        let scenario = parse_prepared(prepared, name).map_err(|e| ScenarioErrors::from(*e))?;
         scenario.validate().map(|()| scenario)
     }
 }
 
-/// The scenario `src` describes, with the position of every node, not validated: the typed
-/// parse alone, which stops at the first error.
+/// The scenario `src` describes, with the position of every node, not validated: the checks
+/// of its text (see [`syntax`]) and the typed parse, which stop at the first error.
 pub(crate) fn parse(src: &str, name: &str) -> Result<Scenario, Box<ScenarioError>> {
+    parse_prepared(syntax::prepare(src, name), name)
+}
+
+/// [`parse`] of a text already checked.
+fn parse_prepared(
+    prepared: syntax::Prepared<'_>,
+    name: &str,
+) -> Result<Scenario, Box<ScenarioError>> {
+    if let Some(problem) = prepared.problem {
+        return Err(Box::new(problem));
+    }
+    let src = prepared.text.as_ref();
     if is_blank(src) {
         return Err(Box::new(
             ScenarioError::new(name, Some(Location::new(1, 1)), "", "the file is empty")
@@ -137,20 +151,27 @@ pub(crate) fn parse(src: &str, name: &str) -> Result<Scenario, Box<ScenarioError
                 ),
         ));
     }
+    let mut scenario = typed::<Scenario>(src, name)?;
+    scenario.source = source_info(src, name);
+    Ok(scenario)
+}
+
+/// `src` read strictly as a `T` (a scenario, or a document a scenario holds as a string),
+/// with its first error located and reworded.
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    src: &str,
+    name: &str,
+) -> Result<T, Box<ScenarioError>> {
+    // A failure left by an earlier parse on this thread belongs to no error of this one.
+    let _ = embedded::take_failure();
     let mut path = None;
     let parsed = serde_saphyr::with_deserializer_from_str_with_options(src, options(), |de| {
-        serde_path_to_error::deserialize::<_, Scenario>(de).map_err(|e| {
+        serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
             path = Some(e.path().iter().cloned().collect::<Vec<_>>());
             e.into_inner()
         })
     });
-    match parsed {
-        Ok(mut scenario) => {
-            scenario.source = source_info(src, name);
-            Ok(scenario)
-        }
-        Err(e) => Err(Box::new(convert(&e, path.as_deref(), src, name))),
-    }
+    parsed.map_err(|e| Box::new(convert(&e, path.as_deref(), src, name)))
 }
 
 /// Positions of every node of `src`, from a pass that tolerates duplicate keys.
@@ -222,11 +243,11 @@ fn render_path(segments: &[Segment]) -> (String, bool) {
 fn bare_message(e: &serde_saphyr::Error) -> String {
     let e = e.without_snippet();
     let text = match e {
-        serde_saphyr::Error::Message { msg, .. } => msg.clone(),
+        serde_saphyr::Error::Message { msg, .. } | serde_saphyr::Error::AliasError { msg, .. } => {
+            msg.clone()
+        }
         serde_saphyr::Error::Budget { breach, .. } => {
-            format!(
-                "the document exceeds the parser's limits ({breach:?}; nesting is limited to {MAX_DEPTH} levels)"
-            )
+            parser_messages::budget(breach, &options().budget.unwrap_or_default())
         }
         other => other.to_string(),
     };
@@ -258,7 +279,8 @@ fn convert(
         }
     }
     let message = bare_message(e);
-    let reworded = reword(&message, path);
+    let token = location.and_then(|at| syntax::token_at(src, at));
+    let reworded = reword(&message, path, token);
     let mut location = location;
     if let Some(key) = &reworded.unknown_key {
         // serde-saphyr attributes an unknown key to its mapping once the mapping has had an
@@ -282,6 +304,9 @@ fn convert(
                 .unwrap_or(Location::new(1, 1)),
         );
     }
+    if let Some(failure) = embedded::take_failure() {
+        return inside_string(failure, location, &reworded.path, src, file);
+    }
     let Reworded {
         message,
         expected,
@@ -289,9 +314,45 @@ fn convert(
         path,
         ..
     } = reworded;
+    let message = info.as_written(location, message);
     ScenarioError::new(file, location, path, message)
         .with_suggestion(suggestion)
         .with_expected_opt(expected)
+}
+
+/// The error of a document written as a string (see [`embedded`]), which starts at
+/// `string` in `src`, at field `path`: placed in the file where the string's text allows,
+/// else at the string, saying where in its text.
+fn inside_string(
+    failure: embedded::Failure,
+    string: Option<Location>,
+    path: &str,
+    src: &str,
+    file: &str,
+) -> ScenarioError {
+    let inner = failure.error;
+    if inner.path.is_empty() && inner.message.starts_with("wrong type") {
+        // Not a document at all: say what the string should hold.
+        return ScenarioError::new(file, string, path, "a string that holds no JSON object")
+            .with_expected(embedded::EXPECTED);
+    }
+    let inner_at = Location::new(inner.line, inner.column);
+    let placed = string.and_then(|at| TextMap::of(src, at, &failure.text)?.locate(inner_at));
+    let message = match placed {
+        Some(_) => inner.message,
+        None => format!(
+            "{} (at line {}, column {} of the string's text)",
+            inner.message, inner.line, inner.column
+        ),
+    };
+    let path = if inner.path.is_empty() {
+        path.to_owned()
+    } else {
+        join(path, &inner.path)
+    };
+    ScenarioError::new(file, placed.or(string), path, message)
+        .with_suggestion(inner.suggestion)
+        .with_expected_opt(inner.expected)
 }
 
 impl ScenarioError {
@@ -381,8 +442,12 @@ impl Reworded {
     }
 }
 
-/// Turns a serde or parser message into (message, expected, suggestion, path).
-fn reword(msg: &str, path: String) -> Reworded {
+/// Turns a serde or parser message into (message, expected, suggestion, path). `token` is
+/// the text the file has where the error is, when known.
+fn reword(msg: &str, path: String, token: Option<&str>) -> Reworded {
+    if let Some(plain) = parser_messages::reword(msg, token, &options()) {
+        return Reworded::new(plain.message, plain.expected, path);
+    }
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let name = ticked(rest).unwrap_or(rest).to_string();
         let known = listed(rest);
@@ -533,9 +598,6 @@ fn reword(msg: &str, path: String) -> Reworded {
             );
         }
     }
-    if looks_like_syntax_error(msg) {
-        return Reworded::new(format!("invalid YAML: {msg}"), None, path);
-    }
     if let Some((message, expected)) = msg.rsplit_once(", expected ") {
         // Messages written by retrylab's own visitors end with ", expected ...".
         return Reworded::new(message, Some(expected.to_string()), path);
@@ -543,27 +605,97 @@ fn reword(msg: &str, path: String) -> Reworded {
     Reworded::new(msg, None, path)
 }
 
-/// Scanner and parser messages from saphyr-parser (they are lower-case sentences without
-/// the "expected" shape that serde's and retrylab's messages have).
-fn looks_like_syntax_error(msg: &str) -> bool {
-    const MARKERS: &[&str] = &[
-        "while parsing",
-        "while scanning",
-        "did not find",
-        "mapping values are not allowed",
-        "found character",
-        "found unexpected",
-        "could not find expected",
-        "unexpected end of",
-        "found a tab",
-        "invalid indentation",
-        "block sequence entries are not allowed",
-        "unclosed",
-        "unknown anchor",
-        "invalid leading",
-        "found undefined",
-        "expected ',' or",
-        "tabs",
-    ];
-    MARKERS.iter().any(|m| msg.contains(m))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAIL: &str = "endpoints: { api: {} }\noperation: { endpoint: api }\n";
+
+    #[test]
+    fn numbers_that_are_not_finite_are_quoted_as_written() {
+        for (written, quoted) in [
+            ("NaN", "`NaN`"),
+            (".NaN", "`.NaN`"),
+            ("inf", "`inf`"),
+            ("-Infinity", "`-Infinity`"),
+            ("1e400", "`1e400`"),
+        ] {
+            let yaml = format!(
+                "version: 1\nname: x\n{TAIL}client: {{ exponential: {{ initial: {written} }} }}\n"
+            );
+            let err = Scenario::from_yaml_str(&yaml, "x.yaml")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(quoted), "{written}: {err}");
+        }
+    }
+
+    /// AWS documents a delivery policy as JSON text; given as a string it is read as the
+    /// mapping it holds (it was "wrong type, expected a mapping").
+    #[test]
+    fn a_delivery_policy_may_be_a_string_of_json() {
+        let policy = r#"{"healthyRetryPolicy": {"minDelayTarget": 10, "maxDelayTarget": 30, "numRetries": 5, "backoffFunction": "linear"}, "throttlePolicy": {"maxReceivesPerSecond": 2}}"#;
+        let head =
+            format!("version: 1\nname: x\n{TAIL}client:\n  sns_delivery:\n    delivery_policy: ");
+        let mapping =
+            Scenario::from_yaml_str(&format!("{head}{policy}\n"), "x.yaml").expect("loads");
+        for string in [
+            format!("'{policy}'"),
+            format!("{policy:?}"),
+            format!("|\n      {policy}\n"),
+            format!(">-\n      {policy}\n"),
+        ] {
+            let read = Scenario::from_yaml_str(&format!("{head}{string}\n"), "x.yaml")
+                .unwrap_or_else(|e| panic!("{string}: {e}"));
+            assert_eq!(read, mapping, "{string}");
+        }
+    }
+
+    /// docs/scenario-format.md's Limits section states these numbers.
+    #[test]
+    fn the_parser_limits_are_the_documented_ones() {
+        let o = options();
+        let b = o.budget.expect("a budget");
+        assert_eq!(
+            (
+                b.max_depth,
+                b.max_nodes,
+                b.max_total_scalar_bytes,
+                b.max_events
+            ),
+            (64, 200_000, 16 * 1024 * 1024, 1_000_000)
+        );
+        assert_eq!(
+            (
+                b.max_aliases,
+                b.max_anchors,
+                b.max_documents,
+                b.max_merge_keys
+            ),
+            (50_000, 50_000, 1024, 10_000)
+        );
+        assert!(b.enforce_alias_anchor_ratio);
+        assert_eq!(
+            (b.alias_anchor_ratio_multiplier, b.alias_anchor_min_aliases),
+            (10, 100)
+        );
+        let a = o.alias_limits;
+        assert_eq!(
+            (a.max_total_replayed_events, a.max_replay_stack_depth),
+            (1_000_000, 64)
+        );
+    }
+
+    /// The parser refused `key:<tab>value`; YAML allows a tab there, and it reads as a space.
+    #[test]
+    fn a_tab_after_a_colon_separates_like_a_space() {
+        let tabs = format!("version:\t1\nname:\tx\nseed:\t7\ndescription: \"a:\tb\"\n{TAIL}");
+        let spaces = format!("version: 1\nname: x\nseed: 7\ndescription: \"a:\tb\"\n{TAIL}");
+        let read = Scenario::from_yaml_str(&tabs, "x.yaml").expect("tabs after colons load");
+        assert_eq!(
+            read,
+            Scenario::from_yaml_str(&spaces, "x.yaml").expect("loads")
+        );
+        assert_eq!((read.seed, read.description.as_deref()), (7, Some("a:\tb")));
+    }
 }

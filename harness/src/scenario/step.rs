@@ -374,6 +374,23 @@ pub enum DateFormat {
 
 const RETRY_AFTER_KEYS: &[&str] = &["http_date", "format", "raw"];
 
+/// 2^63, where the seconds `retry_after` holds (an `i64`) stop.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// The message for delay-seconds beyond an `i64`: `number` is what the message calls the
+/// value, `raw` the text to suggest sending verbatim instead.
+fn seconds_out_of_range(number: &str, negative: bool, raw: &str) -> String {
+    let (beyond, bound) = if negative {
+        ("too far below zero", format!("at least {}", i64::MIN))
+    } else {
+        ("too large", format!("at most {}", i64::MAX))
+    };
+    format!(
+        "Retry-After {number}is {beyond}, expected whole seconds of {bound} \
+         (send it verbatim with `{{ raw: \"{raw}\" }}`)"
+    )
+}
+
 impl Serialize for RetryAfterSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -403,8 +420,10 @@ impl<'de> Deserialize<'de> for RetryAfterSpec {
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RetryAfterSpec, E> {
                 i64::try_from(v).map(RetryAfterSpec::Seconds).map_err(|_| {
-                    E::custom(format!(
-                        "{v} is too large; send it with `{{ raw: \"{v}\" }}`"
+                    E::custom(seconds_out_of_range(
+                        &format!("`{v}` "),
+                        false,
+                        &v.to_string(),
                     ))
                 })
             }
@@ -412,6 +431,16 @@ impl<'de> Deserialize<'de> for RetryAfterSpec {
                 Ok(RetryAfterSpec::Seconds(v))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<RetryAfterSpec, E> {
+                // Integers beyond 64 bits reach here as floats: 20 digits are not a fraction.
+                // Their float value is not what the file says, so the message does not quote it.
+                if v.fract() == 0.0 && !(-TWO_POW_63..TWO_POW_63).contains(&v) {
+                    return Err(E::custom(seconds_out_of_range("", v < 0.0, "...")));
+                }
+                if v.fract() == 0.0 {
+                    return Err(E::custom(
+                        "Retry-After written with a decimal point, expected whole seconds such as `2`",
+                    ));
+                }
                 Err(E::custom(format!(
                     "fractional Retry-After `{v}`, expected whole seconds (send fractions with `{{ raw: \"{v}\" }}`)"
                 )))

@@ -251,18 +251,21 @@ impl<'de> Deserialize<'de> for DurationRange {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<DurationRange, A::Error> {
                 let min = seq.next_element::<Millis>()?;
-                let max = seq.next_element::<Millis>()?;
-                let (Some(min), Some(max)) = (min, max) else {
-                    return Err(de::Error::custom(
-                        "a range needs two durations, expected `[min, max]`",
-                    ));
+                let max = match min {
+                    Some(_) => seq.next_element::<Millis>()?,
+                    None => None,
                 };
-                if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::custom(
-                        "a range has exactly two durations, expected `[min, max]`",
-                    ));
+                let read = usize::from(min.is_some()) + usize::from(max.is_some());
+                let items = count_items(&mut seq, read)?;
+                match (min, max) {
+                    (Some(min), Some(max)) if items == 2 => {
+                        DurationRange::new(min, max).map_err(de::Error::custom)
+                    }
+                    _ => Err(de::Error::custom(format!(
+                        "a range has {}, expected 2: `[min, max]`",
+                        counted(items, "duration", "durations")
+                    ))),
                 }
-                DurationRange::new(min, max).map_err(de::Error::custom)
             }
         }
         deserializer.deserialize_seq(V)
@@ -387,6 +390,28 @@ where
         )));
     }
     Ok(value)
+}
+
+/// How many items `seq` holds in all: the `read` ones already taken, and the rest, which
+/// are skipped, so that a message can say how many there are.
+pub(crate) fn count_items<'de, A: SeqAccess<'de>>(
+    seq: &mut A,
+    read: usize,
+) -> Result<usize, A::Error> {
+    let mut items = read;
+    while seq.next_element::<de::IgnoredAny>()?.is_some() {
+        items += 1;
+    }
+    Ok(items)
+}
+
+/// `no items`, `1 item`, `3 items`.
+pub(crate) fn counted(n: usize, one: &str, many: &str) -> String {
+    match n {
+        0 => format!("no {many}"),
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
 }
 
 /// `` `a`, `b`, `c` ``.

@@ -1,5 +1,8 @@
 //! `sns_delivery`: Amazon SNS delivery policies, keys as AWS spells them.
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::defaults::*;
@@ -20,8 +23,13 @@ use crate::scenario::values::Probability;
 #[non_exhaustive]
 pub struct SnsParams {
     /// The subscription's delivery policy, as AWS writes it (HTTP/S endpoints only;
-    /// default: SNS's default policy).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// default: SNS's default policy): a mapping, or a string holding its JSON.
+    #[serde(
+        default,
+        deserialize_with = "delivery_policy",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<DeliveryPolicyForm>"))]
     pub delivery_policy: Option<SnsDeliveryPolicy>,
     /// Jitter as a fraction of the delay, plus or minus (default 0.1).
     #[serde(default = "fraction_01", skip_serializing_if = "is_fraction_01")]
@@ -43,6 +51,48 @@ impl Default for SnsParams {
             attempt_timeout: None,
         }
     }
+}
+
+/// `delivery_policy:` as a mapping, or as the JSON text AWS documents it in (the console, the
+/// CLI and `CloudFormation` take a policy as a string), read as the same policy.
+fn delivery_policy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SnsDeliveryPolicy>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<SnsDeliveryPolicy>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an SNS delivery policy: a mapping, or a string holding its JSON")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            SnsDeliveryPolicy::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            crate::scenario::embedded::from_text(text)
+                .map(Some)
+                .map_err(E::custom)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// An SNS delivery policy: a mapping, or a string holding its JSON (as AWS documents it).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum DeliveryPolicyForm {
+    /// The policy.
+    Policy(SnsDeliveryPolicy),
+    /// The policy's JSON, as a string.
+    Json(String),
 }
 
 /// Which SNS policy applies.

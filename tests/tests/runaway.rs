@@ -326,6 +326,7 @@ fn thread_alive(name: &str) -> bool {
     tasks.flatten().any(|task| {
         std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim_end() == name)
     })
+}
 
 /// The attempt limit for every client, open connections, and requests made after their call
 /// returned (and after their run ended).
@@ -671,3 +672,4 @@ mod limits {
         }
         another_run_works();
     }
+}

@@ -44,7 +44,10 @@ pub(crate) fn outcome(path: &Path, display: &str, wall: Option<Millis>) -> Strin
     // Every seed of a sweep, as `retrylab run --seeds` and `scenario_main!` list them.
     let seeds: Vec<u64> = match &scenario.seeds {
         Some(range) => range.iter().collect(),
-        None => vec![scenario.effective_seed()],
+        None => match scenario.effective_seed() {
+            Ok(seed) => vec![seed],
+            Err(error) => return printable(&format!("not runnable: {error}"), MAX_LINE_CHARS),
+        },
     };
     let clients = Clients::new();
     let mut runs: Vec<(u64, String)> = Vec::with_capacity(seeds.len());

@@ -546,8 +546,8 @@ impl crate::scenario::Scenario {
     /// judges the run against `expect:`.
     ///
     /// The seed is the scenario's `seed`, unless `RETRYLAB_SEED` overrides it. A scenario
-    /// that cannot run (a feature it uses is not built yet) gives a report whose verdict
-    /// `not_runnable` lists every located reason.
+    /// that cannot run (a feature it uses is not built yet), or a `RETRYLAB_SEED` that is not
+    /// a seed, gives a report whose verdict `not_runnable` says why.
     ///
     /// ```
     /// use retrylab::scenario::Scenario;

@@ -24,6 +24,8 @@ pub(crate) struct Failure {
     pub(crate) text: String,
     /// The error, located in `text` (line 1 is the string's first line).
     pub(crate) error: ScenarioError,
+    /// The message handed to serde, by which the enclosing parse knows its error is this.
+    pub(crate) message: String,
 }
 
 thread_local! {
@@ -55,6 +57,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(text: &str) -> Result<T, String> {
             *f.borrow_mut() = Some(Failure {
                 text: text.to_owned(),
                 error: *error,
+                message: message.clone(),
             });
         });
         message

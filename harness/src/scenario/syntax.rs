@@ -232,7 +232,7 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
                         keep[i] = true;
                     }
                 }
-                // Only a scalar longer than a key may be can be a key read as a value.
+                // Only a scalar too long to be a key can be a key the parser read as a value.
                 if span.end.index() - span.start.index() > IMPLICIT_KEY_CHARS {
                     last_scalar = Some((span, path.snapshot()));
                 }
@@ -288,8 +288,7 @@ fn long_key(
         return None;
     }
     let line = src.split('\n').nth(at.line().checked_sub(1)?)?;
-    let indent = line.len() - line.trim_start_matches([' ', '-']).len();
-    let key_column = line[..indent].chars().count();
+    let key_column = content_column(line);
     if at.col() <= key_column + IMPLICIT_KEY_CHARS {
         return None;
     }
@@ -319,6 +318,19 @@ fn long_key(
             "a shorter key, or an explicit key: `? <key>` on one line and `: <value>` on the next",
         ),
     )
+}
+
+/// The column (from 0, in characters) where a line's content starts: after its indentation
+/// and the `- ` of any list items it opens.
+fn content_column(line: &str) -> usize {
+    let mut rest = line.trim_start_matches(' ');
+    while let Some(item) = rest.strip_prefix('-') {
+        if !item.starts_with([' ', '\t']) {
+            break;
+        }
+        rest = item.trim_start_matches([' ', '\t']);
+    }
+    line[..line.len() - rest.len()].chars().count()
 }
 
 /// Where the parser is in the document, as a field path.
@@ -484,6 +496,13 @@ mod tests {
         assert!(prepared.problem.is_none());
         assert_eq!(prepared.text, "a: 1\nb: \"x:\ty\"\nc: |\n  z:\tw\nd: -1\n");
         assert!(matches!(prepare("a: 1\n", "x.yaml").text, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn content_starts_after_indentation_and_items() {
+        assert_eq!(content_column("  - - a: 1"), 6);
+        assert_eq!(content_column("  -a: 1"), 2);
+        assert_eq!(content_column("a"), 0);
     }
 
     #[test]

@@ -401,11 +401,13 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
                 continue;
             }
         };
-        let seeds: Vec<u64> = match &scenario.seeds {
-            Some(range) => range.iter().collect(),
-            None => vec![scenario.seed],
+        // Loading bounded the range (`MAX_SEEDS`): a test per seed is listed only for a
+        // range that loads.
+        let seeds = match &scenario.seeds {
+            Some(range) => range.iter(),
+            None => scenario.seed..=scenario.seed,
         };
-        let many = seeds.len() > 1;
+        let many = seeds.start() != seeds.end();
         for seed in seeds {
             let name = if many {
                 format!("{}@seed-{seed}", file.test_name)
@@ -478,4 +480,49 @@ macro_rules! scenario_main {
             $crate::suite::main(&dir, $clients)
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of scenario files, removed when dropped.
+    struct Folder(PathBuf);
+
+    impl Drop for Folder {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// `scenario_main!` listed a test per seed before running any: a range of 2^64 seeds
+    /// panicked (capacity overflow) and one of 10^11 aborted the test binary, allocating
+    /// 800 GB. The range is refused when the file loads, so it is one failing test.
+    #[test]
+    fn a_huge_seed_range_is_one_failing_test() {
+        let folder = Folder(
+            std::env::temp_dir().join(format!("retrylab-suite-seeds-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&folder.0).unwrap_or_else(|e| panic!("{e}"));
+        let head = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+        for (file, seeds) in [
+            ("huge.yaml", "0..18446744073709551615"),
+            ("few.yaml", "1..3"),
+        ] {
+            std::fs::write(folder.0.join(file), format!("{head}seeds: {seeds}\n"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let trials = trials(&folder.0, Clients::new());
+        let names: Vec<&str> = trials.iter().map(Trial::name).collect();
+        // One test for the file, which fails with the error loading it gives.
+        assert_eq!(names, ["few@seed-1", "few@seed-2", "few@seed-3", "huge"]);
+        let error = Scenario::load_as(folder.0.join("huge.yaml"), "huge.yaml")
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "huge.yaml:5:8 seeds: a range of 18446744073709551616 seeds, over the limit of the \
+             format, expected at most 10000 seeds, each run as a test of its own"
+        );
+    }
 }

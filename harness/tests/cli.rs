@@ -385,3 +385,90 @@ fn a_garbage_seed_override_is_an_error() {
         );
     }
 }
+
+/// `check` passed these, and `run` panicked (capacity overflow), aborted allocating 800 GB,
+/// or 275 GB: every count now has a bound, and `check` refuses past it, located.
+#[test]
+fn check_refuses_what_a_run_would_crash_on() {
+    let head = "version: 1\nname: x\nendpoints: { api: {} }\n";
+    let folder = Folder::with(
+        "bounds",
+        &[
+            (
+                "calls.yaml",
+                &format!(
+                    "{head}operation: {{ endpoint: api, calls: 4294967295, concurrency: 4294967295 }}\n"
+                ),
+            ),
+            (
+                "seeds.yaml",
+                &format!("{head}operation: {{ endpoint: api }}\nseeds: 0..18446744073709551615\n"),
+            ),
+            (
+                "time.yaml",
+                &format!(
+                    "{head}operation: {{ endpoint: api }}\nlimits: {{ max_virtual_time: 36500d }}\n"
+                ),
+            ),
+        ],
+    );
+    let output = bounded(&["check".as_ref(), folder.0.as_os_str()]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.ends_with("3 files, 3 with errors\n"), "{stdout}");
+    let root = folder
+        .0
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let root = root.unwrap_or_default();
+    assert_eq!(
+        stderr,
+        format!(
+            "{root}/calls.yaml:4:36 operation.calls: `calls: 4294967295`, over the limit of the \
+             format, expected at most 100000 calls per run\n\
+             {root}/calls.yaml:4:61 operation.concurrency: `concurrency: 4294967295`, over the \
+             limit of the format, expected at most 10000 calls in flight\n\
+             {root}/seeds.yaml:5:8 seeds: a range of 18446744073709551616 seeds, over the limit \
+             of the format, expected at most 10000 seeds, each run as a test of its own\n\
+             {root}/time.yaml:5:29 limits.max_virtual_time: duration `36500d` is over the limit \
+             of the format, expected at most 3650d (about 10 years; a run's clock ends about 30 \
+             years on)\n"
+        )
+    );
+}
+
+/// `run --seeds` listed every seed before running any: a hundred billion of them aborted the
+/// process. The range is refused when the file loads, and the run goes on to the next file.
+#[test]
+fn run_with_seeds_refuses_a_huge_range_before_listing_it() {
+    let folder = Folder::with(
+        "seeds",
+        &[
+            (
+                "huge.yaml",
+                "version: 1\nname: huge\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+                 seeds: 1..100000000000\n",
+            ),
+            ("ok.yaml", PASSING),
+        ],
+    );
+    let output = bounded(&[
+        "run".as_ref(),
+        "--seeds".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        folder.0.as_os_str(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one document");
+    assert_eq!(json["totals"]["invalid"], 1, "{json}");
+    assert_eq!(json["totals"]["passed"], 1, "{json}");
+    let why = json["runs"][0]["why"].as_str().unwrap_or_default();
+    assert!(
+        why.ends_with(
+            "huge.yaml:5:8 seeds: a range of 100000000000 seeds, over the limit of the format, \
+             expected at most 10000 seeds, each run as a test of its own"
+        ),
+        "{why}"
+    );
+}

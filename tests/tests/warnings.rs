@@ -296,6 +296,34 @@ fn later_and_concurrent_calls_may_reach_any_step() {
     );
 }
 
+/// A warning per entry of `outcomes`, one per call, printed every one of them: at most 50
+/// are reported now, then a line counting the rest.
+#[test]
+fn warnings_are_reported_up_to_a_limit_then_counted() {
+    let outcomes = vec!["success"; 100].join(", ");
+    let s = with(
+        "[ { status: 503 } ]",
+        ", calls: 100",
+        EXP3,
+        &format!("outcomes: [ {outcomes} ]"),
+    );
+    let warnings = warnings(&s);
+    assert_eq!(warnings.len(), retrylab::scenario::MAX_REPORTED_ERRORS + 1);
+    assert!(
+        warnings[49].starts_with("w.yaml:8:") && warnings[49].contains("call 49 cannot"),
+        "{}",
+        warnings[49]
+    );
+    assert_eq!(
+        warnings[50],
+        format!(
+            "{} 50 more warnings from here on are not shown (at most 50 warnings are \
+             reported, the first by position)",
+            warnings[50].split(' ').next().unwrap_or_default()
+        )
+    );
+}
+
 #[test]
 fn success_against_steps_that_fail_time_out_or_cut() {
     let timeout = "{ exponential: { max_attempts: 2, attempt_timeout: 1s } }";

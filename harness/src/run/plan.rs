@@ -121,17 +121,9 @@ impl Plan {
         let operation = operation(scenario, &mut errors);
         let epoch_unix_ms = keep(scenario.epoch_unix_ms(), &mut errors);
         let Some(epoch_unix_ms) = epoch_unix_ms.filter(|_| errors.is_empty()) else {
-            return Err(ScenarioErrors::sorted(errors));
+            return Err(ScenarioErrors::reported(errors));
         };
-        let limits = &scenario.limits;
-        let calls = u64::from(scenario.operation.calls.max(1));
-        let (default_time, default_attempts) = match worst_case(&scenario.client) {
-            Some((ms, attempts)) => (
-                Duration::from_millis(ms.saturating_mul(2).saturating_mul(calls)),
-                attempts.saturating_mul(2).saturating_mul(calls),
-            ),
-            None => (DEFAULT_MAX_VIRTUAL_TIME, DEFAULT_MAX_ATTEMPTS),
-        };
+        let limits = scenario.run_limits();
         Ok(Plan {
             name: scenario.name.clone(),
             seed,
@@ -149,11 +141,9 @@ impl Plan {
             key_header,
             calls: scenario.operation.calls.max(1),
             concurrency: scenario.operation.concurrency.max(1),
-            max_virtual_time: limits
-                .max_virtual_time
-                .map_or(default_time, |m| m.as_duration()),
-            max_attempts: Some(limits.max_client_attempts.unwrap_or(default_attempts)),
-            wall: limits.wall.map_or(DEFAULT_WALL, |m| m.as_duration()),
+            max_virtual_time: limits.max_virtual_time.as_duration(),
+            max_attempts: Some(limits.max_client_attempts),
+            wall: limits.wall.as_duration(),
             drain: scenario.drain.as_duration(),
         })
     }
@@ -161,43 +151,6 @@ impl Plan {
 
 /// Where a `kind: dead_letter` endpoint takes messages.
 pub(crate) const DEAD_LETTER_PATH: &str = "/dead-letters";
-
-/// The worst case of one call of a built-in client (docs/scenario-format.md): the sum of the longest
-/// delays its policy allows plus `max_attempts × attempt_timeout`, and its attempt count; or
-/// `None` when unknown or unbounded (a custom client, no attempt timeout, no native count).
-fn worst_case(client: &crate::scenario::ClientSpec) -> Option<(u64, u64)> {
-    use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
-    let timeout = client.attempt_timeout()?.as_ms();
-    let policy = client.policy().ok()?;
-    let attempts = policy.max_attempts()?;
-    let client_history = ClientHistory::default();
-    let mut previous: Vec<AttemptView> = Vec::new();
-    let mut at = 0u64;
-    let mut total = u64::from(attempts).saturating_mul(timeout);
-    for n in 1..attempts {
-        // Every attempt times out: the longest each one can take.
-        at = at.saturating_add(timeout);
-        let view = AttemptView::new(n, Observed::Timeout, at.saturating_sub(timeout), None, at);
-        let envelope = policy.envelope(&view, &CallHistory::new(&previous, &client_history));
-        match envelope {
-            Envelope::Retry { max_ms, .. } => {
-                total = total.saturating_add(max_ms);
-                at = at.saturating_add(max_ms);
-            }
-            Envelope::MustStop(_) => break,
-        }
-        previous.push(view);
-    }
-    Some((total, u64::from(attempts)))
-}
-
-/// `limits.max_virtual_time` when the scenario gives none and its worst case is unknown or
-/// unbounded (docs/scenario-format.md).
-pub(crate) const DEFAULT_MAX_VIRTUAL_TIME: Duration = Duration::from_secs(24 * 3600);
-/// `limits.max_client_attempts` when the scenario gives none and its worst case is unknown.
-pub(crate) const DEFAULT_MAX_ATTEMPTS: u64 = 10_000;
-/// `limits.wall` when the scenario gives none.
-pub(crate) const DEFAULT_WALL: Duration = Duration::from_secs(60);
 
 /// The value of `converted`, or its error kept in `errors`.
 fn keep<T>(converted: Result<T, Box<ScenarioError>>, errors: &mut Vec<ScenarioError>) -> Option<T> {
@@ -433,32 +386,6 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::ClientSpec;
-
-    fn client(yaml: &str) -> ClientSpec {
-        let src = format!(
-            "version: 1\nname: t\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api }}\nclient: {yaml}\n"
-        );
-        Scenario::from_yaml_str(&src, "t.yaml")
-            .unwrap_or_else(|e| panic!("{e}"))
-            .client
-    }
-
-    #[test]
-    fn worst_case_of_an_exponential_client() {
-        // 4 attempts of at most 2s, and at most 100 + 200 + 400 ms between them.
-        let spec = client(
-            "{ exponential: { initial: 100ms, max_delay: 20s, jitter: full, max_attempts: 4, attempt_timeout: 2s } }",
-        );
-        assert_eq!(worst_case(&spec), Some((8_700, 4)));
-    }
-
-    #[test]
-    fn no_attempt_timeout_is_unbounded() {
-        let spec = client("{ exponential: { initial: 100ms, max_attempts: 4 } }");
-        assert_eq!(worst_case(&spec), None);
-        assert_eq!(worst_case(&ClientSpec::Custom("mine".into())), None);
-    }
 
     #[test]
     fn an_epoch_with_an_offset_is_converted_to_utc() {
@@ -576,5 +503,16 @@ mod tests {
         // (3 × 0.5 s + 2 × 1 s) × 2 × 3 calls; 3 attempts × 2 × 3 calls.
         assert_eq!(plan.max_virtual_time, Duration::from_millis(21_000));
         assert_eq!(plan.max_attempts, Some(18));
+    }
+
+    /// 20,000 calls of `no_retry` make 20,000 attempts: the default limit gives each call
+    /// room, rather than stopping the run at 10,000.
+    #[test]
+    fn the_default_attempt_limit_scales_with_the_calls() {
+        let src = "version: 1\nname: t\nendpoints: { api: {} }\n\
+                   operation: { endpoint: api, calls: 20000 }\n";
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan::from_scenario(&scenario, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.max_attempts, Some(200_000));
     }
 }

@@ -83,7 +83,7 @@ impl Scenario {
             rules.stop_reason(&client);
             rules.success(&client);
         }
-        ScenarioErrors::sorted(rules.found).0
+        ScenarioErrors::capped(rules.found, "warnings").0
     }
 }
 
@@ -311,12 +311,21 @@ impl Contradictions<'_> {
                 );
             }
         }
+        // Every call after the first can reach any step: the answer is the same for all of
+        // them, found once rather than once per entry of a list as long as the calls.
+        let mut later_calls: Option<Option<String>> = None;
         for (i, outcome) in e.outcomes.iter().flatten().enumerate() {
             if *outcome != Outcome::Success {
                 continue;
             }
-            let requests = if i == 0 { first_call } else { None };
-            if let Some(why) = self.never_succeeds(requests) {
+            let why = if i == 0 && first_call.is_some() {
+                self.never_succeeds(first_call)
+            } else {
+                later_calls
+                    .get_or_insert_with(|| self.never_succeeds(None))
+                    .clone()
+            };
+            if let Some(why) = why {
                 self.warn(
                     &["outcomes"],
                     &index("expect.outcomes", i),

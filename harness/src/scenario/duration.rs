@@ -28,7 +28,9 @@ const UNITS: [(&str, u64); 5] = [
 ///
 /// Written in YAML as a number with a unit (`250ms`, `2s`, `1.5s`, `5m`, `1h`, `1d`) or as a
 /// plain `0`. A value that is not a whole number of milliseconds (`1.5ms`, `0.0001s`) is an
-/// error. It serializes back to its shortest exact form.
+/// error, and so is one longer than [`MAX_DURATION`](super::MAX_DURATION) (3650d) in a
+/// scenario; parsing a `Millis` on its own accepts any `u64` of milliseconds. It serializes
+/// back to its shortest exact form.
 ///
 /// ```
 /// use retrylab::scenario::Millis;
@@ -216,6 +218,27 @@ fn parse_unsigned(text: &str, original: &str) -> Result<u64, DurationError> {
         .map_err(|_| DurationError::new(format!("duration `{original}` is too large")))
 }
 
+/// A duration as a scenario writes it: `text` parsed, and at most
+/// [`MAX_DURATION`](super::MAX_DURATION). Every duration read from a file goes through it
+/// (plain, `none`-able, protobuf), so none is past the limit of the format.
+pub(crate) fn parse_bounded(text: &str) -> Result<Millis, DurationError> {
+    let d: Millis = text.parse()?;
+    if d > super::MAX_DURATION {
+        return Err(above_limit(text));
+    }
+    Ok(d)
+}
+
+/// Why `text`, a duration or offset longer than [`MAX_DURATION`](super::MAX_DURATION), is
+/// refused.
+fn above_limit(text: &str) -> DurationError {
+    DurationError::new(format!(
+        "duration `{text}` is over the limit of the format, expected at most {} (about 10 \
+         years; a run's clock ends about 30 years on)",
+        super::MAX_DURATION
+    ))
+}
+
 impl FromStr for Millis {
     type Err = DurationError;
 
@@ -303,7 +326,7 @@ impl Visitor<'_> for MillisVisitor {
                 "duration `{v}` is not a finite number, expected {EXPECTED_DURATION}"
             )));
         }
-        v.parse().map_err(E::custom)
+        parse_bounded(v).map_err(E::custom)
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Millis, E> {
@@ -392,7 +415,11 @@ impl<'de> Deserialize<'de> for OffsetMillis {
                 f.write_str("an offset such as `+30s` or `-5m`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<OffsetMillis, E> {
-                v.parse().map_err(E::custom)
+                let offset: OffsetMillis = v.parse().map_err(E::custom)?;
+                if offset.0.unsigned_abs() > super::MAX_DURATION.as_ms() {
+                    return Err(E::custom(above_limit(v)));
+                }
+                Ok(offset)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<OffsetMillis, E> {
                 MillisVisitor.visit_u64(v).map(|m| OffsetMillis(m.0 as i64))
@@ -465,7 +492,7 @@ impl<'de> Deserialize<'de> for DurationOrNone {
                 if v.trim() == "none" {
                     return Ok(DurationOrNone::None);
                 }
-                v.parse::<Millis>()
+                parse_bounded(v)
                     .map(DurationOrNone::After)
                     .map_err(|e| E::custom(format!("{e}, or `none`")))
             }

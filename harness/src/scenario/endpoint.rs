@@ -30,20 +30,21 @@ pub struct EndpointSpec {
     /// What the endpoint is (default `http`).
     #[serde(default, skip_serializing_if = "EndpointKind::is_http")]
     pub kind: EndpointKind,
-    /// Routes, each with its own script; instead of a bare `script:`.
+    /// Routes, each with its own script; instead of a bare `script:` (at most 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSpec>,
-    /// The catch-all route's steps, consumed in request arrival order.
+    /// The catch-all route's steps, consumed in request arrival order (at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<StepSpec>>,
-    /// Steps chosen by virtual time instead of by request count (built later).
+    /// Steps chosen by virtual time instead of by request count (built later; at most
+    /// 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineStep>>,
     /// Which requests share a script counter (default `endpoint`).
     #[serde(default, skip_serializing_if = "ScriptScope::is_endpoint")]
     pub scope: ScriptScope,
     /// What connection attempts get, in arrival order; the last entry repeats
-    /// (default: accept every connection).
+    /// (default: accept every connection; at most 1,000 entries).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connect: Vec<ConnectStepSpec>,
     /// When the endpoint closes idle or used connections (default: never).
@@ -201,10 +202,10 @@ impl ScriptScope {
 pub struct RouteSpec {
     /// Which requests take this route.
     pub r#match: MatchSpec,
-    /// The route's steps.
+    /// The route's steps (at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<StepSpec>>,
-    /// Steps chosen by virtual time instead (built later).
+    /// Steps chosen by virtual time instead (built later; at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineStep>>,
     /// Which requests share the route's step counter (default `endpoint`).
@@ -240,7 +241,7 @@ pub struct MatchSpec {
     /// Request path, such as `/orders`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Headers the request must carry with these values.
+    /// Headers the request must carry with these values (at most 64, of 64 KiB in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<HeadersSpec>,
 }

@@ -51,7 +51,7 @@ pub struct Expectations {
     /// How `Retry-After` must be honoured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<RetryAfterCheckSpec>,
-    /// Statuses after which no further attempt is allowed.
+    /// Statuses after which no further attempt is allowed (at most 512).
     #[serde(
         default,
         deserialize_with = "status_code::list",

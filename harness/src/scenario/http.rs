@@ -50,7 +50,7 @@ impl Scenario {
     ) -> (Vec<(HeaderName, HeaderValue)>, Vec<ScenarioError>) {
         let mut out = Vec::with_capacity(headers.len());
         let mut errors = Vec::new();
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for (i, (name, value)) in headers.entries().iter().enumerate() {
             let at = match headers {
                 HeadersSpec::Map(_) => join(path, name),
@@ -66,7 +66,7 @@ impl Scenario {
                 ))
             });
             let lower = name.to_ascii_lowercase();
-            if matches!(headers, HeadersSpec::Map(_)) && seen.contains(&lower) {
+            if matches!(headers, HeadersSpec::Map(_)) && !seen.insert(lower) {
                 errors.push(
                     self.error_at(
                         &at,
@@ -75,7 +75,6 @@ impl Scenario {
                     .with_expected("a list of pairs `[[Name, value], ...]` when a name repeats"),
                 );
             }
-            seen.push(lower);
             match (parsed_name, parsed_value) {
                 (Ok(n), Ok(v)) => out.push((n, v)),
                 (n, v) => errors.extend(n.err().into_iter().chain(v.err()).map(|e| *e)),

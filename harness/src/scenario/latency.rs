@@ -6,7 +6,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::duration::{EXPECTED_DURATION, Millis};
+use super::duration::{EXPECTED_DURATION, Millis, parse_bounded};
 use super::values::{DurationRange, one_key_map};
 
 /// A latency: `1500ms`, `{ uniform: [a, b] }`, `{ lognormal: { median, sigma, max } }` or
@@ -152,7 +152,7 @@ impl<'de> Deserialize<'de> for LatencySpec {
                 )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<LatencySpec, E> {
-                v.parse().map(LatencySpec::Fixed).map_err(E::custom)
+                parse_bounded(v).map(LatencySpec::Fixed).map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<LatencySpec, E> {
                 Millis::deserialize(de::value::U64Deserializer::<E>::new(v)).map(LatencySpec::Fixed)

@@ -6,11 +6,15 @@ use std::str::FromStr;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::bounds::{MAX_ATTEMPTS, MAX_DURATION};
+use super::client::ClientSpec;
 use super::duration::Millis;
+use super::model::Scenario;
 
 /// `limits: { max_virtual_time, max_client_attempts, wall }`. Unset limits default to twice
-/// the worst case of the scenario's policy (1 day / 10,000 attempts when unknown); `wall`
-/// defaults to 60 s.
+/// the worst case of the scenario's policy per call, times the calls (1 day, and 10,000
+/// attempts or 10 per call, when unknown); `wall` defaults to 60 s. [`Scenario::run_limits`]
+/// gives the limits a run has.
 ///
 /// ```
 /// use retrylab::scenario::{LimitsSpec, Millis};
@@ -24,13 +28,14 @@ use super::duration::Millis;
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct LimitsSpec {
-    /// Stop the run at this virtual time.
+    /// Stop the run at this virtual time (at most 3650d).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_virtual_time: Option<Millis>,
-    /// Stop after this many attempts by one client.
+    /// Stop after this many attempts by one client (1 to 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_client_attempts: Option<u64>,
-    /// Abandon the run after this much real time.
+    /// Abandon the run after this much real time (at most 1h).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall: Option<Millis>,
 }
@@ -52,6 +57,153 @@ impl LimitsSpec {
     pub fn is_default(&self) -> bool {
         *self == LimitsSpec::default()
     }
+}
+
+/// The limits one run of a scenario has: what `limits:` sets, and the defaults for the rest
+/// (docs/scenario-format.md#limits).
+///
+/// ```
+/// use retrylab::scenario::{Millis, Scenario};
+///
+/// let yaml = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api, calls: 20000 }\n";
+/// let limits = Scenario::from_yaml_str(yaml, "x.yaml").unwrap().run_limits();
+/// // Without `attempt_timeout` the worst case is unknown: 10 attempts per call.
+/// assert_eq!(limits.max_client_attempts, 200_000);
+/// assert_eq!(limits.max_virtual_time, Millis::from_secs(86_400));
+/// assert_eq!(limits.wall, Millis::from_secs(60));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunLimits {
+    /// The virtual time at which the run stops.
+    pub max_virtual_time: Millis,
+    /// The attempts one client may make; the run stops at the attempt past them.
+    pub max_client_attempts: u64,
+    /// The real time after which the run is abandoned.
+    pub wall: Millis,
+}
+
+/// `limits.max_client_attempts` when the scenario sets none and the client's attempts per
+/// call are unknown (a `custom:` client): this many, or [`ATTEMPTS_PER_UNKNOWN_CALL`] per
+/// call when that is more.
+const DEFAULT_ATTEMPTS: u64 = 10_000;
+
+/// The attempts per call that the default `limits.max_client_attempts` allows a client
+/// whose attempts per call are unknown.
+const ATTEMPTS_PER_UNKNOWN_CALL: u64 = 10;
+
+/// `limits.max_virtual_time` when the scenario sets none and the client's worst case is
+/// unknown or unbounded.
+const DEFAULT_MAX_VIRTUAL_TIME: Millis = Millis::from_ms(24 * 3_600_000);
+
+/// `limits.wall` when the scenario sets none.
+const DEFAULT_WALL: Millis = Millis::from_ms(60_000);
+
+impl Scenario {
+    /// The limits a run of this scenario has: each one `limits:` sets, and for the others
+    /// their defaults (docs/scenario-format.md#limits). The worst case of one call of the
+    /// policy is the longest delays it allows plus `max_attempts` x `attempt_timeout`, and
+    /// its attempt count. When it is known, the run has twice that time and twice those
+    /// attempts, times `operation.calls`. Otherwise (no `attempt_timeout`, a custom client)
+    /// it has 1 day, and 10,000 attempts or 10 per call, whichever is more (and at least
+    /// twice the policy's count per call, times the calls, when that count is known).
+    /// Defaults never pass the format's limits: 250,000 attempts and 3650 days.
+    pub fn run_limits(&self) -> RunLimits {
+        let calls = self.calls_per_client();
+        let limits = &self.limits;
+        let max_virtual_time = limits.max_virtual_time.unwrap_or_else(|| {
+            worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
+                Millis::from_ms(
+                    ms.saturating_mul(2)
+                        .saturating_mul(calls)
+                        .min(MAX_DURATION.as_ms()),
+                )
+            })
+        });
+        RunLimits {
+            max_virtual_time,
+            max_client_attempts: limits
+                .max_client_attempts
+                .unwrap_or_else(|| self.default_max_client_attempts()),
+            wall: limits.wall.unwrap_or(DEFAULT_WALL),
+        }
+    }
+
+    /// `limits.max_client_attempts` when the scenario sets none.
+    pub(crate) fn default_max_client_attempts(&self) -> u64 {
+        let calls = self.calls_per_client();
+        let per_call = attempts_per_call(&self.client);
+        let twice_the_policy = per_call.map(|m| m.saturating_mul(2).saturating_mul(calls));
+        let attempts = match twice_the_policy {
+            // The policy's worst case is known, time included: the run is the built-in
+            // client's, or one held to its envelope.
+            Some(attempts) if worst_call_ms(&self.client).is_some() => attempts,
+            // Otherwise the client may be a Rust one (the default `no_retry` is also what a
+            // scenario meant for one gets): room for 10 attempts per call, and never less
+            // than the named policy needs.
+            _ => DEFAULT_ATTEMPTS
+                .max(ATTEMPTS_PER_UNKNOWN_CALL.saturating_mul(calls))
+                .max(twice_the_policy.unwrap_or(0)),
+        };
+        attempts.min(MAX_ATTEMPTS)
+    }
+
+    /// The calls each client makes (`operation.calls`, at least one).
+    fn calls_per_client(&self) -> u64 {
+        u64::from(self.operation.calls.max(1))
+    }
+}
+
+/// The most attempts one call of the built-in client makes (one for `no_retry`), or `None`
+/// for a client whose count is unknown (a custom client, a policy not built yet).
+pub(crate) fn attempts_per_call(client: &ClientSpec) -> Option<u64> {
+    let policy = client.policy().ok()?;
+    policy.max_attempts().map(u64::from)
+}
+
+/// The longest one call of the built-in client can take, in ms: the sum of the longest delays
+/// its policy allows plus `max_attempts` x `attempt_timeout`; or `None` when unknown or
+/// unbounded (a custom client, no attempt timeout, no attempt count).
+///
+/// It walks the attempts one by one, since a policy's longest delay may depend on the
+/// attempts before; the walk stops at [`MAX_ATTEMPTS`] attempts and once the worst case
+/// passes [`MAX_DURATION`], which no default exceeds, so an attempt count that validation
+/// refuses costs no more than one it accepts.
+pub(crate) fn worst_call_ms(client: &ClientSpec) -> Option<u64> {
+    use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
+    let timeout = client.attempt_timeout()?.as_ms();
+    let policy = client.policy().ok()?;
+    let attempts = u64::from(policy.max_attempts()?).min(MAX_ATTEMPTS);
+    let client_history = ClientHistory::default();
+    let mut previous: Vec<AttemptView> = Vec::new();
+    let mut at = 0u64;
+    let mut total = attempts.saturating_mul(timeout);
+    for n in 1..attempts {
+        if total >= MAX_DURATION.as_ms() {
+            break;
+        }
+        // Every attempt times out: the longest each one can take. `n` is below
+        // `MAX_ATTEMPTS`, so it fits an attempt number.
+        at = at.saturating_add(timeout);
+        let number = u32::try_from(n).unwrap_or(u32::MAX);
+        let view = AttemptView::new(
+            number,
+            Observed::Timeout,
+            at.saturating_sub(timeout),
+            None,
+            at,
+        );
+        let envelope = policy.envelope(&view, &CallHistory::new(&previous, &client_history));
+        match envelope {
+            Envelope::Retry { max_ms, .. } => {
+                total = total.saturating_add(max_ms);
+                at = at.saturating_add(max_ms);
+            }
+            Envelope::MustStop(_) => break,
+        }
+        previous.push(view);
+    }
+    Some(total)
 }
 
 /// `seeds: 1..20`: an inclusive range of seeds (`1..20` is 20 seeds).
@@ -161,4 +313,105 @@ impl schemars::JsonSchema for SeedRange {
 pub enum ScenarioStatus {
     /// Expected to fail; reported as "now passes: remove the marker" when it passes.
     KnownFailure,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(operation: &str, client: &str) -> Scenario {
+        let src = format!(
+            "version: 1\nname: t\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api{operation} }}\n{client}"
+        );
+        Scenario::from_yaml_str(&src, "t.yaml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn client(yaml: &str) -> ClientSpec {
+        scenario("", &format!("client: {yaml}\n")).client
+    }
+
+    #[test]
+    fn worst_case_of_an_exponential_client() {
+        // 4 attempts of at most 2s, and at most 100 + 200 + 400 ms between them.
+        let spec = client(
+            "{ exponential: { initial: 100ms, max_delay: 20s, jitter: full, max_attempts: 4, attempt_timeout: 2s } }",
+        );
+        assert_eq!(worst_call_ms(&spec), Some(8_700));
+        assert_eq!(attempts_per_call(&spec), Some(4));
+    }
+
+    #[test]
+    fn no_attempt_timeout_is_unbounded() {
+        let spec = client("{ exponential: { initial: 100ms, max_attempts: 4 } }");
+        assert_eq!(worst_call_ms(&spec), None);
+        assert_eq!(worst_call_ms(&ClientSpec::Custom("mine".into())), None);
+        assert_eq!(attempts_per_call(&ClientSpec::Custom("mine".into())), None);
+    }
+
+    /// Once the worst case passes what any default may be, the walk stops: a client of the
+    /// most attempts a run may make, each of the longest timeout, costs a few steps.
+    #[test]
+    fn the_worst_case_walk_stops_at_the_longest_default() {
+        let spec = client(&format!(
+            "{{ fixed: {{ delay: 3650d, max_attempts: {MAX_ATTEMPTS}, attempt_timeout: 3650d }} }}"
+        ));
+        let worst = worst_call_ms(&spec).unwrap_or_default();
+        assert!(worst >= MAX_DURATION.as_ms(), "{worst}");
+    }
+
+    /// A count that validation refuses, on a policy built in code: the walk stops at the
+    /// most attempts a run may make (it grew memory by gigabytes, attempt by attempt, for
+    /// `u32::MAX` of them).
+    #[test]
+    fn the_worst_case_walk_stops_at_the_most_attempts_a_run_makes() {
+        let spec = ClientSpec::Fixed(
+            crate::scenario::FixedParams::default()
+                .max_attempts(u32::MAX)
+                .attempt_timeout(Millis::from_ms(1)),
+        );
+        // 250,000 timeouts of 1 ms and 249,999 delays of 1 s.
+        assert_eq!(worst_call_ms(&spec), Some(250_000 + 249_999 * 1000));
+    }
+
+    #[test]
+    fn default_attempts_scale_with_the_calls() {
+        // 20,000 calls without `client:` (a Rust client, or `no_retry`) got 10,000 attempts:
+        // now 10 per call.
+        let s = scenario(", calls: 20000", "");
+        assert_eq!(s.run_limits().max_client_attempts, 200_000);
+        // A known worst case: twice the policy's attempts per call.
+        let known = "client: { fixed: { max_attempts: 5, attempt_timeout: 1s } }\n";
+        let s = scenario(", calls: 3", known);
+        assert_eq!(s.run_limits().max_client_attempts, 30);
+        // A known count but no timeout: 10,000, or more when the policy needs it.
+        let s = scenario(", calls: 3", "client: { fixed: { max_attempts: 5 } }\n");
+        assert_eq!(s.run_limits().max_client_attempts, 10_000);
+        let s = scenario(", calls: 100", "client: { fixed: { max_attempts: 100 } }\n");
+        assert_eq!(s.run_limits().max_client_attempts, 20_000);
+        // A custom client: 10,000, or 10 per call when that is more.
+        let s = scenario(", calls: 3", "client: { custom: mine }\n");
+        assert_eq!(s.run_limits().max_client_attempts, 10_000);
+        let s = scenario(", calls: 5000", "client: { custom: mine }\n");
+        assert_eq!(s.run_limits().max_client_attempts, 50_000);
+        // Never past the format's limit.
+        let s = scenario(", calls: 100000", "client: { custom: mine }\n");
+        assert_eq!(s.run_limits().max_client_attempts, MAX_ATTEMPTS);
+        let s = scenario(
+            ", calls: 100000",
+            "client: { fixed: { max_attempts: 2, attempt_timeout: 1s } }\n",
+        );
+        assert_eq!(s.run_limits().max_client_attempts, MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn the_default_virtual_time_never_passes_the_longest_duration() {
+        let s = scenario(
+            ", calls: 1000",
+            "client: { fixed: { delay: 3650d, max_attempts: 3, attempt_timeout: 3650d } }\n",
+        );
+        assert_eq!(s.run_limits().max_virtual_time, MAX_DURATION);
+        let s = scenario("", "");
+        assert_eq!(s.run_limits().max_virtual_time, DEFAULT_MAX_VIRTUAL_TIME);
+        assert_eq!(s.run_limits().wall, DEFAULT_WALL);
+    }
 }

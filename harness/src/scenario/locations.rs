@@ -88,6 +88,7 @@ impl SourceInfo {
                 src,
                 options: &options,
                 info: &mut info,
+                budget: PATH_BYTES,
             };
             recorder.record(&root, "", None);
         }
@@ -245,15 +246,28 @@ fn to_location(l: &serde_saphyr::Location) -> Location {
     )
 }
 
+/// The bytes of paths the map may hold. Each node's full path is kept, so a deep chain of
+/// long keys above a long list would cost the depth times the keys for every item (a
+/// 360 KB file asked for 9 GB); past this budget, nodes are not recorded, and an error
+/// about one is located at its nearest recorded ancestor. Real scenarios use a few
+/// kilobytes.
+const PATH_BYTES: usize = 32 * 1024 * 1024;
+
 /// Fills the source information of `src` from a tree of its nodes.
 struct Recorder<'a> {
     src: &'a str,
     options: &'a serde_saphyr::Options,
     info: &'a mut SourceInfo,
+    /// What is left of [`PATH_BYTES`].
+    budget: usize,
 }
 
 impl Recorder<'_> {
     fn record(&mut self, node: &Spanned<Node>, path: &str, key: Option<Location>) {
+        let Some(left) = self.budget.checked_sub(path.len()) else {
+            return;
+        };
+        self.budget = left;
         let value = to_location(&node.referenced);
         self.info
             .nodes
@@ -270,11 +284,19 @@ impl Recorder<'_> {
             Node::Text(text) => self.document(text, path, value),
             Node::Seq(items) => {
                 for (i, item) in items.iter().enumerate() {
+                    // Checked before the path is built (`[i]` is at most 22 bytes), so a long
+                    // one costs nothing once the budget is spent.
+                    if path.len() + 22 > self.budget {
+                        break;
+                    }
                     self.record(item, &index(path, i), None);
                 }
             }
             Node::Map(entries) => {
                 for (k, v) in entries {
+                    if path.len() + k.value.0.len() + 1 > self.budget {
+                        continue;
+                    }
                     self.record(v, &join(path, &k.value.0), Some(to_location(&k.referenced)));
                 }
             }
@@ -444,6 +466,28 @@ mod tests {
             Some(Location::new(2, 10))
         );
         assert_eq!(info.path_at(Location::new(3, 1)), Some("d"));
+    }
+
+    /// Every node kept its full path: 60 levels of 1,000-character keys above a list of
+    /// 5,000 items asked for 300 MB of paths (a 360 KB file of 150,000 items, for 9 GB).
+    /// The map now holds at most its budget, and the first nodes are still located.
+    #[test]
+    fn long_paths_are_recorded_within_a_budget() {
+        let key = "k".repeat(1000);
+        let mut src = String::new();
+        for level in 0..60 {
+            src.push_str(&format!("{key}{level}: {{"));
+        }
+        src.push_str(&format!("z: [{}]", vec!["0"; 5000].join(",")));
+        src.push_str(&"}".repeat(60));
+        let info = SourceInfo::from_source(&src, "f", crate::scenario::parse::options());
+        let bytes: usize = info.nodes.keys().map(String::len).sum();
+        assert!(bytes <= PATH_BYTES, "{bytes} bytes of paths");
+        assert_eq!(
+            info.locate_key(&format!("{key}0")),
+            Some(Location::new(1, 1))
+        );
+        assert!(info.nodes.len() > 60, "{} nodes", info.nodes.len());
     }
 
     #[test]

@@ -31,6 +31,7 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/scenario-format.md")]
 
+mod bounds;
 mod builder;
 mod client;
 mod contradictions;
@@ -55,6 +56,7 @@ mod parser_messages;
 mod schema;
 mod search;
 mod step;
+mod suggest;
 mod support;
 mod syntax;
 mod turmoil;
@@ -62,6 +64,13 @@ mod validate;
 mod values;
 mod vocabulary;
 
+pub use bounds::{
+    MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
+    MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_FAULTS,
+    MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_REPORTED_ERRORS,
+    MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
+    MAX_WALL,
+};
 pub use builder::{CODE_FILE, ScenarioBuilder};
 pub use client::{
     AwsJitter, AwsParams, AwsSdk, ClientSpec, DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams,
@@ -87,7 +96,7 @@ pub use expect::{
 pub use file::MAX_FILE_BYTES;
 pub use headers::HeadersSpec;
 pub use latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
-pub use limits::{LimitsSpec, ScenarioStatus, SeedRange};
+pub use limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};
 pub use locations::SourceInfo;
 pub use model::Scenario;
 pub use network::{FaultSpec, NetworkSpec, ScriptState};

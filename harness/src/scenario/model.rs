@@ -64,13 +64,14 @@ pub struct Scenario {
     /// The seed of every random substream (default 0; `RETRYLAB_SEED` overrides it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seed: u64,
-    /// Run once per seed in this inclusive range; the snapshot is taken for `seed` only.
+    /// Run once per seed in this inclusive range; the snapshot is taken for `seed` only. At
+    /// most 10,000 seeds, and 1,000,000 calls over all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seeds: Option<SeedRange>,
     /// `known_failure` for a regression expected to fail until fixed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ScenarioStatus>,
-    /// The fake endpoints, by name.
+    /// The fake endpoints, by name (at most 1,000; names of at most 255 characters).
     pub endpoints: BTreeMap<String, EndpointSpec>,
     /// The simulated network.
     #[serde(default, skip_serializing_if = "NetworkSpec::is_default")]
@@ -92,7 +93,8 @@ pub struct Scenario {
     /// Assert an insta snapshot of the trace (default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub snapshot: bool,
-    /// How long the run continues after the client returns, to catch late requests.
+    /// How long the run continues after the client returns, to catch late requests (at
+    /// most 3650d).
     #[serde(default, skip_serializing_if = "Millis::is_zero")]
     pub drain: Millis,
     /// The virtual wall clock at the start (RFC 3339, an offset converted to UTC, or an

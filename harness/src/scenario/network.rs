@@ -24,10 +24,11 @@ pub struct NetworkSpec {
     /// One-way latency of every segment (default 0).
     #[serde(default, skip_serializing_if = "LatencySpec::is_zero")]
     pub latency: LatencySpec,
-    /// Latency towards particular endpoints, replacing `latency` (built later).
+    /// Latency towards particular endpoints, replacing `latency` (built later; at most
+    /// 1,000 entries).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub endpoint_latency: BTreeMap<String, LatencySpec>,
-    /// Scheduled partitions and crashes (built later).
+    /// Scheduled partitions and crashes (built later; at most 1,000).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultSpec>,
 }

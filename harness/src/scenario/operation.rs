@@ -30,10 +30,11 @@ pub struct OperationSpec {
     /// Request path (default `/`).
     #[serde(default = "default_path", skip_serializing_if = "is_default_path")]
     pub path: String,
-    /// Request headers.
+    /// Request headers (at most 64, of 64 KiB in all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<HeadersSpec>,
-    /// Request body.
+    /// Request body (at most 1 MiB; every request is kept by the endpoint, so the body
+    /// times the attempts a run allows is at most 256 MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// An idempotency key the environment generates per call and sends in this header.
@@ -44,14 +45,19 @@ pub struct OperationSpec {
     /// they run concurrently without an idempotency key.
     #[serde(default, skip_serializing_if = "is_false")]
     pub call_tag: bool,
-    /// Logical calls per client (default 1).
+    /// Logical calls per client (default 1; at most 100,000 in a run, and 250,000 attempts
+    /// of the built-in client).
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100_000)))]
     pub calls: u32,
-    /// How many of a client's calls run at once (default 1: one after another).
+    /// How many of a client's calls run at once (default 1: one after another; at most
+    /// 10,000).
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 10_000)))]
     pub concurrency: u32,
-    /// Client instances in the fleet (default 1; more is built later).
+    /// Client instances in the fleet (default 1; more is built later; at most 1,000).
     #[serde(default = "one", skip_serializing_if = "is_one")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000)))]
     pub clients: u32,
     /// When each client starts, drawn from a distribution (built later).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -22,7 +22,7 @@ use super::values::DurationRange;
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SearchSpec {
-    /// Cases to try (default 256).
+    /// Cases to try (default 256; at most 100,000).
     #[serde(default = "default_cases", skip_serializing_if = "is_default_cases")]
     pub cases: u32,
     /// What to vary: a field path of the scenario, and how.

@@ -38,13 +38,15 @@ macro_rules! step_struct {
             )]
             #[cfg_attr(feature = "schema", schemars(range(min = 100, max = 599)))]
             pub status: Option<u16>,
-            /// Response headers, as a mapping or a list of pairs.
+            /// Response headers, as a mapping or a list of pairs (at most 64, of 64 KiB in
+            /// all).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub headers: Option<HeadersSpec>,
-            /// Response body.
+            /// Response body (at most 1 MiB).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub body: Option<String>,
-            /// A `Retry-After` header: seconds, an HTTP-date, or raw text.
+            /// A `Retry-After` header: seconds (at most 315,360,000 either way), an HTTP-date
+            /// (at most 3650d away), or raw text (at most 64 KiB).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub retry_after: Option<RetryAfterSpec>,
             /// Time before the response head (or before the failure).
@@ -221,12 +223,12 @@ pub enum CommitSpec {
 pub enum FailSpec {
     /// Close the connection with a FIN.
     Close {
-        /// Send this many bytes of the response first.
+        /// Send this many bytes of the response first (at most 16 MiB).
         after_bytes: Option<u64>,
     },
     /// Reset the connection with an RST.
     Reset {
-        /// Send this many bytes of the response first.
+        /// Send this many bytes of the response first (at most 16 MiB).
         after_bytes: Option<u64>,
     },
     /// Read the request and never answer; the connection stays open.

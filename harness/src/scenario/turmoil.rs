@@ -59,13 +59,13 @@ pub struct TurmoilSpec {
     /// Link latency distribution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySpec>,
-    /// Hold messages to an endpoint, then release them.
+    /// Hold messages to an endpoint, then release them (at most 1,000).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hold: Vec<WindowSpec>,
-    /// Crash an endpoint's host, then bounce it.
+    /// Crash an endpoint's host, then bounce it (at most 1,000).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub crash: Vec<TurmoilCrashSpec>,
-    /// Partition an endpoint's host.
+    /// Partition an endpoint's host (at most 1,000).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partition: Vec<WindowSpec>,
 }

@@ -143,14 +143,15 @@ pub struct FixedParams {
     /// Whether to wait for `Retry-After` (default `honour`).
     #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
     pub retry_after: RetryAfterPolicy,
-    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    /// What is retried (default `[5xx, 429, transport, timeout]`; at most 512 entries).
     #[serde(
         default = "retry_on_default",
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3).
+    /// Attempts in all, the first included (default 3; at most 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,14 +199,15 @@ pub struct ExponentialParams {
     /// Whether to wait for `Retry-After` (default `honour`).
     #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
     pub retry_after: RetryAfterPolicy,
-    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    /// What is retried (default `[5xx, 429, transport, timeout]`; at most 512 entries).
     #[serde(
         default = "retry_on_default",
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3).
+    /// Attempts in all, the first included (default 3; at most 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -309,14 +311,15 @@ pub struct LinearParams {
     /// Whether to wait for `Retry-After` (default `honour`).
     #[serde(default, skip_serializing_if = "RetryAfterPolicy::is_honour")]
     pub retry_after: RetryAfterPolicy,
-    /// What is retried (default `[5xx, 429, transport, timeout]`).
+    /// What is retried (default `[5xx, 429, transport, timeout]`; at most 512 entries).
     #[serde(
         default = "retry_on_default",
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3).
+    /// Attempts in all, the first included (default 3; at most 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

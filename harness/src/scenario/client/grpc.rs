@@ -174,7 +174,7 @@ pub struct GrpcRetryPolicy {
     pub max_backoff: ProtoDuration,
     /// Growth per retry, above 0.
     pub backoff_multiplier: f64,
-    /// Status codes that are retried, at least one.
+    /// Status codes that are retried, at least one (at most 512 entries).
     pub retryable_status_codes: Vec<GrpcCode>,
 }
 
@@ -242,7 +242,9 @@ impl<'de> Deserialize<'de> for ProtoDuration {
                         "invalid duration `{v}`, expected a protobuf duration in seconds such as `0.1s` or `1s`"
                     )));
                 }
-                v.parse::<Millis>().map(ProtoDuration).map_err(E::custom)
+                crate::scenario::duration::parse_bounded(v)
+                    .map(ProtoDuration)
+                    .map_err(E::custom)
             }
         }
         deserializer.deserialize_str(V)
@@ -418,8 +420,10 @@ pub struct GrpcConnectionBackoffParams {
     /// `MIN_CONNECT_TIMEOUT` (default 20s).
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub min_connect_timeout: Millis,
-    /// Connect attempts in all (default: unbounded, stopped by the scenario's limits).
+    /// Connect attempts in all (default: unbounded, stopped by the scenario's limits; at most
+    /// 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -25,14 +25,15 @@ pub struct RocketmqParams {
     /// Cap (default 1s).
     #[serde(default = "s_1", skip_serializing_if = "is_s_1")]
     pub max_backoff: Millis,
-    /// Error codes that mean "throttled" (default `[530, 42900, 215]`).
+    /// Error codes that mean "throttled" (default `[530, 42900, 215]`; at most 512).
     #[serde(
         default = "throttle_codes_default",
         skip_serializing_if = "is_throttle_codes_default"
     )]
     pub throttle_codes: Vec<i64>,
-    /// Send attempts in all, the first included (default 3).
+    /// Send attempts in all, the first included (default 3; at most 250,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,11 +3,18 @@
 //! [published retry behaviours](../../../../docs/retry-behaviours.md).
 
 use super::{Validator, is_token};
+use crate::scenario::bounds::{MAX_ATTEMPTS, MAX_CODES};
 use crate::scenario::client::{
     ClientSpec, GrpcRetryPolicy, PolicyError, SnsEndpointType, SnsParams,
 };
 use crate::scenario::duration::Millis;
 use crate::scenario::locations::{index, join};
+
+/// SNS's limit on `numRetries` of an HTTP/S delivery policy.
+const SNS_MAX_RETRIES: u32 = crate::policy::sns::MAX_NUM_RETRIES;
+
+/// SNS's limit on `maxDelayTarget`, in seconds (whole seconds, as the policy writes it).
+const SNS_MAX_DELAY_TARGET: u32 = crate::policy::sns::MAX_DELAY_TARGET.as_secs() as u32;
 
 impl Validator<'_> {
     pub(super) fn policy(&mut self, path: &str, policy: &ClientSpec) {
@@ -30,22 +37,31 @@ impl Validator<'_> {
         if let Some(t) = policy.attempt_timeout() {
             self.positive(&join(p, "attempt_timeout"), t, "`attempt_timeout`");
         }
-        if policy.max_attempts() == Some(0) {
-            self.err_expected(
+        match policy.max_attempts() {
+            Some(0) => self.err_expected(
                 &join(p, "max_attempts"),
                 "`max_attempts: 0` is not allowed",
                 "at least 1 (the first attempt counts)",
-            );
+            ),
+            Some(n) => self.at_most(
+                &join(p, "max_attempts"),
+                u64::from(n),
+                MAX_ATTEMPTS,
+                "attempts (as many as a run may make)",
+            ),
+            None => {}
         }
         match policy {
             ClientSpec::NoRetry => {}
-            ClientSpec::Fixed(_) => {}
+            ClientSpec::Fixed(x) => self.codes(&join(p, "retry_on"), x.retry_on.len()),
             ClientSpec::Exponential(x) => {
                 self.multiplier(&join(p, "multiplier"), x.multiplier);
                 self.not_above(p, ("initial", x.initial), ("max_delay", x.max_delay));
+                self.codes(&join(p, "retry_on"), x.retry_on.len());
             }
             ClientSpec::Linear(x) | ClientSpec::Fibonacci(x) => {
                 self.not_above(p, ("initial", x.initial), ("max_delay", x.max_delay));
+                self.codes(&join(p, "retry_on"), x.retry_on.len());
             }
             ClientSpec::AwsStandard(x)
             | ClientSpec::AwsStandard21(x)
@@ -116,6 +132,7 @@ impl Validator<'_> {
                 );
             }
             ClientSpec::RocketmqProducer(x) => {
+                self.codes(&join(p, "throttle_codes"), x.throttle_codes.len());
                 self.multiplier(&join(p, "multiplier"), x.multiplier);
                 self.not_above(
                     p,
@@ -125,8 +142,22 @@ impl Validator<'_> {
             }
             ClientSpec::ServicenowExponential(x) => {
                 self.not_above(p, ("base_delay", x.base_delay), ("max_delay", x.max_delay));
+                self.codes(&join(p, "response_codes"), x.response_codes.len());
+                self.at_most(
+                    &join(p, "max_retries"),
+                    u64::from(x.max_retries),
+                    MAX_ATTEMPTS,
+                    "retries (as many attempts as a run may make)",
+                );
             }
             ClientSpec::ServicenowHeader(x) => {
+                self.codes(&join(p, "response_codes"), x.response_codes.len());
+                self.at_most(
+                    &join(p, "max_retries"),
+                    u64::from(x.max_retries),
+                    MAX_ATTEMPTS,
+                    "retries (as many attempts as a run may make)",
+                );
                 if !is_token(&x.header) {
                     self.err_expected(
                         &join(p, "header"),
@@ -152,6 +183,12 @@ impl Validator<'_> {
                 }
             }
         }
+    }
+
+    /// A list of statuses or conditions at `path`, of `len` entries, which a client consults
+    /// per attempt.
+    fn codes(&mut self, path: &str, len: usize) {
+        self.too_many(path, len, MAX_CODES, "entries", "in a list of codes");
     }
 
     fn multiplier(&mut self, path: &str, m: f64) {
@@ -199,6 +236,10 @@ impl Validator<'_> {
                 "a number above 0",
             );
         }
+        self.codes(
+            &join(path, "retryableStatusCodes"),
+            r.retryable_status_codes.len(),
+        );
         if r.retryable_status_codes.is_empty() {
             self.err_expected(
                 &join(path, "retryableStatusCodes"),
@@ -250,27 +291,30 @@ impl Validator<'_> {
                 "minDelayTarget <= maxDelayTarget",
             );
         }
-        if h.max_delay_target > 3600 {
+        if h.max_delay_target > SNS_MAX_DELAY_TARGET {
             self.err_expected(
                 &join(&hp, "maxDelayTarget"),
                 format!("maxDelayTarget {} is above SNS's limit", h.max_delay_target),
-                "at most 3600 seconds",
+                format!("at most {SNS_MAX_DELAY_TARGET} seconds"),
             );
         }
-        if h.num_retries > 100 {
+        if h.num_retries > SNS_MAX_RETRIES {
             self.err_expected(
                 &join(&hp, "numRetries"),
                 format!("numRetries {} is above SNS's limit", h.num_retries),
-                "at most 100",
+                format!("at most {SNS_MAX_RETRIES}"),
             );
         }
         let phases = u64::from(h.num_no_delay_retries)
             + u64::from(h.num_min_delay_retries)
             + u64::from(h.num_max_delay_retries);
         // SNS's 3600 s limit on the total retry time of a custom HTTP/S policy, judged only
-        // when the phases and targets make sense (otherwise the total means nothing and the
-        // errors above say why).
-        if phases <= u64::from(h.num_retries)
+        // when the count, the phases and the targets are within SNS's limits: otherwise the
+        // total means nothing (and the errors above say why), and summing the delays of
+        // 4 billion retries would take minutes and overflow.
+        if h.num_retries <= SNS_MAX_RETRIES
+            && h.max_delay_target <= SNS_MAX_DELAY_TARGET
+            && phases <= u64::from(h.num_retries)
             && (1..=h.max_delay_target).contains(&h.min_delay_target)
         {
             let total = x.config().total_retry_time();

@@ -3,6 +3,7 @@
 
 use super::Validator;
 use super::steps::script_view;
+use crate::scenario::bounds::{MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS};
 use crate::scenario::duration::DurationOrNone;
 use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
 use crate::scenario::locations::{index, join};
@@ -10,8 +11,35 @@ use crate::scenario::turmoil::BackendKind;
 
 impl Validator<'_> {
     pub(super) fn endpoints(&mut self) {
+        let count = self.s.endpoints.len();
+        self.too_many(
+            "endpoints",
+            count,
+            MAX_ENDPOINTS,
+            "endpoints",
+            "in a scenario",
+        );
         for (name, e) in &self.s.endpoints {
             let path = join("endpoints", name);
+            // Counted on bytes first: a character is at most 4 of them.
+            if name.len() > MAX_ENDPOINT_NAME_CHARS
+                && name.chars().count() > MAX_ENDPOINT_NAME_CHARS
+            {
+                let e = self
+                    .s
+                    .error_at_key(
+                        &path,
+                        format!(
+                            "an endpoint name of {} characters, over the limit of the format",
+                            name.chars().count()
+                        ),
+                    )
+                    .with_expected(format!(
+                        "at most {MAX_ENDPOINT_NAME_CHARS} characters (the name is the host of \
+                         the endpoint's URL)"
+                    ));
+                self.errors.push(e);
+            }
             let valid_name = name
                 .chars()
                 .next()
@@ -114,6 +142,13 @@ impl Validator<'_> {
         if let Some(step) = &e.when_empty {
             self.step(&join(path, "when_empty"), &script_view(step), kind, false);
         }
+        self.too_many(
+            &join(path, "routes"),
+            e.routes.len(),
+            MAX_ROUTES,
+            "routes",
+            "in an endpoint",
+        );
         for (i, r) in e.routes.iter().enumerate() {
             let rp = index(&join(path, "routes"), i);
             match (&r.script, &r.timeline) {
@@ -149,6 +184,13 @@ impl Validator<'_> {
                 self.timeline(&join(&rp, "timeline"), steps, kind);
             }
         }
+        self.too_many(
+            &join(path, "connect"),
+            e.connect.len(),
+            MAX_STEPS,
+            "entries",
+            "in a connect schedule",
+        );
         for (i, c) in e.connect.iter().enumerate() {
             let cp = index(&join(path, "connect"), i);
             self.count_at_least_one(&join(&cp, "times"), c.times, "times");

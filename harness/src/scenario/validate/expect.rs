@@ -2,6 +2,7 @@
 //! ([scenario format](../../../../docs/scenario-format.md#expectations)).
 
 use super::{Validator, is_token};
+use crate::scenario::bounds::MAX_CODES;
 use crate::scenario::client::ClientSpec;
 use crate::scenario::endpoint::EndpointKind;
 use crate::scenario::locations::join;
@@ -82,6 +83,13 @@ impl Validator<'_> {
                 );
             }
         }
+        self.too_many(
+            "expect.not_retried_on",
+            e.not_retried_on.len(),
+            MAX_CODES,
+            "statuses",
+            "in a list",
+        );
         if let Some(m) = &e.max_rate {
             self.positive("expect.max_rate.window", m.window, "`window`");
         }

@@ -14,14 +14,17 @@ mod headers;
 mod latency;
 mod network;
 mod operation;
+mod run_size;
 mod search;
 mod steps;
 mod top_level;
 mod turmoil;
 
+use super::bounds::MAX_BODY_BYTES;
 use super::duration::Millis;
-use super::error::{ScenarioError, ScenarioErrors, did_you_mean};
+use super::error::{ScenarioError, ScenarioErrors};
 use super::model::Scenario;
+use super::suggest::{SUGGESTION_STEPS, Suggester};
 
 pub(crate) use top_level::unsupported_version;
 
@@ -37,11 +40,13 @@ pub(crate) fn validate(scenario: &Scenario) -> Vec<ScenarioError> {
     let mut v = Validator {
         s: scenario,
         errors: Vec::new(),
+        suggester: Suggester::new(SUGGESTION_STEPS),
     };
     v.top();
     v.endpoints();
     v.network();
     v.operation();
+    v.run_size();
     v.policy("client", &scenario.client);
     v.expect();
     v.turmoil();
@@ -75,7 +80,7 @@ impl Scenario {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(ScenarioErrors::sorted(errors))
+            Err(ScenarioErrors::reported(errors))
         }
     }
 }
@@ -84,6 +89,26 @@ impl Scenario {
 struct Validator<'a> {
     s: &'a Scenario,
     errors: Vec<ScenarioError>,
+    /// Did-you-means for the unknown names of the file, within one budget of work.
+    suggester: Suggester,
+}
+
+/// The names an error lists as what was expected: the first ones, then how many more.
+const MAX_LISTED_NAMES: usize = 20;
+
+/// `names`, quoted and joined, the first [`MAX_LISTED_NAMES`] of them and a count of the
+/// rest: a message stays short whatever the scenario holds.
+fn listed<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = names.len();
+    let mut text = names
+        .take(MAX_LISTED_NAMES)
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if count > MAX_LISTED_NAMES {
+        text.push_str(&format!(" and {} more", count - MAX_LISTED_NAMES));
+    }
+    text
 }
 
 /// RFC 9110 `tchar`: what a method or header name may contain.
@@ -127,30 +152,89 @@ impl Validator<'_> {
         if self.s.endpoints.contains_key(name) {
             return;
         }
-        let known: Vec<&str> = self.s.endpoints.keys().map(String::as_str).collect();
-        let expected = if known.is_empty() {
+        let expected = if self.s.endpoints.is_empty() {
             "the name of an endpoint (none is declared)".to_string()
         } else {
             format!(
                 "one of the endpoints: {}",
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                listed(self.s.endpoints.keys().map(String::as_str))
             )
         };
+        let suggestion = self.suggest(name, self.s.endpoints.keys().map(String::as_str));
         let e = self
             .s
             .error_at(path, format!("no endpoint is named `{name}`"))
             .with_expected(expected)
-            .with_suggestion(did_you_mean(name, known));
+            .with_suggestion(suggestion);
         self.errors.push(e);
+    }
+
+    /// A did-you-mean for the unknown name `word`, while the file's budget for them lasts
+    /// (see [`SUGGESTION_STEPS`]): 100,000 misspelled references to 1,000 names cost no
+    /// more than a few.
+    fn suggest<'c>(
+        &mut self,
+        word: &str,
+        candidates: impl IntoIterator<Item = &'c str>,
+    ) -> Option<String> {
+        self.suggester.closest(word, candidates)
     }
 
     fn positive(&mut self, path: &str, d: Millis, what: &str) {
         if d.is_zero() {
             self.err_expected(path, format!("{what} is 0"), "a positive duration");
+        }
+    }
+
+    /// An error for a count or size past the limits of the format (see
+    /// `scenario/bounds.rs`): `what` was written (`1001 steps`), and the
+    /// limit, stated as what was expected (`at most 1000 steps in a script`).
+    fn over_limit(&mut self, path: &str, what: impl std::fmt::Display, limit: impl Into<String>) {
+        self.err_expected(path, format!("{what}, over the limit of the format"), limit);
+    }
+
+    /// `count` `items` at `path` (a list), past `cap` of them `per` what holds them.
+    fn too_many(&mut self, path: &str, count: usize, cap: usize, items: &str, per: &str) {
+        if count > cap {
+            self.over_limit(
+                path,
+                format!("{count} {items}"),
+                format!("at most {cap} {items} {per}"),
+            );
+        }
+    }
+
+    /// A value written at `path` (`key: value`) past `cap` `unit`.
+    fn at_most(&mut self, path: &str, value: u64, cap: u64, unit: &str) {
+        if value > cap {
+            let key = path.rsplit('.').next().unwrap_or(path);
+            self.over_limit(
+                path,
+                format!("`{key}: {value}`"),
+                format!("at most {cap} {unit}"),
+            );
+        }
+    }
+
+    /// A duration at `path` past `cap`, for the durations a run's own limits are made of (a
+    /// file's durations past [`MAX_DURATION`](crate::scenario::MAX_DURATION) are refused when
+    /// parsed; this holds a scenario built in code to the same limits).
+    fn duration_at_most(&mut self, path: &str, d: Millis, cap: Millis) {
+        if d > cap {
+            let key = path.rsplit('.').next().unwrap_or(path);
+            self.over_limit(path, format!("`{key}: {d}`"), format!("at most {cap}"));
+        }
+    }
+
+    /// A body (`operation.body`, a step's `body`) of at most
+    /// [`MAX_BODY_BYTES`](crate::scenario::MAX_BODY_BYTES).
+    fn body(&mut self, path: &str, body: &str) {
+        if body.len() > MAX_BODY_BYTES {
+            self.over_limit(
+                path,
+                format!("a body of {} bytes", body.len()),
+                format!("at most {MAX_BODY_BYTES} bytes"),
+            );
         }
     }
 

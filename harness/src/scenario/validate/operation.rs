@@ -2,6 +2,7 @@
 //! ([scenario format](../../../../docs/scenario-format.md#operation)).
 
 use super::Validator;
+use crate::scenario::bounds::{MAX_CALLS, MAX_CLIENTS, MAX_CONCURRENCY};
 use crate::scenario::locations::join;
 
 impl Validator<'_> {
@@ -25,6 +26,38 @@ impl Validator<'_> {
             ("clients", o.clients),
         ] {
             self.count_at_least_one(&join("operation", key), Some(n), key);
+        }
+        self.at_most(
+            "operation.calls",
+            u64::from(o.calls),
+            MAX_CALLS,
+            "calls per run",
+        );
+        self.at_most(
+            "operation.concurrency",
+            u64::from(o.concurrency),
+            u64::from(MAX_CONCURRENCY),
+            "calls in flight",
+        );
+        self.at_most(
+            "operation.clients",
+            u64::from(o.clients),
+            u64::from(MAX_CLIENTS),
+            "clients",
+        );
+        let calls = u64::from(o.calls) * u64::from(o.clients);
+        if u64::from(o.calls) <= MAX_CALLS && o.clients <= MAX_CLIENTS && calls > MAX_CALLS {
+            self.over_limit(
+                "operation.clients",
+                format!(
+                    "{} clients of {} calls each ({calls} calls)",
+                    o.clients, o.calls
+                ),
+                format!("at most {MAX_CALLS} calls per run"),
+            );
+        }
+        if let Some(body) = &o.body {
+            self.body("operation.body", body);
         }
         if let Some(start) = &o.start {
             self.latency("operation.start", start);

@@ -1,6 +1,7 @@
 //! `search:`: property search over varied scenario values.
 
 use super::Validator;
+use crate::scenario::bounds::MAX_SEARCH_CASES;
 use crate::scenario::locations::join;
 use crate::scenario::search::VarySpec;
 
@@ -12,6 +13,12 @@ impl Validator<'_> {
         if search.cases == 0 {
             self.err_expected("search.cases", "`cases: 0` is not allowed", "at least 1");
         }
+        self.at_most(
+            "search.cases",
+            u64::from(search.cases),
+            u64::from(MAX_SEARCH_CASES),
+            "cases",
+        );
         for (key, vary) in &search.vary {
             let vp = join("search.vary", key);
             if key.trim().is_empty() {

@@ -2,6 +2,9 @@
 //! windows do not overlap ([scenario format](../../../../docs/scenario-format.md#steps)).
 
 use super::Validator;
+use crate::scenario::bounds::{
+    MAX_AFTER_BYTES, MAX_DURATION, MAX_HEADER_BYTES, MAX_RETRY_AFTER_SECONDS, MAX_STEPS,
+};
 use crate::scenario::duration::Millis;
 use crate::scenario::endpoint::EndpointKind;
 use crate::scenario::headers::HeadersSpec;
@@ -14,7 +17,7 @@ use crate::scenario::values::{DurationRange, Probability};
 pub(super) struct StepView<'a> {
     status: Option<u16>,
     headers: Option<&'a HeadersSpec>,
-    body: bool,
+    body: Option<&'a str>,
     retry_after: Option<&'a RetryAfterSpec>,
     latency: Option<&'a LatencySpec>,
     trickle: Option<Millis>,
@@ -32,7 +35,7 @@ macro_rules! step_view {
         StepView {
             status: $s.status,
             headers: $s.headers.as_ref(),
-            body: $s.body.is_some(),
+            body: $s.body.as_deref(),
             retry_after: $s.retry_after.as_ref(),
             latency: $s.latency.as_ref(),
             trickle: $s.trickle,
@@ -60,6 +63,7 @@ impl Validator<'_> {
         if steps.is_empty() {
             self.err_expected(path, "empty script", "at least one step");
         }
+        self.too_many(path, steps.len(), MAX_STEPS, "steps", "in a script");
         for (i, step) in steps.iter().enumerate() {
             self.step(&index(path, i), &script_view(step), kind, false);
         }
@@ -69,6 +73,7 @@ impl Validator<'_> {
         if steps.is_empty() {
             self.err_expected(path, "empty timeline", "at least one step");
         }
+        self.too_many(path, steps.len(), MAX_STEPS, "steps", "in a timeline");
         let mut windows: Vec<(usize, DurationRange)> =
             steps.iter().map(|s| s.during).enumerate().collect();
         windows.sort_by_key(|(_, w)| (w.min, w.max));
@@ -152,7 +157,7 @@ impl Validator<'_> {
         let response_fields = [
             ("headers", s.headers.is_some(), responds),
             ("retry_after", s.retry_after.is_some(), responds),
-            ("body", s.body, s.status.is_some()),
+            ("body", s.body.is_some(), s.status.is_some()),
             ("trickle", s.trickle.is_some(), s.status.is_some()),
         ];
         for (key, set, allowed) in response_fields {
@@ -211,13 +216,66 @@ impl Validator<'_> {
         if let Some(h) = s.headers {
             self.headers(&join(path, "headers"), h);
         }
-        if let Some(RetryAfterSpec::Raw(raw)) = s.retry_after {
-            if raw.contains(['\r', '\n']) {
-                self.err(
-                    &join(path, "retry_after.raw"),
-                    "a header value cannot contain a line break",
+        match s.retry_after {
+            Some(RetryAfterSpec::Raw(raw)) => {
+                let raw_path = join(path, "retry_after.raw");
+                if raw.contains(['\r', '\n']) {
+                    self.err(&raw_path, "a header value cannot contain a line break");
+                }
+                if raw.len() > MAX_HEADER_BYTES {
+                    self.over_limit(
+                        &raw_path,
+                        format!("a header value of {} bytes", raw.len()),
+                        format!("at most {MAX_HEADER_BYTES} bytes"),
+                    );
+                }
+            }
+            Some(RetryAfterSpec::Seconds(seconds))
+                if seconds.unsigned_abs() > MAX_RETRY_AFTER_SECONDS.unsigned_abs() =>
+            {
+                self.over_limit(
+                    &join(path, "retry_after"),
+                    format!("`retry_after: {seconds}`"),
+                    format!(
+                        "at most {MAX_RETRY_AFTER_SECONDS} seconds either way (3650 days; send \
+                         a larger value with `{{ raw: \"{seconds}\" }}`)"
+                    ),
                 );
             }
+            Some(RetryAfterSpec::HttpDate { offset, .. })
+                if offset.0.unsigned_abs() > MAX_DURATION.as_ms() =>
+            {
+                self.over_limit(
+                    &join(path, "retry_after.http_date"),
+                    format!("`http_date: {offset}`"),
+                    format!("an offset of at most {MAX_DURATION} either way"),
+                );
+            }
+            _ => {}
+        }
+        if let Some(body) = s.body {
+            self.body(&join(path, "body"), body);
+        }
+        if let Some(
+            FailSpec::Close {
+                after_bytes: Some(bytes),
+            }
+            | FailSpec::Reset {
+                after_bytes: Some(bytes),
+            },
+        ) = s.fail
+        {
+            let key = if matches!(s.fail, Some(FailSpec::Close { .. })) {
+                "close"
+            } else {
+                "reset"
+            };
+            self.at_most(
+                &join(&join(path, &join("fail", key)), "after_bytes"),
+                bytes,
+                MAX_AFTER_BYTES,
+                "bytes (more than any response holds)",
+            );
         }
         if let Some(l) = s.latency {
             self.latency(&join(path, "latency"), l);

@@ -1,8 +1,12 @@
-//! The top-level keys: `version`, `name`, that there is an endpoint, `must_fail` and `limits`
+//! The top-level keys: `version`, `name`, that there is an endpoint, `must_fail`, `limits`,
+//! `drain` and `seeds`
 //! ([scenario format](../../../../docs/scenario-format.md#top-level)).
 
+use std::collections::BTreeSet;
+
 use super::Validator;
-use crate::scenario::error::{ScenarioError, did_you_mean};
+use crate::scenario::bounds::{MAX_ATTEMPTS, MAX_DURATION, MAX_SEEDS, MAX_SWEEP_CALLS, MAX_WALL};
+use crate::scenario::error::ScenarioError;
 use crate::scenario::expect::Expectations;
 use crate::scenario::locations::{SourceInfo, index};
 
@@ -37,50 +41,89 @@ impl Validator<'_> {
             );
         }
         let present = s.expect.check_names();
-        let mut seen = Vec::new();
+        // Written once: a list of 150,000 names gets each error without building them again.
+        let known = format!(
+            "one of {}",
+            Expectations::CHECK_NAMES
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let set = format!("a check set in `expect:` (set: {})", present.join(", "));
+        let mut seen = BTreeSet::new();
         for (i, name) in s.must_fail.iter().enumerate() {
             let path = index("must_fail", i);
             if !Expectations::CHECK_NAMES.contains(&name.as_str()) {
+                let suggestion = self.suggest(name, Expectations::CHECK_NAMES.iter().copied());
                 let e = self
                     .s
                     .error_at(&path, format!("unknown check `{name}`"))
-                    .with_expected(format!(
-                        "one of {}",
-                        Expectations::CHECK_NAMES
-                            .iter()
-                            .map(|c| format!("`{c}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                    .with_suggestion(did_you_mean(
-                        name,
-                        Expectations::CHECK_NAMES.iter().copied(),
-                    ));
+                    .with_expected(known.clone())
+                    .with_suggestion(suggestion);
                 self.errors.push(e);
             } else if !present.contains(&name.as_str()) {
                 self.err_expected(
                     &path,
                     format!("`{name}` is not among the checks of `expect:`, so it cannot fail"),
-                    format!("a check set in `expect:` (set: {})", present.join(", ")),
+                    set.clone(),
                 );
             }
-            if seen.contains(&name) {
+            if !seen.insert(name) {
                 self.err(&path, format!("`{name}` is listed twice"));
             }
-            seen.push(name);
         }
         let limits = s.limits;
         if let Some(t) = limits.max_virtual_time {
             self.positive("limits.max_virtual_time", t, "`max_virtual_time`");
+            self.duration_at_most("limits.max_virtual_time", t, MAX_DURATION);
         }
         if let Some(t) = limits.wall {
             self.positive("limits.wall", t, "`wall`");
+            self.duration_at_most("limits.wall", t, MAX_WALL);
         }
-        if limits.max_client_attempts == Some(0) {
-            self.err_expected(
+        self.duration_at_most("drain", s.drain, MAX_DURATION);
+        match limits.max_client_attempts {
+            Some(0) => self.err_expected(
                 "limits.max_client_attempts",
                 "`max_client_attempts: 0` is not allowed",
                 "at least 1",
+            ),
+            Some(n) => self.at_most(
+                "limits.max_client_attempts",
+                n,
+                MAX_ATTEMPTS,
+                "attempts per run",
+            ),
+            None => {}
+        }
+        self.seeds();
+    }
+
+    /// `seeds:`: each seed is a run of its own, so the range and its calls are bounded
+    /// before anything is run (or listed) per seed.
+    fn seeds(&mut self) {
+        let Some(range) = self.s.seeds else {
+            return;
+        };
+        // In 128 bits: `0..18446744073709551615` holds 2^64 seeds.
+        let seeds = u128::from(range.end) - u128::from(range.start.min(range.end)) + 1;
+        let o = &self.s.operation;
+        let calls = u128::from(o.calls) * u128::from(o.clients);
+        if seeds > u128::from(MAX_SEEDS) {
+            self.over_limit(
+                "seeds",
+                format!("a range of {seeds} seeds"),
+                format!("at most {MAX_SEEDS} seeds, each run as a test of its own"),
+            );
+        } else if seeds * calls > u128::from(MAX_SWEEP_CALLS) {
+            self.over_limit(
+                "seeds",
+                format!(
+                    "{seeds} seeds of {calls} calls each ({} calls)",
+                    seeds * calls
+                ),
+                format!("at most {MAX_SWEEP_CALLS} calls in a sweep of seeds"),
             );
         }
     }

@@ -1,6 +1,7 @@
 //! `turmoil:`: turmoil-native faults, their endpoints and that their windows do not overlap.
 
 use super::Validator;
+use crate::scenario::bounds::MAX_FAULTS;
 use crate::scenario::duration::Millis;
 use crate::scenario::locations::{index, join};
 use crate::scenario::turmoil::{BackendKind, WindowSpec};
@@ -24,6 +25,13 @@ impl Validator<'_> {
         }
         self.windows("turmoil.hold", &t.hold, "hold");
         self.windows("turmoil.partition", &t.partition, "partition");
+        self.too_many(
+            "turmoil.crash",
+            t.crash.len(),
+            MAX_FAULTS,
+            "crashes",
+            "in a list",
+        );
         let mut crashes: Vec<(usize, Millis, Option<Millis>, &str)> = Vec::new();
         for (i, c) in t.crash.iter().enumerate() {
             let cp = index("turmoil.crash", i);
@@ -51,6 +59,7 @@ impl Validator<'_> {
     }
 
     fn windows(&mut self, path: &str, windows: &[WindowSpec], what: &str) {
+        self.too_many(path, windows.len(), MAX_FAULTS, "windows", "in a list");
         let mut spans: Vec<(usize, &str, Millis, Millis)> = Vec::new();
         for (i, w) in windows.iter().enumerate() {
             let wp = index(path, i);

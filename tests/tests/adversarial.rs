@@ -43,42 +43,7 @@ use self::child::{Bounds, CHILD_FLAG, Measured, OUTCOME_MARK, PEAK_MARK};
 /// outcome tests skip them (saying so), and the peak-memory test runs them in their capped
 /// child and reports what they do. Remove a case from this list once what breaks it is
 /// fixed, and accept its new line in the golden table.
-const KNOWN_BROKEN: &[(&str, &str)] = &[
-    (
-        "client-aws-max-attempts-u32-max.yaml",
-        "memory grows with max_attempts before the run starts, outside limits.wall: aborts at \
-         the 3 GiB address-space cap after about 50 s",
-    ),
-    (
-        "client-exponential-max-attempts-u32-max-timeout.yaml",
-        "memory grows with max_attempts before the run starts, outside limits.wall: aborts at \
-         the 3 GiB address-space cap after about 50 s",
-    ),
-    (
-        "client-sns-num-retries-u32-max.yaml",
-        "SNS validation loops over numRetries after rejecting it: still running after 120 s",
-    ),
-    (
-        "number-seeds-1e11.yaml",
-        "listing the seeds of the sweep, as `retrylab run --seeds` and scenario_main! do, \
-         aborts allocating 800 GB",
-    ),
-    (
-        "number-seeds-full-u64-range.yaml",
-        "listing the seeds of the sweep, as `retrylab run --seeds` and scenario_main! do, \
-         panics with a capacity overflow",
-    ),
-    (
-        "operation-calls-u32-max-concurrent.yaml",
-        "4,294,967,295 concurrent calls: memory grows until the 3 GiB address-space cap aborts \
-         the run, although limits.max_client_attempts is 100",
-    ),
-    (
-        "size-endpoint-200kb-did-you-mean.gen.yaml",
-        "did-you-mean is quadratic in the length of the names it compares: two 200 KB names \
-         are still compared after 120 s",
-    ),
-];
+const KNOWN_BROKEN: &[(&str, &str)] = &[];
 
 /// Cases that take more than a second in a debug build on a loaded two-core machine (the
 /// time with each), run only by the ignored tests (`-- --ignored`). Most are big inputs the

@@ -515,4 +515,25 @@ mod tests {
         let plan = Plan::from_scenario(&scenario, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plan.max_attempts, Some(200_000));
     }
+
+    /// The longest `limits.max_virtual_time` the format allows is the instant a run stops
+    /// at, and the one its verdict names: the run's clock ends about 30 years on, and a
+    /// limit of 100 years was reported as reached by a run that stopped at 30.
+    #[test]
+    fn the_longest_virtual_time_is_the_one_a_run_stops_at() {
+        let src = "version: 1\nname: t\nendpoints: { api: { script: [ { fail: hang } ] } }\n\
+                   operation: { endpoint: api }\nlimits: { max_virtual_time: 3650d }\n";
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        assert_eq!(report.end, crate::report::RunEnd::VirtualTimeLimit);
+        let longest = crate::scenario::MAX_DURATION.as_ms();
+        assert_eq!(report.trace().end_ms, longest);
+        assert!(
+            report.verdicts[0]
+                .message
+                .contains(&format!("({})", crate::trace::seconds(longest))),
+            "{}",
+            report.verdicts[0].message
+        );
+    }
 }

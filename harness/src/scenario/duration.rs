@@ -363,7 +363,8 @@ impl<'de> Deserialize<'de> for Millis {
 
 /// A signed offset from "now" on the virtual wall clock, such as `+30s` or `-5m`.
 ///
-/// Used by `retry_after: { http_date: +30s }`; a negative offset gives a date in the past.
+/// Used by `retry_after: { http_date: +30s }`; a negative offset gives a date in the past. In
+/// a scenario it is at most [`MAX_DURATION`](super::MAX_DURATION) (3650d) either way.
 ///
 /// ```
 /// use retrylab::scenario::OffsetMillis;

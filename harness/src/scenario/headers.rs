@@ -13,7 +13,9 @@ use super::values::{count_items, counted};
 /// Written as a mapping (`{ Retry-After: "2", Content-Type: text/plain }`) or, when a name
 /// repeats, as a list of pairs (`[[Retry-After, "2"], [Retry-After, "5"]]`; a list item may
 /// also be a one-key mapping `- Retry-After: "2"`). The written form is kept so a scenario
-/// serializes back the way it was written.
+/// serializes back the way it was written. A list holds at most 64 entries, of 64 KiB of names
+/// and values in all ([`MAX_HEADERS`](super::MAX_HEADERS),
+/// [`MAX_HEADER_BYTES`](super::MAX_HEADER_BYTES)).
 ///
 /// ```
 /// use retrylab::scenario::HeadersSpec;

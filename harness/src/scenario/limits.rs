@@ -135,9 +135,10 @@ impl Scenario {
         let per_call = attempts_per_call(&self.client);
         let twice_the_policy = per_call.map(|m| m.saturating_mul(2).saturating_mul(calls));
         let attempts = match twice_the_policy {
-            // The policy's worst case is known, time included: the run is the built-in
-            // client's, or one held to its envelope.
-            Some(attempts) if worst_call_ms(&self.client).is_some() => attempts,
+            // The policy's worst case is known, time included (its count, and a timeout
+            // for each attempt, as `worst_call_ms` needs): the run is the built-in client's,
+            // or one held to its envelope.
+            Some(attempts) if self.client.attempt_timeout().is_some() => attempts,
             // Otherwise the client may be a Rust one (the default `no_retry` is also what a
             // scenario meant for one gets): room for 10 attempts per call, and never less
             // than the named policy needs.

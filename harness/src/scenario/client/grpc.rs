@@ -197,7 +197,7 @@ pub struct GrpcRetryThrottling {
 }
 
 /// A protobuf JSON duration: decimal seconds with an `s` suffix (`0.1s`, `1s`), in whole
-/// milliseconds.
+/// milliseconds, at most [`MAX_DURATION`](crate::scenario::MAX_DURATION) (3650 days).
 ///
 /// ```
 /// use retrylab::scenario::{Millis, ProtoDuration};

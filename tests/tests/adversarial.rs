@@ -294,10 +294,15 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// A fresh folder for generated inputs, under the target directory.
+/// A fresh folder for generated inputs, under the target directory: one per call, since
+/// trials run at once and each removes its own folder when it is done.
 fn scratch_dir() -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("adversarial-{}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "adversarial-{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
 }

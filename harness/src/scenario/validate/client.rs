@@ -142,22 +142,10 @@ impl Validator<'_> {
             }
             ClientSpec::ServicenowExponential(x) => {
                 self.not_above(p, ("base_delay", x.base_delay), ("max_delay", x.max_delay));
-                self.codes(&join(p, "response_codes"), x.response_codes.len());
-                self.at_most(
-                    &join(p, "max_retries"),
-                    u64::from(x.max_retries),
-                    MAX_ATTEMPTS,
-                    "retries (as many attempts as a run may make)",
-                );
+                self.servicenow_bounds(p, x.response_codes.len(), x.max_retries);
             }
             ClientSpec::ServicenowHeader(x) => {
-                self.codes(&join(p, "response_codes"), x.response_codes.len());
-                self.at_most(
-                    &join(p, "max_retries"),
-                    u64::from(x.max_retries),
-                    MAX_ATTEMPTS,
-                    "retries (as many attempts as a run may make)",
-                );
+                self.servicenow_bounds(p, x.response_codes.len(), x.max_retries);
                 if !is_token(&x.header) {
                     self.err_expected(
                         &join(p, "header"),
@@ -187,6 +175,17 @@ impl Validator<'_> {
 
     /// A list of statuses or conditions at `path`, of `len` entries, which a client consults
     /// per attempt.
+    /// The bounds both `servicenow_*` strategies share: their response codes and retries.
+    fn servicenow_bounds(&mut self, p: &str, response_codes: usize, max_retries: u32) {
+        self.codes(&join(p, "response_codes"), response_codes);
+        self.at_most(
+            &join(p, "max_retries"),
+            u64::from(max_retries),
+            MAX_ATTEMPTS,
+            "retries (as many attempts as a run may make)",
+        );
+    }
+
     fn codes(&mut self, path: &str, len: usize) {
         self.too_many(path, len, MAX_CODES, "entries", "in a list of codes");
     }

@@ -265,6 +265,20 @@ fn convert(
     src: &str,
     file: &str,
 ) -> ScenarioError {
+    // A key too long to be implicit is read as a value: whatever the parse then says is
+    // about the wrong thing. Only a failed parse of a file with a long line looks for one.
+    let long_key = syntax::long_key(src, file);
+    if let Some(long) = long_key.filter(|long| {
+        e.location().is_none_or(|at| {
+            (long.line, long.column)
+                <= (
+                    u32::try_from(at.line()).unwrap_or(u32::MAX),
+                    u32::try_from(at.column()).unwrap_or(u32::MAX),
+                )
+        })
+    }) {
+        return long;
+    }
     let location = e.location().map(|l| {
         Location::new(
             u32::try_from(l.line()).unwrap_or(u32::MAX),

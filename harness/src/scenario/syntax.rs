@@ -17,6 +17,12 @@
 //!   stays.
 //! - **Long keys.** A key written without `?` may have at most 1024 characters; the parser
 //!   then reads a longer one as a value, and the error it gives later names the wrong thing.
+//!   This is looked for only once the parse failed, and only in a file with a long line.
+//!
+//! One pass over the bytes finds what may be there; the parser's events are read only for a
+//! file that may hold a tag or has a tab after `:`. In a debug build the parser's generic
+//! code is compiled with the harness's, unoptimized, so reading its events costs about a
+//! second per few megabytes: a pass every file paid would slow every test.
 
 use std::borrow::Cow;
 
@@ -38,10 +44,19 @@ pub(crate) struct Prepared<'a> {
 
 /// Checks `src` (the file `file`) for what the parser would accept silently or misreport.
 pub(crate) fn prepare<'a>(src: &'a str, file: &str) -> Prepared<'a> {
-    let (text, scanned) = scan(src, file);
+    let survey = Survey::of(src);
+    let (text, scanned) = if survey.tag_sign || !survey.tabs.is_empty() {
+        scan(src, &survey.tabs, file, Look::Tags)
+    } else {
+        (Cow::Borrowed(src), None)
+    };
     let problem = [
-        forbidden_character(src, file),
-        after_document_end(src, file),
+        survey
+            .forbidden
+            .and_then(|at| forbidden_character(src, at, file)),
+        survey
+            .document_end
+            .and_then(|at| after_document_end(src, at, file)),
         scanned,
     ]
     .into_iter()
@@ -50,9 +65,68 @@ pub(crate) fn prepare<'a>(src: &'a str, file: &str) -> Prepared<'a> {
     Prepared { text, problem }
 }
 
-/// The first character YAML does not allow in a stream.
-fn forbidden_character(src: &str, file: &str) -> Option<ScenarioError> {
-    let (at, c) = src.char_indices().find(|&(_, c)| !is_printable(c))?;
+/// The error for a key longer than an implicit key may be, when the parser stops on one in
+/// `src` (already prepared): the typed parse, which failed, reports something else about it.
+pub(crate) fn long_key(src: &str, file: &str) -> Option<ScenarioError> {
+    if !src.split('\n').any(|line| line.len() > IMPLICIT_KEY_CHARS) {
+        return None;
+    }
+    scan(src, &[], file, Look::LongKeys).1
+}
+
+/// What one pass over the bytes of a file finds, for the checks that follow.
+#[derive(Default)]
+struct Survey {
+    /// The first byte that may start a character YAML forbids.
+    forbidden: Option<usize>,
+    /// The first line that is a document end marker (`...`).
+    document_end: Option<usize>,
+    /// Whether a `!` starts a word somewhere, as a tag does.
+    tag_sign: bool,
+    /// The tabs that follow a `:` directly.
+    tabs: Vec<usize>,
+}
+
+impl Survey {
+    fn of(src: &str) -> Survey {
+        let bytes = src.as_bytes();
+        let mut survey = Survey::default();
+        let mut previous = b'\n';
+        for (i, &b) in bytes.iter().enumerate() {
+            match b {
+                b'\t' if previous == b':' => survey.tabs.push(i),
+                b'!' if matches!(previous, b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',') => {
+                    survey.tag_sign = true;
+                }
+                b'.' if previous == b'\n'
+                    && survey.document_end.is_none()
+                    && document_end(&src[i..]).is_some() =>
+                {
+                    survey.document_end = Some(i);
+                }
+                // UTF-8 leads of U+0080..U+00BF (the C1 controls among them) and of
+                // U+F000..U+FFFF (U+FFFE and U+FFFF among them).
+                0x00..=0x08 | 0x0B | 0x0C | 0x0E..=0x1F | 0x7F | 0xC2 | 0xEF
+                    if survey.forbidden.is_none()
+                        && src[i..].chars().next().is_some_and(|c| !is_printable(c)) =>
+                {
+                    survey.forbidden = Some(i);
+                }
+                _ => {}
+            }
+            previous = b;
+        }
+        survey
+    }
+}
+
+/// The error for the character at byte `at`, when YAML does not allow it.
+fn forbidden_character(src: &str, at: usize, file: &str) -> Option<ScenarioError> {
+    let c = src
+        .get(at..)?
+        .chars()
+        .next()
+        .filter(|&c| !is_printable(c))?;
     let what = match c {
         '\0' => "a NUL byte (U+0000)".to_owned(),
         c => format!("the control character U+{:04X}", c as u32),
@@ -81,23 +155,16 @@ fn is_printable(c: char) -> bool {
         || c >= '\u{10000}'
 }
 
-/// The first thing after the first document end marker that is not a comment, a blank or
-/// another marker. A line of `...` (followed by nothing, or by a space or tab) ends the
-/// document wherever it appears, even inside a block scalar, so this needs no parsing.
-fn after_document_end(src: &str, file: &str) -> Option<ScenarioError> {
-    let mut offset = 0;
-    let mut end_line = None;
-    for (number, line) in src.split('\n').enumerate() {
+/// The first thing after the document end marker at byte `end` that is not a comment, a
+/// blank or another marker. A line of `...` (followed by nothing, or by a space or tab) ends
+/// the document wherever it appears, even inside a block scalar, so this needs no parsing.
+fn after_document_end(src: &str, end: usize, file: &str) -> Option<ScenarioError> {
+    let ended = src[..end].matches('\n').count() + 1;
+    let mut offset = end;
+    for line in src[end..].split('\n') {
         let start = offset;
         offset += line.len() + 1;
-        let rest = match document_end(line) {
-            Some(rest) => {
-                end_line.get_or_insert(number + 1);
-                rest
-            }
-            None if end_line.is_some() => line,
-            None => continue,
-        };
+        let rest = document_end(line).unwrap_or(line);
         let Some(content) = rest.find(|c: char| !matches!(c, ' ' | '\t' | '\r')) else {
             continue;
         };
@@ -106,7 +173,6 @@ fn after_document_end(src: &str, file: &str) -> Option<ScenarioError> {
             continue;
         }
         let at = start + (line.len() - rest.len()) + content;
-        let ended = end_line.unwrap_or(number + 1);
         return Some(
             ScenarioError::new(
                 file,
@@ -120,10 +186,11 @@ fn after_document_end(src: &str, file: &str) -> Option<ScenarioError> {
     None
 }
 
-/// What follows `...` on a line that is a document end marker.
-fn document_end(line: &str) -> Option<&str> {
-    let rest = line.strip_prefix("...")?;
-    (rest.is_empty() || rest.starts_with([' ', '\t', '\r'])).then_some(rest)
+/// What follows `...` when `text`, a line or the rest of the file from a line's start, is a
+/// document end marker.
+fn document_end(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("...")?;
+    (rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n'])).then_some(rest)
 }
 
 /// The 1-based line and column (in characters) of byte `at` of `src`.
@@ -153,27 +220,30 @@ pub(crate) fn token_at(src: &str, at: Location) -> Option<&str> {
     (end > 0).then(|| &rest[..end])
 }
 
-/// Byte offsets of the tabs that follow a `:` directly.
-fn tabs_after_colons(src: &str) -> Vec<usize> {
-    src.as_bytes()
-        .windows(2)
-        .enumerate()
-        .filter(|(_, w)| w == b":\t")
-        .map(|(i, _)| i + 1)
-        .collect()
+/// What a pass over the parser's events looks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The first tag, and which of the `tabs` lie inside values.
+    Tags,
+    /// A key too long to be implicit, where the parser stops.
+    LongKeys,
 }
 
-/// One pass over the parser's events of `src`, with every tab after a `:` read as a space:
-/// the text to parse (the tabs inside values put back), and the first tag or long key.
-/// A syntax error ends the pass without a problem: the typed parse reports it, with the
-/// field it was reading.
-fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
-    let tabs = tabs_after_colons(src);
+/// One pass over the parser's events of `src`, with each of the `tabs` (after a `:`) read
+/// as a space: the text to parse (the tabs inside values put back), and what `look` finds.
+/// Looking for tags, a syntax error ends the pass without a problem: the typed parse
+/// reports it, with the field it was reading.
+fn scan<'a>(
+    src: &'a str,
+    tabs: &[usize],
+    file: &str,
+    look: Look,
+) -> (Cow<'a, str>, Option<ScenarioError>) {
     let spaced: Cow<'a, str> = if tabs.is_empty() {
         Cow::Borrowed(src)
     } else {
         let mut bytes = src.as_bytes().to_vec();
-        for &t in &tabs {
+        for &t in tabs {
             bytes[t] = b' ';
         }
         // A tab and a space are both one byte of ASCII: the text is still UTF-8.
@@ -187,8 +257,8 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
     for item in Parser::new_from_str(&spaced) {
         let (event, span) = match item {
             Ok(next) => next,
-            Err(e) => {
-                problem = long_key(
+            Err(e) if look == Look::LongKeys => {
+                problem = long_key_at(
                     &spaced,
                     e.info(),
                     e.marker(),
@@ -198,13 +268,14 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
                 );
                 break;
             }
+            Err(_) => break,
         };
         let (tag, text) = match &event {
             Event::Scalar(value, _, _, tag) => (tag.as_ref(), Some(value.as_ref())),
             Event::SequenceStart(_, tag) | Event::MappingStart(_, tag) => (tag.as_ref(), None),
             _ => (None, None),
         };
-        if let Some(tag) = tag {
+        if let Some(tag) = tag.filter(|_| look == Look::Tags) {
             let at = Location::new(clamp(span.start.line()), clamp(span.start.col() + 1));
             problem = Some(
                 ScenarioError::new(
@@ -223,7 +294,7 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
         match event {
             Event::Scalar(value, ..) => {
                 // A tab the scan made a space inside a value's text is the value's own.
-                if let Some(range) = span.byte_range() {
+                if let Some(range) = span.byte_range().filter(|_| !tabs.is_empty()) {
                     let first = tabs.partition_point(|&t| t < range.start);
                     for (i, &t) in tabs.iter().enumerate().skip(first) {
                         if t >= range.end {
@@ -233,7 +304,9 @@ fn scan<'a>(src: &'a str, file: &str) -> (Cow<'a, str>, Option<ScenarioError>) {
                     }
                 }
                 // Only a scalar too long to be a key can be a key the parser read as a value.
-                if span.end.index() - span.start.index() > IMPLICIT_KEY_CHARS {
+                if look == Look::LongKeys
+                    && span.end.index() - span.start.index() > IMPLICIT_KEY_CHARS
+                {
                     last_scalar = Some((span, path.snapshot()));
                 }
                 path.filled(&value);
@@ -273,7 +346,7 @@ fn written(tag: &Tag) -> String {
 /// value, and then refuse the `:` after it ("mapping values are not allowed"), or refuse to
 /// go on without one ("simple key expect ':'"). The key starts where the line's content does
 /// (after its indentation and any `- `), and the error lies more than 1024 characters on.
-fn long_key(
+fn long_key_at(
     src: &str,
     info: &str,
     at: &saphyr_parser_bw::Marker,
@@ -508,20 +581,22 @@ mod tests {
     #[test]
     fn a_long_key_is_named() {
         let key = "k".repeat(1100);
-        for src in [
-            format!("a:\n  {key}: 1\n"),
-            format!("a: 1\n{key}: 1\n"),
-            format!("a:\n  - \"{key}\": 1\n"),
+        let long = |src: &str| long_key(src, "x.yaml").map(|e| e.to_string());
+        for (src, at) in [
+            (format!("a:\n  {key}: 1\n"), "x.yaml:2:3 a:"),
+            (format!("a: 1\n{key}: 1\n"), "x.yaml:2:1:"),
+            (format!("a:\n  - \"{key}\": 1\n"), "x.yaml:2:5 a[0]:"),
         ] {
-            let text = problem(&src).unwrap_or_default();
+            let text = long(&src).unwrap_or_default();
+            assert!(text.starts_with(at), "{text}");
             assert!(
                 text.contains("longer than YAML's limit of 1024 characters"),
                 "{text}"
             );
         }
         // Long values, and long keys where YAML allows them, are not long keys.
-        assert_eq!(problem(&format!("a: {{{key}: 1}}\n")), None);
-        assert_eq!(problem(&format!("a:\n  ? {key}\n  : 1\n")), None);
-        assert_eq!(problem(&format!("a: {key} b: c\n")), None);
+        assert_eq!(long(&format!("a: {{{key}: 1}}\n")), None);
+        assert_eq!(long(&format!("a:\n  ? {key}\n  : 1\n")), None);
+        assert_eq!(long(&format!("a: {key} b: c\n")), None);
     }
 }

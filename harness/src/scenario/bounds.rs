@@ -45,6 +45,12 @@ pub const MAX_ENDPOINTS: usize = 1_000;
 /// The characters of an endpoint name (it is the host of the endpoint's URL).
 pub const MAX_ENDPOINT_NAME_CHARS: usize = 255;
 
+/// Whether an endpoint `name` is longer than [`MAX_ENDPOINT_NAME_CHARS`], counted on bytes
+/// first (a character is at most 4 of them), so a name of megabytes is not walked.
+pub(crate) fn endpoint_name_too_long(name: &str) -> bool {
+    name.len() > MAX_ENDPOINT_NAME_CHARS && name.chars().count() > MAX_ENDPOINT_NAME_CHARS
+}
+
 /// `routes`: the routes of one endpoint, tried in order for every request.
 pub const MAX_ROUTES: usize = 100;
 

@@ -87,8 +87,8 @@ impl ScenarioError {
             file: file.into(),
             line: location.line,
             column: location.column,
-            path: path.into(),
-            message: message.into(),
+            path: clipped(path.into()),
+            message: clipped(message.into()),
             expected: None,
             suggestion: None,
         }
@@ -96,7 +96,7 @@ impl ScenarioError {
 
     /// The same error, saying what was expected.
     pub fn with_expected(mut self, expected: impl Into<String>) -> Self {
-        self.expected = Some(expected.into());
+        self.expected = Some(clipped(expected.into()));
         self
     }
 
@@ -110,6 +110,25 @@ impl ScenarioError {
     pub fn location(&self) -> Option<Location> {
         (self.line > 0).then_some(Location::new(self.line, self.column))
     }
+}
+
+/// The most bytes of a path, message or expectation an error keeps. What a file wrote is
+/// quoted whole up to this, then cut short with `…`: an endpoint name of megabytes would
+/// otherwise be copied into the path of every error about its steps (an 8 MB file asked for
+/// 8 GB of errors, and printed 400 MB).
+const MAX_ERROR_TEXT: usize = 4096;
+
+/// `text`, cut to [`MAX_ERROR_TEXT`] bytes on a character boundary, with `…` when cut.
+fn clipped(mut text: String) -> String {
+    if text.len() > MAX_ERROR_TEXT {
+        let mut end = MAX_ERROR_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 impl fmt::Display for ScenarioError {
@@ -327,6 +346,26 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "f.yaml:1:1 seed\\u{200b}: unknown key `seed\\u{200b}` (did you mean `seed`?)"
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut_short() {
+        let name = "é".repeat(5000);
+        let e = ScenarioError::new("f.yaml", None, format!("endpoints.{name}"), name.clone())
+            .with_expected(name.clone());
+        for text in [&e.path, &e.message, e.expected.as_ref().unwrap_or(&name)] {
+            assert!(
+                text.len() <= MAX_ERROR_TEXT + '…'.len_utf8(),
+                "{}",
+                text.len()
+            );
+            assert!(text.ends_with("é…"), "{}", &text[text.len() - 10..]);
+        }
+        let short = ScenarioError::new("f.yaml", None, "seed", "too large");
+        assert_eq!(
+            (short.path.as_str(), short.message.as_str()),
+            ("seed", "too large")
         );
     }
 

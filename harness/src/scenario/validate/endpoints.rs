@@ -3,7 +3,9 @@
 
 use super::Validator;
 use super::steps::script_view;
-use crate::scenario::bounds::{MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS};
+use crate::scenario::bounds::{
+    MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
+};
 use crate::scenario::duration::DurationOrNone;
 use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
 use crate::scenario::locations::{index, join};
@@ -21,10 +23,7 @@ impl Validator<'_> {
         );
         for (name, e) in &self.s.endpoints {
             let path = join("endpoints", name);
-            // Counted on bytes first: a character is at most 4 of them.
-            if name.len() > MAX_ENDPOINT_NAME_CHARS
-                && name.chars().count() > MAX_ENDPOINT_NAME_CHARS
-            {
+            if endpoint_name_too_long(name) {
                 let e = self
                     .s
                     .error_at_key(
@@ -39,6 +38,8 @@ impl Validator<'_> {
                          the endpoint's URL)"
                     ));
                 self.errors.push(e);
+                // Its other errors would all carry the name in their paths: the name first.
+                continue;
             }
             let valid_name = name
                 .chars()
@@ -226,5 +227,37 @@ impl Validator<'_> {
                 "`operation.idempotency_key: { header: ... }`",
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+
+    /// An endpoint name of a megabyte was copied into the path of every error about its
+    /// steps, and into every path `unsupported` built: with 1,000 steps, gigabytes. The name
+    /// is now its one error, cut short.
+    #[test]
+    fn a_long_endpoint_name_is_its_only_error() {
+        let name = "n".repeat(1024 * 1024);
+        let steps = "      - { status: 503, times: 0, trickle: 1s }\n".repeat(1000);
+        let src = format!(
+            "version: 1\nname: x\nendpoints:\n  ? {name}\n  :\n    script:\n{steps}  api: {{}}\n\
+             operation: {{ endpoint: api }}\n"
+        );
+        let errors = Scenario::from_yaml_str(&src, "x.yaml")
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(errors.len(), 1);
+        let text = errors.to_string();
+        assert!(text.len() < 4500, "{} bytes", text.len());
+        assert!(
+            text.ends_with(
+                "…: an endpoint name of 1048576 characters, over the limit of the format, \
+                 expected at most 255 characters (the name is the host of the endpoint's URL)"
+            ),
+            "{}",
+            &text[text.len() - 200..]
+        );
     }
 }

@@ -38,6 +38,14 @@ impl Debug for Formatted {
 }
 type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
 
+/// What a name in the registry stands for.
+#[derive(Clone)]
+enum Registered {
+    Client(ClientFn),
+    /// A client this build cannot run (its crate is behind a feature that is off), and why.
+    Unavailable(String),
+}
+
 /// Clients written in Rust that scenarios name with `client: { custom: <name> }`.
 ///
 /// ```
@@ -51,7 +59,7 @@ type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
 /// ```
 #[derive(Clone, Default)]
 pub struct Clients {
-    by_name: BTreeMap<String, ClientFn>,
+    by_name: BTreeMap<String, Registered>,
 }
 
 impl std::fmt::Debug for Clients {
@@ -119,11 +127,48 @@ impl Clients {
                 }
             })
         });
-        self.by_name.insert(name.to_owned(), boxed);
+        self.by_name
+            .insert(name.to_owned(), Registered::Client(boxed));
         self
     }
 
-    /// The registered names, sorted.
+    /// Registers `name` as a client this build cannot run, and why: typically a client whose
+    /// crate is behind a cargo feature that is off. The suite lists the scenarios naming it
+    /// as ignored and prints `reason` once, instead of failing them (the client is not
+    /// broken) or passing them (nothing was judged). `--include-ignored` runs them, and they
+    /// fail with `reason`.
+    ///
+    /// ```
+    /// use retrylab::suite::Clients;
+    /// # use retrylab::Scenario;
+    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
+    ///             expect: { outcome: success, attempts: 1 }\n";
+    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    /// let clients = Clients::new().unavailable("orders", "needs feature `orders`");
+    ///
+    /// let error = clients.run(&scenario, 0).unwrap_err();
+    ///
+    /// assert!(error.to_string().contains("needs feature `orders`"), "{error}");
+    /// assert_eq!(clients.unavailable_reason("orders"), Some("needs feature `orders`"));
+    /// ```
+    pub fn unavailable(mut self, name: &str, reason: impl Into<String>) -> Clients {
+        self.by_name
+            .insert(name.to_owned(), Registered::Unavailable(reason.into()));
+        self
+    }
+
+    /// Why `name` cannot run in this build, when it was registered with
+    /// [`unavailable`](Self::unavailable).
+    pub fn unavailable_reason(&self, name: &str) -> Option<&str> {
+        match self.by_name.get(name)? {
+            Registered::Unavailable(reason) => Some(reason),
+            Registered::Client(_) => None,
+        }
+    }
+
+    /// The registered names, sorted (those registered as [`unavailable`](Self::unavailable)
+    /// too).
     pub fn names(&self) -> Vec<&str> {
         self.by_name.keys().map(String::as_str).collect()
     }
@@ -149,19 +194,28 @@ impl Clients {
     pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
         match &scenario.client {
             ClientSpec::Custom(name) => {
-                let client = self.by_name.get(name).cloned().ok_or_else(|| {
-                    Box::new(scenario.error_at(
-                        "client.custom",
-                        format!(
-                            "no client named `{name}` is registered (registered: {})",
-                            if self.by_name.is_empty() {
-                                "none".to_owned()
-                            } else {
-                                self.names().join(", ")
-                            }
-                        ),
-                    ))
-                })?;
+                let client = match self.by_name.get(name) {
+                    Some(Registered::Client(client)) => client.clone(),
+                    Some(Registered::Unavailable(reason)) => {
+                        return Err(Box::new(scenario.error_at(
+                            "client.custom",
+                            format!("the client `{name}` cannot run in this build: {reason}"),
+                        )));
+                    }
+                    None => {
+                        return Err(Box::new(scenario.error_at(
+                            "client.custom",
+                            format!(
+                                "no client named `{name}` is registered (registered: {})",
+                                if self.by_name.is_empty() {
+                                    "none".to_owned()
+                                } else {
+                                    self.names().join(", ")
+                                }
+                            ),
+                        )));
+                    }
+                };
                 Ok(scenario.run_with_seed(seed, move |env| client(env)))
             }
             _ => Ok(scenario.run_builtin_with_seed(seed)),
@@ -392,6 +446,8 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
         })
         .unwrap_or_else(|| "scenarios".to_owned());
     let mut trials = Vec::new();
+    // Scenarios of each unavailable client, to say once why they are ignored.
+    let mut ignored: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in files {
         let scenario = match Scenario::load_as(&file.path, &file.display) {
             Ok(scenario) => Arc::new(scenario),
@@ -418,15 +474,36 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
             let clients = clients.clone();
             let repro =
                 format!("RETRYLAB_SEED={seed} cargo test --test {target} -- --exact {name}");
-            let kind = match &scenario.client {
-                ClientSpec::Custom(client) => format!("custom:{client}"),
-                other => other.name().to_owned(),
+            let (kind, unavailable) = match &scenario.client {
+                ClientSpec::Custom(client) => (
+                    format!("custom:{client}"),
+                    clients.unavailable_reason(client).is_some(),
+                ),
+                other => (other.name().to_owned(), false),
             };
+            if unavailable {
+                if let ClientSpec::Custom(client) = &scenario.client {
+                    ignored
+                        .entry(client.clone())
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
             trials.push(
                 Trial::test(name, move || run_one(&scenario, seed, &clients, &repro))
-                    .with_kind(kind),
+                    .with_kind(kind)
+                    .with_ignored_flag(unavailable),
             );
         }
+    }
+    for (client, names) in &ignored {
+        let reason = clients.unavailable_reason(client).unwrap_or_default();
+        eprintln!(
+            "note: {} scenario test(s) ignored, their client `{client}` cannot run in this \
+             build: {reason} ({})",
+            names.len(),
+            names.join(", ")
+        );
     }
     trials
 }
@@ -524,5 +601,29 @@ mod tests {
             "huge.yaml:5:8 seeds: a range of 18446744073709551616 seeds, over the limit of the \
              format, expected at most 10000 seeds, each run as a test of its own"
         );
+    }
+
+    /// A scenario whose client is behind a feature that is off is listed as ignored: it
+    /// neither fails (the client is fine) nor passes (nothing was judged).
+    #[test]
+    fn a_scenario_of_an_unavailable_client_is_ignored() {
+        let folder = Folder(
+            std::env::temp_dir().join(format!("retrylab-suite-unavailable-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&folder.0).unwrap_or_else(|e| panic!("{e}"));
+        let head = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+        for (file, client) in [("off.yaml", "off"), ("on.yaml", "on")] {
+            let yaml = format!("{head}client: {{ custom: {client} }}\nexpect: {{ attempts: 1 }}\n");
+            std::fs::write(folder.0.join(file), yaml).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let clients = Clients::new()
+            .register("on", |_env| async { Ok::<_, ()>(()) })
+            .unavailable("off", "needs feature `off`");
+        let trials = trials(&folder.0, clients);
+        let ignored: Vec<(&str, bool)> = trials
+            .iter()
+            .map(|t| (t.name(), t.has_ignored_flag()))
+            .collect();
+        assert_eq!(ignored, [("off", true), ("on", false)]);
     }
 }

@@ -472,3 +472,37 @@ fn run_with_seeds_refuses_a_huge_range_before_listing_it() {
         "{why}"
     );
 }
+
+/// `retrylab check scenarios | head -1`: the reader goes away after one line. `println!`
+/// panicked on the broken pipe (exit 101 and a panic message); the check now finishes and
+/// its exit code still says whether the files loaded.
+#[test]
+fn check_survives_a_reader_that_goes_away() {
+    let files: Vec<(String, String)> = (0..200)
+        .map(|i| {
+            let yaml = format!(
+                "version: 1\nname: f{i}\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api }}\n\
+                 expect: {{ requests_received: 0 }}\n"
+            );
+            (format!("f{i:03}.yaml"), yaml)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let folder = Folder::with("broken-pipe", &borrowed);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("check")
+        .arg(&folder.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("retrylab runs");
+    // Closing the read end at once: every write after it fails with EPIPE.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("retrylab ends");
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}

@@ -143,24 +143,29 @@ fn check(paths: &[PathBuf]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Written with `writeln!`, whose error is ignored: `println!` panics when the reader
+    // has gone (`retrylab check scenarios | head`), and the exit code still tells.
+    let mut out = std::io::stdout().lock();
     let mut failed = 0;
     for file in &files {
         // Loading runs the validation a run does, "not supported yet" included.
         match load(file).map(|s| s.warnings()) {
             Ok(warnings) => {
-                println!("ok    {}", file.display);
+                let _ = writeln!(out, "ok    {}", file.display);
                 for warning in warnings {
-                    println!("warning: {warning}");
+                    let _ = writeln!(out, "warning: {warning}");
                 }
             }
             Err(error) => {
                 failed += 1;
-                println!("error {}", file.display);
+                let _ = writeln!(out, "error {}", file.display);
+                // The error follows its file's line on a terminal, where both streams meet.
+                let _ = out.flush();
                 eprintln!("{error}");
             }
         }
     }
-    println!("{} files, {} with errors", files.len(), failed);
+    let _ = writeln!(out, "{} files, {} with errors", files.len(), failed);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -279,6 +279,12 @@ fn convert(
     }) {
         return long;
     }
+    if let Some(lookalike) = e
+        .location()
+        .and_then(|at| syntax::colon_lookalike(src, usize::try_from(at.line()).ok()?, file))
+    {
+        return lookalike;
+    }
     let location = e.location().map(|l| {
         Location::new(
             u32::try_from(l.line()).unwrap_or(u32::MAX),

@@ -439,9 +439,11 @@ impl<'de> Deserialize<'de> for RetryAfterSpec {
                     return Err(E::custom(seconds_out_of_range("", v < 0.0, "...")));
                 }
                 if v.fract() == 0.0 {
-                    return Err(E::custom(
-                        "Retry-After written with a decimal point, expected whole seconds such as `2`",
-                    ));
+                    // `2.0` and `1e3` both arrive here as whole floats.
+                    return Err(E::custom(format!(
+                        "Retry-After written with a decimal point or an exponent, expected \
+                         whole seconds such as `{v:.0}`"
+                    )));
                 }
                 Err(E::custom(format!(
                     "fractional Retry-After `{v}`, expected whole seconds (send fractions with `{{ raw: \"{v}\" }}`)"

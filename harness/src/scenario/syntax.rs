@@ -74,6 +74,51 @@ pub(crate) fn long_key(src: &str, file: &str) -> Option<ScenarioError> {
     scan(src, &[], file, Look::LongKeys).1
 }
 
+/// Characters that look like YAML's `:` but are not, as an input method or a word processor
+/// types them, and their names.
+const COLON_LOOKALIKES: [(char, &str); 4] = [
+    ('\u{ff1a}', "a fullwidth colon"),
+    ('\u{fe55}', "a small colon"),
+    ('\u{a789}', "a modifier letter colon"),
+    ('\u{2236}', "the ratio sign"),
+];
+
+/// The error for a key written with a character that looks like `:` (`name： x`), when the
+/// parse of `src` failed on line `failed_line` (from 1). The parser reads such a line as text
+/// and fails on it or on the next line, about something else. A lookalike in a value, a
+/// comment or a quoted string is fine, so only a failed parse looks, only on those two lines,
+/// and only where no `: `, `#` or quote came first on the line.
+pub(crate) fn colon_lookalike(src: &str, failed_line: usize, file: &str) -> Option<ScenarioError> {
+    let mut offset = 0;
+    for (index, line) in src.split('\n').enumerate().take(failed_line) {
+        let start = offset;
+        offset += line.len() + 1;
+        if index + 2 < failed_line {
+            continue;
+        }
+        let plain = line.find(['#', '"', '\'']).map_or(line, |cut| &line[..cut]);
+        let plain = plain.find(": ").map_or(plain, |cut| &plain[..cut]);
+        for (at, c) in plain.char_indices() {
+            let Some((_, name)) = COLON_LOOKALIKES.iter().find(|(l, _)| *l == c) else {
+                continue;
+            };
+            return Some(
+                ScenarioError::new(
+                    file,
+                    Some(location_of(src, start + at)),
+                    "",
+                    format!(
+                        "`{c}` (U+{:04X}, {name}) is not YAML's `:`, so this line holds no key",
+                        c as u32
+                    ),
+                )
+                .with_expected("`:` (U+003A) between a key and its value"),
+            );
+        }
+    }
+    None
+}
+
 /// What one pass over the bytes of a file finds, for the checks that follow.
 #[derive(Default)]
 struct Survey {
@@ -127,6 +172,18 @@ fn forbidden_character(src: &str, at: usize, file: &str) -> Option<ScenarioError
         .chars()
         .next()
         .filter(|&c| !is_printable(c))?;
+    if c == '\0' && looks_like_utf16(src.as_bytes()) {
+        return Some(
+            ScenarioError::new(
+                file,
+                Some(location_of(src, at)),
+                "",
+                "the file looks like UTF-16 without a byte-order mark (a NUL byte beside \
+                 every character of its first line)",
+            )
+            .with_expected("UTF-8 text (save the file as UTF-8)"),
+        );
+    }
     let what = match c {
         '\0' => "a NUL byte (U+0000)".to_owned(),
         c => format!("the control character U+{:04X}", c as u32),
@@ -147,6 +204,25 @@ fn forbidden_character(src: &str, at: usize, file: &str) -> Option<ScenarioError
             "printable characters (write it as `{escape}` inside a double-quoted value)"
         )),
     )
+}
+
+/// Whether `bytes` start as ASCII text in UTF-16 does: every other byte of the first line
+/// (or first 64 bytes) NUL, the ones between not. Text that merely holds a NUL has none of
+/// that regularity.
+fn looks_like_utf16(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    let head = head
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(head, |end| &head[..end]);
+    if head.len() < 4 {
+        return false;
+    }
+    [0, 1].iter().any(|&nul_at| {
+        head.iter()
+            .enumerate()
+            .all(|(i, &b)| (b == 0) == (i % 2 == nul_at))
+    })
 }
 
 /// YAML 1.2's `c-printable`.

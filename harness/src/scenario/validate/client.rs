@@ -191,7 +191,20 @@ impl Validator<'_> {
     }
 
     fn multiplier(&mut self, path: &str, m: f64) {
-        if !(m.is_finite() && m >= 1.0) {
+        if m.is_nan() {
+            self.err_expected(
+                path,
+                "a multiplier that is not a number",
+                "a number of at least 1",
+            );
+        } else if m.is_infinite() {
+            // `1e400` reads as infinity: the file wrote a number, too large for one.
+            self.err_expected(
+                path,
+                "a multiplier too large to compute with (it reads as infinity)",
+                "a finite number of at least 1",
+            );
+        } else if m < 1.0 {
             self.err_expected(
                 path,
                 format!("multiplier {m} would not grow the delay"),

@@ -4,7 +4,8 @@
 //! [`clients`] holds one module per retry crate, each wrapping a call on `env.http_client()`;
 //! [`clients::registry`] names them for `client: { custom: <name> }` in
 //! `scenarios/clients/`; [`repeat`] makes a scenario's calls repeat each other, for
-//! comparing their delays.
+//! comparing their delays; [`pinned`] reads a report for the tests that pin verdicts.
 
 pub mod clients;
+pub mod pinned;
 pub mod repeat;

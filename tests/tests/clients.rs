@@ -9,76 +9,18 @@
 
 use retrylab::scenario::StepSpec;
 use retrylab::trace::CallResult;
-use retrylab::{Judgement, Report, Scenario};
+use retrylab::{Judgement, Scenario};
 use retrylab_tests::clients::{backoff, backon, tokio_retry2, tower};
-
-/// A scenario of `scenarios/clients/`.
-macro_rules! clients_scenario {
-    ($file:literal) => {
-        Scenario::load(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../scenarios/clients/",
-            $file
-        ))
-        .unwrap_or_else(|e| panic!("{e}"))
-    };
-}
-
-/// The checks that failed as the scenario's `must_fail` expects (they count as passed).
-fn caught(report: &Report) -> Vec<&str> {
-    report
-        .verdicts()
-        .iter()
-        .filter(|v| v.passed() && v.message.starts_with("failed as must_fail expects"))
-        .map(|v| v.check.as_str())
-        .collect()
-}
-
-/// Every verdict, by check name: the checks a scenario ran.
-fn checks(report: &Report) -> Vec<&str> {
-    report.verdicts().iter().map(|v| v.check.as_str()).collect()
-}
-
-fn message<'a>(report: &'a Report, check: &str) -> &'a str {
-    report
-        .verdicts()
-        .iter()
-        .find(|v| v.check == check)
-        .map(|v| v.message.as_str())
-        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
-}
-
-/// When each attempt of the run started (ms), in order.
-fn starts(report: &Report) -> Vec<u64> {
-    report.trace().attempts.iter().map(|a| a.start_ms).collect()
-}
-
-/// The gap before each retry (ms): start of an attempt minus the end of the one before it,
-/// within each call.
-fn gaps(report: &Report) -> Vec<u64> {
-    let attempts = &report.trace().attempts;
-    attempts
-        .windows(2)
-        .filter(|w| w[0].call_id == w[1].call_id)
-        .map(|w| w[1].start_ms - w[0].end_ms.expect("the attempt ended"))
-        .collect()
-}
-
-/// The first call's outcome and end.
-fn call0(report: &Report) -> (&CallResult, Option<u64>) {
-    let call = &report.trace().calls[0];
-    (&call.result, call.end_ms)
-}
-
-fn failure(text: &str) -> CallResult {
-    CallResult::Failure(text.to_owned())
-}
+use retrylab_tests::pinned::{
+    call0, caught, checks, client_scenario, failure, gaps, gaps_per_call, jitter, jitter_scenario,
+    message, starts,
+};
 
 // ---- tower ------------------------------------------------------------------------------
 
 #[test]
 fn tower_backoff_jitters_sub_second_delays_but_not_whole_seconds() {
-    let scenario = clients_scenario!("tower-retry-backoff.yaml");
+    let scenario = client_scenario("tower-retry-backoff.yaml");
     let report = scenario.run(tower::retry_backoff);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["gaps"], "{}", report.summary());
@@ -99,7 +41,7 @@ fn tower_backoff_jitters_sub_second_delays_but_not_whole_seconds() {
 
 #[test]
 fn tower_budget_allows_one_retry_per_four_deposits() {
-    let report = clients_scenario!("tower-retry-budget.yaml").run(tower::retry_budget);
+    let report = client_scenario("tower-retry-budget.yaml").run(tower::retry_budget);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     // Calls 0-7 deposit; call 8 retries twice (100ms apart), call 9 not at all.
@@ -122,7 +64,7 @@ fn tower_budget_allows_one_retry_per_four_deposits() {
 
 #[test]
 fn tower_budget_forgets_deposits_after_its_ttl_in_virtual_time() {
-    let report = clients_scenario!("tower-retry-budget-ttl.yaml").run(tower::retry_budget);
+    let report = client_scenario("tower-retry-budget-ttl.yaml").run(tower::retry_budget);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     // Call 8's 503 arrives 1.5s later: the deposits have expired, no retry.
@@ -135,7 +77,7 @@ fn tower_budget_forgets_deposits_after_its_ttl_in_virtual_time() {
 
 #[test]
 fn backon_exponential_defaults_are_exact() {
-    let report = clients_scenario!("backon-exponential.yaml").run(backon::exponential);
+    let report = client_scenario("backon-exponential.yaml").run(backon::exponential);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(
@@ -154,7 +96,7 @@ fn backon_exponential_defaults_are_exact() {
 
 #[test]
 fn backon_seeded_jitter_stays_in_bounds_and_is_reproducible() {
-    let scenario = clients_scenario!("backon-exponential-jitter.yaml");
+    let scenario = client_scenario("backon-exponential-jitter.yaml");
     let report = scenario.run_with_seed(scenario.seed, backon::exponential_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(gaps(&report), [1511, 2454, 7454], "{}", report.summary());
@@ -163,31 +105,11 @@ fn backon_seeded_jitter_stays_in_bounds_and_is_reproducible() {
     assert_eq!(again.snapshot_text(), report.snapshot_text());
 }
 
-/// The gaps of each call of a run (ms), call by call.
-fn gaps_per_call(report: &Report) -> Vec<Vec<u64>> {
-    let attempts = &report.trace().attempts;
-    report
-        .trace()
-        .calls
-        .iter()
-        .map(|call| {
-            let of_call: Vec<_> = attempts
-                .iter()
-                .filter(|a| a.call_id == call.call_id)
-                .collect();
-            of_call
-                .windows(2)
-                .map(|w| w[1].start_ms - w[0].end_ms.expect("the attempt ended"))
-                .collect()
-        })
-        .collect()
-}
-
 /// A client whose backoff (and its generator) is made in each call draws jitter of its own
 /// in each call: seeded per call with `env.call_seed`, not once per run with `env.seed`.
 #[test]
 fn per_call_generators_jitter_each_call_differently() {
-    let mut backon = clients_scenario!("backon-exponential-jitter.yaml");
+    let mut backon = client_scenario("backon-exponential-jitter.yaml");
     backon.operation.calls = 3;
     let report = backon.run(backon::exponential_jitter);
     assert!(report.passed(), "{}", report.summary());
@@ -198,7 +120,7 @@ fn per_call_generators_jitter_each_call_differently() {
         "{per_call:?}"
     );
     // Two calls of 503s only: each call retries 5 times.
-    let mut tower = clients_scenario!("tower-retry-backoff.yaml");
+    let mut tower = client_scenario("tower-retry-backoff.yaml");
     tower.operation.calls = 2;
     tower.endpoints.get_mut("api").expect("endpoint api").script =
         Some(vec![StepSpec::status(503)]);
@@ -211,7 +133,7 @@ fn per_call_generators_jitter_each_call_differently() {
 
 #[test]
 fn backon_fibonacci_passes_its_max_delay() {
-    let report = clients_scenario!("backon-fibonacci.yaml").run(backon::fibonacci);
+    let report = client_scenario("backon-fibonacci.yaml").run(backon::fibonacci);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["gaps", "conforms_to"]);
     assert_eq!(gaps(&report), [100, 100, 200, 300, 500, 500]);
@@ -226,7 +148,7 @@ fn backon_fibonacci_passes_its_max_delay() {
 
 #[test]
 fn backon_adjust_sleeps_retry_after_even_past_max_times() {
-    let report = clients_scenario!("backon-retry-after-adjust.yaml").run(backon::retry_after);
+    let report = client_scenario("backon-retry-after-adjust.yaml").run(backon::retry_after);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(
@@ -241,7 +163,7 @@ fn backon_adjust_sleeps_retry_after_even_past_max_times() {
 
 #[test]
 fn tokio_retry2_exponential_matches_its_doc_example() {
-    let report = clients_scenario!("tokio-retry2-exponential.yaml").run(tokio_retry2::exponential);
+    let report = client_scenario("tokio-retry2-exponential.yaml").run(tokio_retry2::exponential);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(gaps(&report), [10, 100, 100]);
@@ -256,7 +178,7 @@ fn tokio_retry2_exponential_matches_its_doc_example() {
 
 #[test]
 fn tokio_retry2_jitter_stays_in_bounds_but_is_not_reproducible() {
-    let scenario = clients_scenario!("tokio-retry2-jitter.yaml");
+    let scenario = client_scenario("tokio-retry2-jitter.yaml");
     let mut traces = Vec::new();
     for _ in 0..3 {
         let report = scenario.run(tokio_retry2::jitter);
@@ -273,7 +195,7 @@ fn tokio_retry2_jitter_stays_in_bounds_but_is_not_reproducible() {
 
 #[test]
 fn tokio_retry2_retry_after_does_not_delay_the_retry() {
-    let report = clients_scenario!("tokio-retry2-retry-after.yaml").run(tokio_retry2::retry_after);
+    let report = client_scenario("tokio-retry2-retry-after.yaml").run(tokio_retry2::retry_after);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["gaps", "retry_after"]);
     assert!(message(&report, "retry_after").contains(
@@ -284,8 +206,7 @@ fn tokio_retry2_retry_after_does_not_delay_the_retry() {
 
 #[test]
 fn tokio_retry2_max_duration_never_expires_in_virtual_time() {
-    let report =
-        clients_scenario!("tokio-retry2-max-duration.yaml").run(tokio_retry2::max_duration);
+    let report = client_scenario("tokio-retry2-max-duration.yaml").run(tokio_retry2::max_duration);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["attempts", "total_time"]);
     assert!(message(&report, "attempts").contains("call 0 made 21 attempts, expected 7"));
@@ -297,7 +218,7 @@ fn tokio_retry2_max_duration_never_expires_in_virtual_time() {
 
 #[test]
 fn backoff_max_elapsed_time_expires_on_the_virtual_clock() {
-    let report = clients_scenario!("backoff-max-elapsed-time.yaml").run(backoff::virtual_clock);
+    let report = client_scenario("backoff-max-elapsed-time.yaml").run(backoff::virtual_clock);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(starts(&report), [0, 2000, 5000, 10_000]);
@@ -313,7 +234,7 @@ fn backoff_max_elapsed_time_expires_on_the_virtual_clock() {
 #[test]
 fn backoff_max_elapsed_time_on_the_system_clock_does_not_expire() {
     let report =
-        clients_scenario!("backoff-max-elapsed-time-system-clock.yaml").run(backoff::system_clock);
+        client_scenario("backoff-max-elapsed-time-system-clock.yaml").run(backoff::system_clock);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(
         caught(&report),
@@ -330,26 +251,6 @@ fn backoff_max_elapsed_time_on_the_system_clock_does_not_expire() {
 }
 
 // ---- jitter: present --------------------------------------------------------------------
-
-/// `file` of `scenarios/clients/` with `calls` calls that each meet the script from its
-/// start, expecting `jitter: present` only.
-fn jitter_scenario(file: &str, calls: u32) -> Scenario {
-    let path = format!("{}/../scenarios/clients/{file}", env!("CARGO_MANIFEST_DIR"));
-    let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut scenario = retrylab_tests::repeat::from_the_start(scenario, calls);
-    scenario.expect = retrylab::prelude::expect().jitter_present();
-    scenario.must_fail.clear();
-    scenario
-}
-
-fn jitter(report: &Report) -> (Judgement, &str) {
-    let v = report
-        .verdicts()
-        .iter()
-        .find(|v| v.check == "jitter")
-        .unwrap_or_else(|| panic!("no jitter verdict:\n{}", report.summary()));
-    (v.judgement, v.message.as_str())
-}
 
 #[test]
 fn the_clients_that_jitter_are_not_flagged() {

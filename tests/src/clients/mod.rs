@@ -20,18 +20,39 @@
 //! | `tokio_retry2_max_duration` | tokio-retry2 | `FixedInterval` `.max_duration(5s)` |
 //! | `backoff_virtual_clock` | backoff | `ExponentialBackoff<VirtualStdClock>`, `max_elapsed_time` 10s |
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
+//! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
+//! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
+//! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
+//! | `reqwest_retry_limit_retries` | reqwest-retry | `build_with_total_retry_duration_and_limit_retries(24h)` |
+//!
+//! The reqwest-retry clients need feature `reqwest` (reqwest 0.13); without it they are
+//! registered as unavailable, and the suite lists their scenarios as ignored.
+//! [`reqwest_retry_0_8`] (feature `reqwest-0-12`) holds the same clients on reqwest 0.12,
+//! which `tests/reqwest.rs` runs against the same files.
 
 use retrylab::suite::Clients;
 
 pub mod backoff;
 pub mod backon;
+#[cfg(feature = "reqwest")]
+pub mod reqwest_retry;
+#[cfg(feature = "reqwest-0-12")]
+pub mod reqwest_retry_0_8;
 pub mod tokio_retry2;
 pub mod tower;
+
+/// The reqwest-retry clients, by the names `scenarios/clients/reqwest-retry-*.yaml` give.
+const REQWEST_RETRY: [&str; 4] = [
+    "reqwest_retry_exponential",
+    "reqwest_retry_doc_example",
+    "reqwest_retry_total_duration",
+    "reqwest_retry_limit_retries",
+];
 
 /// Every client of this module, by the name `scenarios/clients/` files give in
 /// `client: { custom: <name> }`.
 pub fn registry() -> Clients {
-    Clients::new()
+    with_reqwest_retry(Clients::new())
         .register("tower_retry_backoff", tower::retry_backoff)
         .register("tower_retry_budget", tower::retry_budget)
         .register("backon_exponential", backon::exponential)
@@ -44,4 +65,27 @@ pub fn registry() -> Clients {
         .register("tokio_retry2_max_duration", tokio_retry2::max_duration)
         .register("backoff_virtual_clock", backoff::virtual_clock)
         .register("backoff_system_clock", backoff::system_clock)
+}
+
+/// `clients` with the reqwest-retry clients (feature `reqwest`).
+#[cfg(feature = "reqwest")]
+fn with_reqwest_retry(clients: Clients) -> Clients {
+    let [exponential, doc_example, total_duration, limit_retries] = REQWEST_RETRY;
+    clients
+        .register(exponential, reqwest_retry::exponential)
+        .register(doc_example, reqwest_retry::doc_example)
+        .register(total_duration, reqwest_retry::total_duration)
+        .register(limit_retries, reqwest_retry::limit_retries)
+}
+
+/// `clients` with the reqwest-retry clients named, as unavailable in this build.
+#[cfg(not(feature = "reqwest"))]
+fn with_reqwest_retry(clients: Clients) -> Clients {
+    REQWEST_RETRY.iter().fold(clients, |clients, name| {
+        clients.unavailable(
+            name,
+            "reqwest-retry runs with feature `reqwest` of retrylab-tests \
+             (cargo test -p retrylab-tests --features reqwest)",
+        )
+    })
 }

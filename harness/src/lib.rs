@@ -303,6 +303,9 @@
 //! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
 //! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
 //!   the `backoff` crate is unmaintained.
+//! - `reqwest`: `adapters::reqwest`, reqwest 0.13 (reqwest-middleware 0.5) on the harness's
+//!   network, with `env.reqwest_client(..)`; `reqwest-0-12`: the same for reqwest 0.12
+//!   (reqwest-middleware 0.4), `adapters::reqwest_0_12`. Without TLS.
 //!
 //! # Stability
 //!

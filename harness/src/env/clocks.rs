@@ -13,6 +13,8 @@
 //! | `tokio-retry2` delays | `tokio::time::sleep_until` | follows virtual time |
 //! | `tokio-retry2` `max_duration` / `max_interval` | `std::time::Instant` | never expires: no clock can be injected |
 //! | `backoff` `ExponentialBackoff::max_elapsed_time` | its `Clock` (default `SystemClock`) | follows virtual time with [`VirtualStdClock`] (feature `backoff`) |
+//! | `reqwest-retry` delays | `tokio::time::sleep`, of a delay taken through `SystemTime::now()` and back | follows virtual time (tokio's millisecond timer rounds the round trip's microseconds back up) |
+//! | `reqwest-retry` total retry duration (`build_with_total_retry_duration*`) | `SystemTime::now()` | never expires: no clock can be injected |
 //! | `failsafe` circuit-breaker windows | `std::time::Instant` (a thread-local mock only in its tests) | never expires |
 //! | HTTP-date parsing against `SystemTime::now()` | the real date | compares with the wrong day: use [`Env::now_system`](crate::Env::now_system) |
 

@@ -23,6 +23,11 @@
 //!   two readings would sleep a millisecond short, and a delay under the real time between
 //!   them comes out as zero.
 //!
+//! It keeps a failed response, unread, through its sleep and drops it when it retries: a
+//! response with a body ends its attempt when the next one starts, so gaps measured from the
+//! end of an attempt come out as 0 (`tests/tests/reqwest.rs`). The scenario files answer
+//! with empty bodies, which end their attempts with the head.
+//!
 //! Retry-After is never read: `RetryPolicy::should_retry(start_time, n_past_retries)` sees no
 //! response (`scenarios/clients/reqwest-retry-retry-after.yaml`).
 
@@ -39,6 +44,9 @@ fn client(
         .map_err(|error| error.to_string())
 }
 
+// Loaded once per reqwest-retry version on purpose: one source, compiled against each
+// version's crates (see the file's header).
+#[allow(clippy::duplicate_mod)]
 #[path = "reqwest_retry/configurations.rs"]
 mod configurations;
 

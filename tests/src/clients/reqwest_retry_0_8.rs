@@ -20,6 +20,9 @@ fn client(
         .map_err(|error| error.to_string())
 }
 
+// Loaded once per reqwest-retry version on purpose: one source, compiled against each
+// version's crates (see the file's header).
+#[allow(clippy::duplicate_mod)]
 #[path = "reqwest_retry/configurations.rs"]
 mod configurations;
 

@@ -104,6 +104,9 @@
 use ::reqwest as reqwest_crate;
 use ::reqwest_middleware as middleware_crate;
 
+// Loaded once per reqwest version on purpose: one source, compiled against each version's
+// crates (see the file's header).
+#[allow(clippy::duplicate_mod)]
 mod transport;
 
 pub use transport::{EnvTransport, TransportError};

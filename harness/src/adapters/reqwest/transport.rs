@@ -35,9 +35,10 @@ use crate::env::{AttemptBody, HttpClient, HttpError};
 /// What it sends: the request's method, URL, version, headers and body. A body must be held
 /// in memory (made from `Bytes`, a `String`, a `Vec<u8>`, `&'static str`...), as reqwest-retry
 /// requires too: a streaming body (`reqwest::Body::wrap`, `wrap_stream`) fails the request
-/// with [`TransportError::StreamingBody`]. A request `timeout` bounds the attempt from its
-/// start to the last byte of its body, as reqwest's does; so do reqwest's client defaults
-/// nothing, since the inner client never sends. Every failure reaches the stack as
+/// with [`TransportError::StreamingBody`]. A request's `timeout` (`RequestBuilder::timeout`)
+/// bounds the attempt from its start to the last byte of its body, as reqwest's does; the
+/// inner client's settings (a client-wide timeout, default headers) play no part, since it
+/// never sends. Every failure reaches the stack as
 /// `reqwest_middleware::Error::Middleware`, never `Error::Reqwest` (reqwest gives no way to
 /// make a `reqwest::Error`): reqwest-retry classifies such an error as fatal, so the
 /// transport faults of a scenario (resets, refused or black-holed connects, hangs, cut
@@ -204,8 +205,8 @@ pub enum TransportError {
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt's body under its request's timeout: at the deadline, the attempt is dropped
-    /// (its end recorded there) and reading fails, as reqwest's `TotalTimeoutBody` does.
+    /// An attempt's body under its request's timeout: a read at or past the deadline fails,
+    /// as reqwest's `TotalTimeoutBody` does, and drops the attempt (its end recorded then).
     struct DeadlineBody {
         inner: Option<AttemptBody>,
         deadline: Pin<Box<Sleep>>,

@@ -28,6 +28,9 @@
 use ::reqwest_0_12 as reqwest_crate;
 use ::reqwest_middleware_0_4 as middleware_crate;
 
+// Loaded once per reqwest version on purpose: one source, compiled against each version's
+// crates (see the file's header).
+#[allow(clippy::duplicate_mod)]
 #[path = "transport.rs"]
 mod transport;
 

@@ -121,3 +121,32 @@ fn a_registered_client_and_a_closure_format_values_alike() {
     assert_eq!(registered.snapshot_text(), direct.snapshot_text());
     assert!(direct.snapshot_text().contains("call 0: Ok(200)"));
 }
+
+/// A verdict quotes what a client sent: idempotency keys `k x` and `k<tab>x` read the same in
+/// a terminal, and the summary showed them alike for keys that differ.
+#[test]
+fn a_verdict_shows_the_invisible_characters_it_quotes() {
+    let yaml = "version: 1\nname: keys that look alike\n\
+                endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+                operation: { endpoint: api, method: POST, idempotency_key: { header: Idempotency-Key } }\n\
+                expect: { same_idempotency_key: true }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "alike.yaml").unwrap();
+    let report = scenario.run(|env| async move {
+        let client = env.http_client();
+        for key in ["k x", "k\tx"] {
+            let mut request = env.operation().request();
+            request
+                .headers_mut()
+                .insert("idempotency-key", http::HeaderValue::from_static(key));
+            let response = client.request(request).await.map_err(|e| e.to_string())?;
+            drop(response);
+        }
+        Ok::<_, String>(())
+    });
+    let summary = report.summary();
+    assert!(!report.passed(), "{summary}");
+    assert!(
+        summary.contains("Idempotency-Key per request was [k x, k\\tx]"),
+        "{summary}"
+    );
+}

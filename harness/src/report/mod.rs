@@ -458,7 +458,9 @@ impl Report {
                 "  {:<4} {}: {}",
                 verdict.judgement.mark(),
                 verdict.check,
-                verdict.message
+                // A message quotes what clients and endpoints sent (header values, call
+                // results): a tab or an invisible character in one must show.
+                crate::scenario::visible(&verdict.message)
             );
         }
         for warning in &self.warnings {

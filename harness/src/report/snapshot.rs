@@ -99,7 +99,12 @@ pub(crate) fn render(report: &Report) -> String {
     out.push_str("verdicts:\n");
     for verdict in report.verdicts() {
         let mark = verdict.judgement.mark();
-        let _ = writeln!(out, "  {mark} {}: {}", verdict.check, verdict.message);
+        let _ = writeln!(
+            out,
+            "  {mark} {}: {}",
+            verdict.check,
+            crate::scenario::visible(&verdict.message)
+        );
     }
     if !report.warnings.is_empty() {
         out.push_str("warnings:\n");

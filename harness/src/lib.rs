@@ -320,6 +320,7 @@
 //! - [Retry behaviours](https://github.com/retrylab/retrylab/blob/main/docs/retry-behaviours.md):
 //!   the real-world retry behaviours the built-in policies model.
 
+pub mod adapters;
 mod backend;
 mod check;
 pub mod client;

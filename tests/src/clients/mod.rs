@@ -20,9 +20,14 @@
 //! | `tokio_retry2_max_duration` | tokio-retry2 | `FixedInterval` `.max_duration(5s)` |
 //! | `backoff_virtual_clock` | backoff | `ExponentialBackoff<VirtualStdClock>`, `max_elapsed_time` 10s |
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
+//! | `aws_sdk_sqs` | aws-sdk-sqs | `RetryConfig::standard()` (feature `aws`) |
+//! | `aws_sdk_sqs_no_jitter` | aws-sdk-sqs | the same, jitter factor fixed at 1 (feature `aws`) |
+//! | `aws_sdk_sqs_100_attempts` | aws-sdk-sqs | no jitter, 100 attempts per call (feature `aws`) |
 
 use retrylab::suite::Clients;
 
+#[cfg(feature = "aws")]
+pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
 pub mod tokio_retry2;
@@ -31,7 +36,7 @@ pub mod tower;
 /// Every client of this module, by the name `scenarios/clients/` files give in
 /// `client: { custom: <name> }`.
 pub fn registry() -> Clients {
-    Clients::new()
+    let clients = Clients::new()
         .register("tower_retry_backoff", tower::retry_backoff)
         .register("tower_retry_budget", tower::retry_budget)
         .register("backon_exponential", backon::exponential)
@@ -43,5 +48,36 @@ pub fn registry() -> Clients {
         .register("tokio_retry2_retry_after", tokio_retry2::retry_after)
         .register("tokio_retry2_max_duration", tokio_retry2::max_duration)
         .register("backoff_virtual_clock", backoff::virtual_clock)
-        .register("backoff_system_clock", backoff::system_clock)
+        .register("backoff_system_clock", backoff::system_clock);
+    aws(clients)
+}
+
+/// The AWS SDK for Rust clients (feature `aws`), under the names of [`AWS_CLIENTS`].
+#[cfg(feature = "aws")]
+fn aws(clients: Clients) -> Clients {
+    let [standard, no_jitter, hundred_attempts] = AWS_CLIENTS;
+    clients
+        .register(standard, aws_sdk::standard)
+        .register(no_jitter, aws_sdk::no_jitter)
+        .register(hundred_attempts, aws_sdk::hundred_attempts)
+}
+
+/// The names of the AWS SDK for Rust clients, for the build without feature `aws`.
+pub const AWS_CLIENTS: [&str; 3] = [
+    "aws_sdk_sqs",
+    "aws_sdk_sqs_no_jitter",
+    "aws_sdk_sqs_100_attempts",
+];
+
+/// Without feature `aws` the AWS SDK clients cannot run: their scenarios are listed as
+/// ignored, with how to run them.
+#[cfg(not(feature = "aws"))]
+fn aws(clients: Clients) -> Clients {
+    AWS_CLIENTS.iter().fold(clients, |clients, name| {
+        clients.unavailable(
+            name,
+            "the AWS SDK for Rust clients need feature `aws` (rustc 1.94.1 or later): \
+             cargo test -p retrylab-tests --features aws --test scenarios",
+        )
+    })
 }

@@ -196,7 +196,10 @@ fn the_sdk_default_partition_carries_the_quota_from_run_to_run() {
     let first = scenario.run(hundred_attempts_on_the_default_partition);
     let second = scenario.run(hundred_attempts_on_the_default_partition);
     assert_eq!(first.trace().attempts.len(), 51, "{}", first.summary());
-    assert_eq!(second.trace().attempts.len(), 2, "{}", second.summary());
+    // The first run's client holds its last retry's 10 tokens until it is dropped, with
+    // its run's thread: the second run finds 0 or 10 tokens, and makes 1 or 2 attempts.
+    let second_attempts = second.trace().attempts.len();
+    assert!((1..=2).contains(&second_attempts), "{}", second.summary());
     assert!(!second.passed());
 }
 

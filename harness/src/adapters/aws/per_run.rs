@@ -7,7 +7,7 @@
 //! after the service and region, `sqs-us-east-1`) in a process-wide static
 //! (aws-smithy-runtime, `client/retries/strategy/standard.rs`, `TOKEN_BUCKET`), so a second
 //! run in the same process would start with the quota the first one left: after a run that
-//! emptied it, a call allowed 100 attempts makes 2 where the first run's made 51. A custom
+//! emptied it, a call allowed 100 attempts makes 1 or 2 where the first run's made 51. A custom
 //! partition (`RetryPartition::custom`) owns its bucket and rate limiter; each run gets one
 //! per client instance, shared by its calls.
 //!

@@ -264,3 +264,16 @@ fn a_black_holed_connect_is_given_up_after_3_1s_and_retried() {
     );
     assert_eq!(report.trace().calls[0].end_ms, Some(9204));
 }
+
+#[test]
+fn a_failed_calls_held_tokens_come_back_with_the_next_success() {
+    let report =
+        clients_scenario!("aws-sdk-sqs-held-tokens-refunded-caught.yaml").run(aws_sdk::no_jitter);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(caught(&report), ["conforms_to"], "{}", report.summary());
+    let mut expected = vec![3; 25];
+    expected.extend([1, 2]);
+    assert_eq!(attempts_per_call(&report), expected);
+    let judged = message(&report, "conforms_to");
+    assert!(judged.contains("call 26"), "{judged}");
+}

@@ -303,6 +303,9 @@
 //! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
 //! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
 //!   the `backoff` crate is unmaintained.
+//! - `aws`: the AWS SDK for Rust on the harness, [`adapters`]`::aws`: its HTTP client, clock
+//!   and sleeps on the simulated network and virtual time, and `env.aws_sdk_config()` /
+//!   `env.aws_sdk_client(..)`. The AWS crates need rustc 1.94.1 (the rest builds with 1.85).
 //!
 //! # Stability
 //!

@@ -283,6 +283,31 @@ limits: { max_virtual_time: 1d }
     }
 }
 
+/// What endpoints receive while the run cannot settle may still be on its way: a request
+/// held by a partition for days passed `requests_received: { max: 2 }` on the two that had
+/// arrived.
+#[test]
+fn requests_received_is_not_judged_when_the_run_cannot_settle() {
+    let yaml = r#"
+version: 1
+name: a request held for days
+endpoints: { api: { script: [ { status: 503 }, { status: 503 }, { status: 200 } ] } }
+network: { faults: [ { at: 10ms, partition: api, for: 3000d } ] }
+operation: { endpoint: api }
+client: { fixed: { delay: 1s, max_attempts: 3, attempt_timeout: 1s } }
+expect: { requests_received: { max: 2 } }
+limits: { max_virtual_time: 1d }
+"#;
+    let report = scenario(yaml).run_builtin();
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    assert_eq!(
+        judgement(&report, "requests_received"),
+        Judgement::NotJudged,
+        "{}",
+        report.summary()
+    );
+}
+
 /// A client with a `SystemTime` deadline ended after 7,655 attempts on a loaded machine and
 /// hit the 10,000-attempt limit on an idle one: a run that hits a virtual limit names the
 /// real clock as the likely cause and how to check.
@@ -320,4 +345,118 @@ limits: { max_client_attempts: 50 }
         "{}",
         limit.message
     );
+}
+
+/// The built-in client on `yaml`, and the verdict of `check`.
+fn builtin(yaml: &str, check: &str) -> (Report, Judgement) {
+    let report = scenario(yaml).run_builtin();
+    let judged = judgement(&report, check);
+    (report, judged)
+}
+
+/// `status: known_failure` counted any verdict that did not pass as the known failure: a
+/// scenario whose only expectation went unjudged passed "fails as known (`retry_after`)".
+#[test]
+fn a_known_failure_is_not_shown_by_a_check_that_was_not_judged() {
+    let (report, judged) = builtin(
+        "version: 1\nname: x\nstatus: known_failure\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api }\nexpect: { retry_after: { honour: max } }\n",
+        "known_failure",
+    );
+    assert_eq!(judged, Judgement::NotJudged, "{}", report.summary());
+    assert!(!report.passed(), "{}", report.summary());
+    // A check that really fails still shows it.
+    let (report, judged) = builtin(
+        "version: 1\nname: x\nstatus: known_failure\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api }\nexpect: { attempts: 3 }\n",
+        "known_failure",
+    );
+    assert_eq!(judged, Judgement::Passed, "{}", report.summary());
+}
+
+/// `retry_after` counted a value before knowing whether it bounded anything: an invalid one
+/// under `invalid: ignore`, or one after which the call stopped, passed "all 1 Retry-After
+/// values were honoured" with no bound applied.
+#[test]
+fn retry_after_needs_a_value_it_could_bound() {
+    for (script, client) in [
+        (
+            "[ { status: 503, retry_after: { raw: soon } }, { status: 200 } ]",
+            "{ fixed: { delay: 10ms } }",
+        ),
+        (
+            "[ { status: 429, retry_after: 2 }, { status: 200 } ]",
+            "no_retry",
+        ),
+    ] {
+        let (report, judged) = builtin(
+            &format!(
+                "version: 1\nname: x\nendpoints: {{ api: {{ script: {script} }} }}\n\
+                 operation: {{ endpoint: api }}\nclient: {client}\n\
+                 expect: {{ retry_after: {{ honour: max }} }}\n"
+            ),
+            "retry_after",
+        );
+        assert_eq!(judged, Judgement::NotJudged, "{}", report.summary());
+    }
+    // An invalid value under `give_up` is judged: stopping is what it asks.
+    let (report, judged) = builtin(
+        "version: 1\nname: x\n\
+         endpoints: { api: { script: [ { status: 503, retry_after: { raw: soon } } ] } }\n\
+         operation: { endpoint: api }\nclient: no_retry\n\
+         expect: { retry_after: { honour: max, invalid: give_up } }\n",
+        "retry_after",
+    );
+    assert_eq!(judged, Judgement::Passed, "{}", report.summary());
+}
+
+/// `attempts: { max: 3 }` allows 0, and that turned the bypass diagnosis off: a client with
+/// its own HTTP stack passed on zero attempts. Only an expectation that requires zero does.
+#[test]
+fn an_expectation_that_allows_zero_attempts_keeps_the_bypass_diagnosis() {
+    let yaml = "version: 1\nname: x\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+                operation: { endpoint: api }\nexpect: { attempts: { max: 3 } }\n";
+    // The client "calls" without the harness: nothing reaches the endpoint.
+    let report = scenario(yaml).run(|_env| async move { Ok::<_, String>(200) });
+    assert_eq!(judgement(&report, "bypass"), Judgement::Failed);
+    assert!(!report.passed(), "{}", report.summary());
+    let zero = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+                expect: { attempts: { max: 0 } }\n";
+    let report = scenario(zero).run(|_env| async move { Ok::<_, String>(200) });
+    assert!(report.passed(), "{}", report.summary());
+}
+
+/// `effects: exactly_once` passed "0 effects over 1 calls" when every connection was refused
+/// and no request reached the endpoint.
+#[test]
+fn effects_are_not_judged_when_no_request_arrived() {
+    let (report, judged) = builtin(
+        "version: 1\nname: x\nendpoints: { api: { connect: [ { action: refuse } ] } }\n\
+         operation: { endpoint: api }\nclient: { fixed: { max_attempts: 2 } }\n\
+         expect: { effects: exactly_once }\n",
+        "effects",
+    );
+    assert_eq!(judged, Judgement::NotJudged, "{}", report.summary());
+}
+
+/// `header` compared only the requests a call made, so two values passed on one request;
+/// `same_body` passed on calls of one request, where nothing can differ.
+#[test]
+fn request_checks_need_the_requests_they_compare() {
+    let (report, judged) = builtin(
+        "version: 1\nname: x\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+         operation: { endpoint: api, headers: { X-Try: \"1\" } }\nclient: no_retry\n\
+         expect: { header: { name: X-Try, values: [\"1\", \"2\"] } }\n",
+        "header",
+    );
+    assert_eq!(judged, Judgement::Failed, "{}", report.summary());
+    let (report, judged) = builtin(
+        "version: 1\nname: x\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+         operation: { endpoint: api, method: POST, body: abc }\nclient: no_retry\n\
+         expect: { same_body: true }\n",
+        "same_body",
+    );
+    assert_eq!(judged, Judgement::NotJudged, "{}", report.summary());
 }

@@ -30,9 +30,10 @@ use retrylab::{Judgement, Report};
     after_help = "Exit status: 0 when every scenario that ran passed (and at least one ran); \
                   1 when a run failed, a verdict could not be judged, a file is invalid or \
                   unreadable (not a regular file, over 16 MiB, not UTF-8), or nothing ran; 2 \
-                  when a path is missing or a folder holds no scenario file. Folders are \
-                  searched for regular *.yaml files, each folder once (symlink cycles end); \
-                  what is skipped is printed as a warning."
+                  when a path is missing, a folder holds no scenario file or RETRYLAB_SEED \
+                  is not a seed. Folders are searched for regular *.yaml and *.yml files, \
+                  each folder once (symlink cycles end); what is skipped is printed as a \
+                  warning."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,7 +44,7 @@ struct Cli {
 enum Command {
     /// Run scenarios (files or directories) with their built-in clients.
     Run {
-        /// Scenario files or directories (searched recursively for *.yaml).
+        /// Scenario files or directories (searched recursively for *.yaml and *.yml).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Run every seed of a `seeds:` sweep (default: the scenario's `seed` only).

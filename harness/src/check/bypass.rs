@@ -29,9 +29,12 @@ pub(super) fn diagnose(ctx: &Ctx<'_>) -> Vec<Verdict> {
 
 fn no_requests(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
     let expect = &ctx.scenario.expect;
-    let expects_none = expect.requests_received.is_some_and(|c| c.contains(0))
-        || expect.attempts.is_some_and(|c| c.contains(0))
-        || expect.total_attempts.is_some_and(|c| c.contains(0));
+    // Only an expectation that requires no request turns the diagnosis off: one that merely
+    // allows none (`attempts: { max: 3 }`) would otherwise pass a client that bypassed the
+    // simulation on zero attempts.
+    let expects_none = expect.requests_received.is_some_and(|c| c.requires_zero())
+        || expect.attempts.is_some_and(|c| c.requires_zero())
+        || expect.total_attempts.is_some_and(|c| c.requires_zero());
     if expects_none || ctx.trace.calls.is_empty() {
         return;
     }

@@ -26,7 +26,7 @@ pub(super) fn check(ctx: &Ctx<'_>, count: CountSpec) -> Verdict {
             count_text(count)
         )]
     };
-    verdict("dead_lettered", problems, || {
+    ctx.unless_unsettled(verdict("dead_lettered", problems, || {
         format!("{n} messages dead-lettered")
-    })
+    }))
 }

@@ -4,7 +4,7 @@
 //! Effects are attributed by the harness's call tag (requests from its surfaces carry one),
 //! else by the sequential call window they fell in.
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 use crate::scenario::EffectsSpec;
 use crate::trace::{CallResult, seconds};
@@ -72,11 +72,25 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         .iter()
         .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
         .count();
-    let verdict = verdict("effects", problems, || {
-        format!(
-            "{counted} effects over {} calls: {name}",
-            ctx.trace.calls.len()
-        )
-    });
+    // A call that failed without a request reaching an endpoint (refused connections) has
+    // no effect and is "at most once" trivially: with no request at all, nothing was judged.
+    let received: usize = ctx
+        .ledgers
+        .iter()
+        .filter(|(endpoint, _)| !ctx.is_dead_letter(endpoint))
+        .map(|(_, ledger)| ledger.requests.len())
+        .sum();
+    let verdict = verdict_on(
+        "effects",
+        received,
+        || "no request reached an endpoint, so no effect could be committed or judged".to_owned(),
+        problems,
+        || {
+            format!(
+                "{counted} effects over {} calls: {name}",
+                ctx.trace.calls.len()
+            )
+        },
+    );
     ctx.unless_unsettled(verdict)
 }

@@ -39,7 +39,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
             ));
         }
     }
-    verdict_on(
+    ctx.unless_unsettled(verdict_on(
         "max_rate",
         seen,
         || "no request reached an endpoint, so there was no rate to bound".to_owned(),
@@ -51,5 +51,5 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
                 seconds(window)
             )
         },
-    )
+    ))
 }

@@ -46,7 +46,8 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         .unwrap_or_else(|| "Idempotency-Key".to_owned());
     let mut problems = Vec::new();
     let calls = by_call(ctx);
-    let requests = calls.values().map(Vec::len).sum();
+    let requests: usize = calls.values().map(Vec::len).sum();
+    let retried = retried_calls(&calls);
     for (call, requests) in calls {
         let keys: Vec<Option<&[u8]>> = requests
             .iter()
@@ -75,20 +76,31 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
             ));
         }
     }
-    verdict_on(
+    ctx.unless_unsettled(verdict_on(
         "same_idempotency_key",
-        requests,
-        || format!("no request reached an endpoint, so there was no {header} to compare"),
+        retried,
+        || {
+            format!(
+                "no call sent a second request ({requests} requests in all), so there was no \
+                 {header} to compare with a first"
+            )
+        },
         problems,
         || format!("every call's requests carried one {header} (requests: {requests})"),
-    )
+    ))
+}
+
+/// How many calls sent two requests or more: what `same_*` compares needs a second.
+fn retried_calls(calls: &BTreeMap<u32, Vec<&RequestRecord>>) -> usize {
+    calls.values().filter(|requests| requests.len() > 1).count()
 }
 
 /// `same_body: true`: every request of a call carried the same body.
 pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut problems = Vec::new();
     let calls = by_call(ctx);
-    let requests = calls.values().map(Vec::len).sum();
+    let requests: usize = calls.values().map(Vec::len).sum();
+    let retried = retried_calls(&calls);
     for (call, requests) in calls {
         let same = requests.windows(2).all(|w| w[0].body == w[1].body);
         if same != expected {
@@ -111,22 +123,41 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
             ));
         }
     }
-    verdict_on(
+    ctx.unless_unsettled(verdict_on(
         "same_body",
-        requests,
-        || "no request reached an endpoint, so there was no body to compare".to_owned(),
+        retried,
+        || {
+            format!(
+                "no call sent a second request ({requests} requests in all), so there was no \
+                 body to compare with a first"
+            )
+        },
         problems,
         || format!("bodies as expected (requests: {requests})"),
-    )
+    ))
 }
 
 /// `header: { name, values: [...] }`: request i of each call carried `values[i]` (a value
-/// of `""` means the header is absent); extra requests are unchecked.
+/// of `""` means the header is absent); extra requests are unchecked, and a call that sent
+/// fewer requests than there are values fails (the values past its last were never shown).
 pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
     let mut problems = Vec::new();
     let calls = by_call(ctx);
     let requests = calls.values().map(Vec::len).sum();
     for (call, requests) in calls {
+        if requests.len() < spec.values.len() {
+            problems.push(Finding::call(
+                0,
+                call,
+                format!(
+                    "{}: {} requests, fewer than the {} values of {} to compare",
+                    ctx.call_name(0, call),
+                    requests.len(),
+                    spec.values.len(),
+                    spec.name
+                ),
+            ));
+        }
         for (i, (request, want)) in requests.iter().zip(&spec.values).enumerate() {
             let got = request
                 .headers
@@ -149,7 +180,7 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
             }
         }
     }
-    verdict_on(
+    ctx.unless_unsettled(verdict_on(
         "header",
         requests,
         || {
@@ -160,5 +191,5 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
         },
         problems,
         || format!("{} carried the expected values", spec.name),
-    )
+    ))
 }

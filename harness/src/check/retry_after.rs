@@ -12,14 +12,17 @@ use crate::trace::seconds;
 pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
     let cap_ms = spec.cap.millis().map(|m| m.as_ms());
     let mut problems = Vec::new();
-    let mut seen = 0;
+    // The values the check could judge: a valid one followed by a retry (whose wait it
+    // bounds), or an invalid one under `invalid: give_up` (where stopping is the point). A
+    // valid value after which the call stopped, or an invalid one that is ignored, bounds
+    // nothing, and a run made only of those is not judged.
+    let mut judged = 0;
     for (client, call) in ctx.calls() {
         let attempts = ctx.attempts_of(client, call);
         for (i, attempt) in attempts.iter().enumerate() {
             let (Some(raw), Some(head)) = (attempt.retry_after, attempt.head_ms) else {
                 continue;
             };
-            seen += 1;
             let raw = ctx.trace.name(raw);
             let next = attempts.get(i + 1);
             let status = attempt.outcome.status().unwrap_or(0);
@@ -35,6 +38,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
             };
             let Some(asked) = asked else {
                 if spec.invalid == InvalidRetryAfter::GiveUp {
+                    judged += 1;
                     if let Some(next) = next {
                         problems.push(
                             Finding::call(
@@ -54,6 +58,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
                 continue;
             };
             let Some(next) = next else { continue };
+            judged += 1;
             let needed = cap_ms.map_or(asked, |cap| asked.min(cap));
             let waited = next.start_ms.saturating_sub(head);
             let ok = match spec.honour {
@@ -77,9 +82,14 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
     }
     verdict_on(
         "retry_after",
-        seen,
-        || "no response carried Retry-After, so there was nothing to honour".to_owned(),
+        judged,
+        || {
+            "no Retry-After was followed by a retry it could bound (none was sent, every \
+             call stopped after it, or it was invalid and `invalid: ignore` skips it), so \
+             there was nothing to honour"
+                .to_owned()
+        },
         problems,
-        || format!("all {seen} Retry-After values were honoured"),
+        || format!("all {judged} Retry-After values were honoured"),
     )
 }

@@ -67,7 +67,8 @@ pub const MAX_HEADERS: usize = 64;
 /// The bytes of the names and values of one list of headers, together.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// The bytes of one body (`operation.body`, a step's `body`) and of one raw `Retry-After`.
+/// The bytes of one body (`operation.body`, a step's `body`); a raw `Retry-After` is a header
+/// value, bounded by [`MAX_HEADER_BYTES`].
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The request bytes a run may keep: every request an endpoint receives is kept in its

@@ -125,6 +125,14 @@ impl CountSpec {
         CountSpec::Between { min, max: None }
     }
 
+    /// Whether only 0 satisfies this count (`0`, or `{ max: 0 }`).
+    pub fn requires_zero(&self) -> bool {
+        matches!(
+            *self,
+            CountSpec::Exactly(0) | CountSpec::Between { max: Some(0), .. }
+        )
+    }
+
     /// Whether `n` satisfies this count.
     pub fn contains(&self, n: u64) -> bool {
         match *self {

@@ -306,6 +306,9 @@
 //! - `reqwest`: `adapters::reqwest`, reqwest 0.13 (reqwest-middleware 0.5) on the harness's
 //!   network, with `env.reqwest_client(..)`; `reqwest-0-12`: the same for reqwest 0.12
 //!   (reqwest-middleware 0.4), `adapters::reqwest_0_12`. Without TLS.
+//! - `aws`: the AWS SDK for Rust on the harness, [`adapters`]`::aws`: its HTTP client, clock
+//!   and sleeps on the simulated network and virtual time, and `env.aws_sdk_config()` /
+//!   `env.aws_sdk_client(..)`. The AWS crates need rustc 1.94.1 (the rest builds with 1.85).
 //!
 //! # Stability
 //!

@@ -17,6 +17,7 @@
 //! | `reqwest-retry` total retry duration (`build_with_total_retry_duration*`) | `SystemTime::now()` | never expires: no clock can be injected |
 //! | `failsafe` circuit-breaker windows | `std::time::Instant` (a thread-local mock only in its tests) | never expires |
 //! | HTTP-date parsing against `SystemTime::now()` | the real date | compares with the wrong day: use [`Env::now_system`](crate::Env::now_system) |
+//! | AWS SDK for Rust | its `TimeSource` and `AsyncSleep` (defaults: `SystemTime::now()`, tokio) | follows virtual time with `env.aws_sdk_config()` (feature `aws`) |
 
 /// A `std::time::Instant` clock that moves with virtual time.
 ///

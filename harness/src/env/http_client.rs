@@ -252,6 +252,13 @@ impl HttpClient {
         Ok(status)
     }
 
+    /// Whether attempt `id`'s request is on an open connection yet (for an adapter's connect
+    /// timeout, which ends when it is).
+    #[cfg(feature = "aws")]
+    pub(crate) fn is_connected(&self, id: u32) -> bool {
+        self.recorder.is_placed(id)
+    }
+
     /// A copy of attempt `id` as recorded so far.
     pub(crate) fn recorded(&self, id: u32) -> Option<crate::trace::Attempt> {
         self.recorder.attempt(id)

@@ -18,12 +18,16 @@ mod clocks;
 mod connector;
 mod http_client;
 mod operation;
+mod polled;
 
 pub use attempt::{AttemptError, attempt};
 pub use clocks::VirtualStdClock;
 pub use connector::EnvConnector;
 pub use http_client::{AttemptBody, Error as HttpError, HttpClient};
 pub use operation::Operation;
+pub(crate) use polled::polled;
+#[cfg(feature = "aws")]
+pub(crate) use polled::polled_call;
 
 use crate::rng::Stream;
 use crate::trace::record::Recorder;

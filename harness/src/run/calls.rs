@@ -103,7 +103,9 @@ where
         log.start(call_id, clock.now_ms());
         let env = Env::new(instance.clone(), call_id);
         // The closure itself may panic before it returns a future.
-        let call = std::panic::catch_unwind(AssertUnwindSafe(|| client(env))).ok()?;
+        let call = std::panic::catch_unwind(AssertUnwindSafe(|| client(env.clone()))).ok()?;
+        // Named while polled, for a client built once per run (env/polled.rs).
+        let call = crate::env::polled(env, call);
         let recorder = recorder.clone();
         let watched = watchdog.watch(call, clock, move || recorder.attempt_count());
         Some(AssertUnwindSafe(watched).catch_unwind())

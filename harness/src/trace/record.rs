@@ -181,6 +181,13 @@ impl Recorder {
         }
     }
 
+    /// Whether hyper-util has put `attempt`'s request on a connection yet (an open one: a
+    /// connect timeout runs only until then).
+    #[cfg(feature = "aws")]
+    pub(crate) fn is_placed(&self, attempt: u32) -> bool {
+        self.state().placed_on.get(u64::from(attempt)).is_some()
+    }
+
     /// `attempt` failed on `conn_id` before a head arrived: new if the connection was opened
     /// for it, reused otherwise.
     pub(crate) fn failed_on(&self, attempt: u32, conn_id: u64) {

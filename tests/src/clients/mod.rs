@@ -24,14 +24,20 @@
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
 //! | `reqwest_retry_limit_retries` | reqwest-retry | `build_with_total_retry_duration_and_limit_retries(24h)` |
+//! | `aws_sdk_sqs` | aws-sdk-sqs | `RetryConfig::standard()` (feature `aws`) |
+//! | `aws_sdk_sqs_no_jitter` | aws-sdk-sqs | the same, jitter factor fixed at 1 (feature `aws`) |
+//! | `aws_sdk_sqs_100_attempts` | aws-sdk-sqs | no jitter, 100 attempts per call (feature `aws`) |
 //!
 //! The reqwest-retry clients need feature `reqwest` (reqwest 0.13); without it they are
 //! registered as unavailable, and the suite lists their scenarios as ignored.
 //! [`reqwest_retry_0_8`] (feature `reqwest-0-12`) holds the same clients on reqwest 0.12,
-//! which `tests/reqwest.rs` runs against the same files.
+//! which `tests/reqwest.rs` runs against the same files. The AWS SDK clients need feature
+//! `aws` in the same way.
 
 use retrylab::suite::Clients;
 
+#[cfg(feature = "aws")]
+pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
 #[cfg(feature = "reqwest")]
@@ -52,7 +58,7 @@ const REQWEST_RETRY: [&str; 4] = [
 /// Every client of this module, by the name `scenarios/clients/` files give in
 /// `client: { custom: <name> }`.
 pub fn registry() -> Clients {
-    with_reqwest_retry(Clients::new())
+    let clients = Clients::new()
         .register("tower_retry_backoff", tower::retry_backoff)
         .register("tower_retry_budget", tower::retry_budget)
         .register("backon_exponential", backon::exponential)
@@ -64,7 +70,39 @@ pub fn registry() -> Clients {
         .register("tokio_retry2_retry_after", tokio_retry2::retry_after)
         .register("tokio_retry2_max_duration", tokio_retry2::max_duration)
         .register("backoff_virtual_clock", backoff::virtual_clock)
-        .register("backoff_system_clock", backoff::system_clock)
+        .register("backoff_system_clock", backoff::system_clock);
+    with_aws_sdk(with_reqwest_retry(clients))
+}
+
+/// `clients` with the AWS SDK for Rust clients (feature `aws`), under the names of
+/// [`AWS_CLIENTS`].
+#[cfg(feature = "aws")]
+fn with_aws_sdk(clients: Clients) -> Clients {
+    let [standard, no_jitter, hundred_attempts] = AWS_CLIENTS;
+    clients
+        .register(standard, aws_sdk::standard)
+        .register(no_jitter, aws_sdk::no_jitter)
+        .register(hundred_attempts, aws_sdk::hundred_attempts)
+}
+
+/// The names of the AWS SDK for Rust clients, for the build without feature `aws`.
+pub const AWS_CLIENTS: [&str; 3] = [
+    "aws_sdk_sqs",
+    "aws_sdk_sqs_no_jitter",
+    "aws_sdk_sqs_100_attempts",
+];
+
+/// Without feature `aws` the AWS SDK clients cannot run: their scenarios are listed as
+/// ignored, with how to run them.
+#[cfg(not(feature = "aws"))]
+fn with_aws_sdk(clients: Clients) -> Clients {
+    AWS_CLIENTS.iter().fold(clients, |clients, name| {
+        clients.unavailable(
+            name,
+            "the AWS SDK for Rust clients need feature `aws` (rustc 1.94.1 or later): \
+             cargo test -p retrylab-tests --features aws --test scenarios",
+        )
+    })
 }
 
 /// `clients` with the reqwest-retry clients (feature `reqwest`).

@@ -1,0 +1,196 @@
+//! The one helper: an SDK configuration built explicitly for a call of a run.
+
+use aws_credential_types::Credentials;
+use aws_credential_types::provider::SharedCredentialsProvider;
+use aws_smithy_async::rt::sleep::TokioSleep;
+use aws_smithy_runtime::client::retries::RetryPartition;
+use aws_smithy_runtime_api::client::behavior_version::BehaviorVersion;
+use aws_smithy_runtime_api::client::stalled_stream_protection::StalledStreamProtectionConfig;
+use aws_smithy_types::retry::RetryConfig;
+use aws_types::SdkConfig;
+use aws_types::region::Region;
+
+use super::connector::SdkHttpClient;
+use super::per_run;
+use super::time::VirtualTimeSource;
+use crate::Env;
+
+/// The region of [`AwsSdkConfig`].
+pub const REGION: &str = "us-east-1";
+/// The access key id of [`AwsSdkConfig`]'s static credentials (requests are signed with them;
+/// the endpoints do not check signatures).
+pub const ACCESS_KEY_ID: &str = "AKIDRETRYLAB";
+/// The secret key of [`AwsSdkConfig`]'s static credentials.
+pub const SECRET_ACCESS_KEY: &str = "retrylab-secret-key";
+
+/// The SDK's behaviour version the configuration pins (the newest of aws-smithy-runtime-api
+/// 1.20): retries on by default, a connect timeout of 3.1 s, stalled-stream protection of
+/// uploads on by default (turned off here).
+pub fn behavior_version() -> BehaviorVersion {
+    BehaviorVersion::v2026_01_12()
+}
+
+/// The AWS SDK for Rust configuration of a run, and its retry partition. Get one with
+/// [`Env::aws_sdk_config`], or build a client from it once per run with
+/// [`Env::aws_sdk_client`].
+///
+/// `sdk_config` holds, set explicitly and nothing read from the environment, profile files
+/// or IMDS (no aws-config default chain):
+/// - static credentials ([`ACCESS_KEY_ID`], [`SECRET_ACCESS_KEY`]) and region [`REGION`];
+/// - `endpoint_url`: the scenario's operation endpoint, `http://<endpoint>`;
+/// - the HTTP client, [`SdkHttpClient`]: each request is an attempt of the call that sent it;
+/// - sleeps on tokio's paused clock (aws-smithy-async's `TokioSleep`) and the time source
+///   [`VirtualTimeSource`];
+/// - retry mode standard (`RetryConfig::standard()`: 3 attempts, backoff base 1 s, at most
+///   20 s, full jitter); override it on the service's config builder (`.retry_config(..)`);
+/// - stalled-stream protection off: it would run on virtual time (it reads the time source
+///   and sleeps above), but a body slow enough to trip it cannot be scripted yet (`trickle`
+///   is planned), so it stays off until a scenario can test it; a body that stalls is ended
+///   by the SDK's operation timeouts, when set;
+/// - the behaviour version [`behavior_version()`], so that a newer SDK's defaults do not
+///   change a pinned verdict unnoticed.
+///
+/// `retry_partition` is the run's own retry quota and rate limiter (the SDK keeps its
+/// default one in a process-wide static: a second run in the process would inherit the
+/// first run's quota). The partition lives on each service's config builder, not on
+/// `SdkConfig`, so a service client takes both in one line, in the closure of
+/// [`Env::aws_sdk_client`]:
+///
+/// ```text
+/// let sqs = env.aws_sdk_client("sqs", |aws| aws_sdk_sqs::Client::from_conf(
+///     aws_sdk_sqs::config::Builder::from(&aws.sdk_config).retry_partition(aws.retry_partition).build(),
+/// ));
+/// ```
+///
+/// (`tests/src/clients/aws_sdk.rs` in the repository runs this against SQS scenarios.) The
+/// first use in a run also seeds the generator the SDK draws its jitter and invocation ids
+/// from, so that the same scenario and seed give the same trace.
+///
+/// ```
+/// # use retrylab::prelude::*;
+/// let scenario = Scenario::builder("two calls")
+///     .endpoint("queue", endpoint().script([status(200)]))
+///     .operation(post("queue", "/").calls(2))
+///     .build()
+///     .unwrap();
+///
+/// let report = scenario.run(|env: Env| async move {
+///     let aws = env.aws_sdk_config();
+///     assert_eq!(aws.sdk_config.endpoint_url(), Some("http://queue"));
+///     assert_eq!(aws.sdk_config.region().map(|r| r.as_ref()), Some("us-east-1"));
+///     assert!(aws.sdk_config.http_client().is_some() && aws.sdk_config.time_source().is_some());
+///     Ok::<_, ()>(format!("{:?}", aws.retry_partition))
+/// });
+///
+/// // One partition for the run's calls: the same bucket, made once.
+/// let calls = &report.trace().calls;
+/// assert_eq!(calls[0].result, calls[1].result);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AwsSdkConfig {
+    /// The shared SDK configuration, for `<service>::config::Builder::from(&sdk_config)`.
+    pub sdk_config: SdkConfig,
+    /// The run's retry partition, for the service config builder's `.retry_partition(..)`.
+    pub retry_partition: RetryPartition,
+}
+
+impl AwsSdkConfig {
+    /// The configuration for `env`'s run, with `retry_partition`.
+    pub(super) fn build(env: &Env, retry_partition: RetryPartition) -> AwsSdkConfig {
+        let endpoint = env.operation().endpoint;
+        let credentials = Credentials::new(
+            ACCESS_KEY_ID,
+            SECRET_ACCESS_KEY,
+            None,
+            None,
+            "retrylab static credentials",
+        );
+        let sdk_config = SdkConfig::builder()
+            .behavior_version(behavior_version())
+            .region(Region::from_static(REGION))
+            .credentials_provider(SharedCredentialsProvider::new(credentials))
+            .endpoint_url(env.url(&endpoint))
+            .http_client(SdkHttpClient::new())
+            .sleep_impl(TokioSleep::new())
+            .time_source(VirtualTimeSource::new(env))
+            .retry_config(RetryConfig::standard())
+            .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+            .build();
+        AwsSdkConfig {
+            sdk_config,
+            retry_partition,
+        }
+    }
+}
+
+impl Env {
+    /// The AWS SDK for Rust configuration of this run, and its retry partition (see
+    /// [`AwsSdkConfig`]; feature `aws`): the same in every call of the run.
+    ///
+    /// An SDK client keeps state from call to call beyond its retry partition: its retry
+    /// strategy holds the tokens of the last retry it paid for until its next call. Build
+    /// the client once per run with [`Env::aws_sdk_client`], as a process builds it once; a
+    /// client built in every call gives those tokens back to the quota when it is dropped.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # let scenario = Scenario::builder("sdk config")
+    /// #     .endpoint("queue", endpoint().script([status(200)]))
+    /// #     .operation(post("queue", "/"))
+    /// #     .build()
+    /// #     .unwrap();
+    /// scenario.run(|env: Env| async move {
+    ///     let aws = env.aws_sdk_config();
+    ///     assert_eq!(aws.sdk_config.endpoint_url(), Some("http://queue"));
+    ///     Ok::<_, ()>(())
+    /// });
+    /// ```
+    pub fn aws_sdk_config(&self) -> AwsSdkConfig {
+        per_run::config(self)
+    }
+
+    /// The AWS SDK client `build` makes from [`Env::aws_sdk_config`], built at the first
+    /// call of the run that asks for it and kept under `label` for the run's later calls
+    /// (feature `aws`). Each request it sends is an attempt of the call that sent it.
+    ///
+    /// One client for the run's calls is what a process has: the retry quota, and the
+    /// tokens the SDK's retry strategy holds from one call to the next, carry over as they
+    /// do in production, and start afresh in every run.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// # let scenario = Scenario::builder("three calls")
+    /// #     .endpoint("queue", endpoint().script([status(200)]))
+    /// #     .operation(post("queue", "/").calls(3))
+    /// #     .build()
+    /// #     .unwrap();
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// let built = Arc::new(AtomicU32::new(0));
+    /// let counter = built.clone();
+    /// scenario.run(move |env: Env| {
+    ///     let counter = counter.clone();
+    ///     async move {
+    ///         // With a service crate: aws_sdk_sqs::Client::from_conf(
+    ///         //     aws_sdk_sqs::config::Builder::from(&aws.sdk_config)
+    ///         //         .retry_partition(aws.retry_partition).build())
+    ///         let client = env.aws_sdk_client("sqs", |aws| {
+    ///             counter.fetch_add(1, Ordering::Relaxed);
+    ///             aws.sdk_config
+    ///         });
+    ///         assert_eq!(client.endpoint_url(), Some("http://queue"));
+    ///         Ok::<_, ()>(())
+    ///     }
+    /// });
+    /// assert_eq!(built.load(Ordering::Relaxed), 1); // once for the run's three calls
+    /// ```
+    pub fn aws_sdk_client<C: Clone + 'static>(
+        &self,
+        label: &str,
+        build: impl FnOnce(AwsSdkConfig) -> C,
+    ) -> C {
+        per_run::client(self, label, build)
+    }
+}

@@ -88,7 +88,8 @@ impl Clients {
     }
 
     /// Registers `client` under `name`: it is called once per logical call, like the
-    /// closure given to [`Scenario::run`].
+    /// closure given to [`Scenario::run`]. A name registered again (here or with
+    /// [`unavailable`](Self::unavailable)) keeps its last registration.
     ///
     /// ```
     /// use http_body_util::BodyExt;
@@ -136,7 +137,7 @@ impl Clients {
     /// crate is behind a cargo feature that is off. The suite lists the scenarios naming it
     /// as ignored and prints `reason` once, instead of failing them (the client is not
     /// broken) or passing them (nothing was judged). `--include-ignored` runs them, and they
-    /// fail with `reason`.
+    /// fail with `reason`. A name registered again keeps its last registration.
     ///
     /// ```
     /// use retrylab::suite::Clients;

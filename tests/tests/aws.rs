@@ -1,8 +1,9 @@
 //! The AWS SDK for Rust (`retrylab_tests::clients::aws_sdk`: aws-sdk-sqs on retrylab's `aws`
 //! adapter) against its scenarios in `scenarios/clients/aws-sdk-*.yaml`, with each verdict
 //! pinned: which checks pass, which fail as the file's `must_fail` expects, and the instants
-//! that make the point. In the style of `tests/clients.rs`: `tests/scenarios.rs` runs the
-//! same files (and asserts their snapshots) through the client registry.
+//! that make the point. In the style of `tests/clients.rs`, with its helpers
+//! (`retrylab_tests::pinned`): `tests/scenarios.rs` runs the same files (and asserts their
+//! snapshots) through the client registry.
 //!
 //! Needs feature `aws`: `cargo test -p retrylab-tests --features aws --test aws`.
 
@@ -10,58 +11,7 @@ use retrylab::Report;
 use retrylab::prelude::*;
 use retrylab::trace::{AttemptOutcome, CallResult};
 use retrylab_tests::clients::aws_sdk;
-
-/// A scenario of `scenarios/clients/`.
-macro_rules! clients_scenario {
-    ($file:literal) => {
-        Scenario::load(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../scenarios/clients/",
-            $file
-        ))
-        .unwrap_or_else(|e| panic!("{e}"))
-    };
-}
-
-/// The checks that failed as the scenario's `must_fail` expects (they count as passed).
-fn caught(report: &Report) -> Vec<&str> {
-    report
-        .verdicts()
-        .iter()
-        .filter(|v| v.passed() && v.message.starts_with("failed as must_fail expects"))
-        .map(|v| v.check.as_str())
-        .collect()
-}
-
-/// Every verdict, by check name: the checks a scenario ran.
-fn checks(report: &Report) -> Vec<&str> {
-    report.verdicts().iter().map(|v| v.check.as_str()).collect()
-}
-
-fn message<'a>(report: &'a Report, check: &str) -> &'a str {
-    report
-        .verdicts()
-        .iter()
-        .find(|v| v.check == check)
-        .map(|v| v.message.as_str())
-        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
-}
-
-/// When each attempt of the run started (ms), in order.
-fn starts(report: &Report) -> Vec<u64> {
-    report.trace().attempts.iter().map(|a| a.start_ms).collect()
-}
-
-/// The gap before each retry (ms): start of an attempt minus the end of the one before it,
-/// within each call.
-fn gaps(report: &Report) -> Vec<u64> {
-    let attempts = &report.trace().attempts;
-    attempts
-        .windows(2)
-        .filter(|w| w[0].call_id == w[1].call_id)
-        .map(|w| w[1].start_ms - w[0].end_ms.expect("the attempt ended"))
-        .collect()
-}
+use retrylab_tests::pinned::{caught, checks, client_scenario, gaps, message, starts};
 
 /// How many attempts each call made, in call order.
 fn attempts_per_call(report: &Report) -> Vec<usize> {
@@ -99,7 +49,7 @@ fn failure(text: &str) -> CallResult {
 #[test]
 fn a_transient_503_and_a_throttle_are_retried_one_then_two_seconds_later() {
     let report =
-        clients_scenario!("aws-sdk-sqs-throttling-vs-transient.yaml").run(aws_sdk::no_jitter);
+        client_scenario("aws-sdk-sqs-throttling-vs-transient.yaml").run(aws_sdk::no_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     assert_eq!(
@@ -114,7 +64,7 @@ fn a_transient_503_and_a_throttle_are_retried_one_then_two_seconds_later() {
 
 #[test]
 fn a_bare_429_and_an_unknown_queue_are_not_retried() {
-    let report = clients_scenario!("aws-sdk-sqs-not-retried.yaml").run(aws_sdk::standard);
+    let report = client_scenario("aws-sdk-sqs-not-retried.yaml").run(aws_sdk::standard);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(attempts_per_call(&report), [1, 1]);
     assert_eq!(
@@ -129,7 +79,7 @@ fn a_bare_429_and_an_unknown_queue_are_not_retried() {
 #[test]
 fn the_retry_quota_runs_dry_after_25_calls_at_10_tokens_a_retry() {
     let report =
-        clients_scenario!("aws-sdk-sqs-quota-exhausted-across-calls.yaml").run(aws_sdk::no_jitter);
+        client_scenario("aws-sdk-sqs-quota-exhausted-across-calls.yaml").run(aws_sdk::no_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert!(caught(&report).is_empty());
     let mut expected = vec![3; 25];
@@ -140,8 +90,8 @@ fn the_retry_quota_runs_dry_after_25_calls_at_10_tokens_a_retry() {
 
 #[test]
 fn judging_the_rust_sdk_by_botocore_costs_is_a_false_alarm() {
-    let report = clients_scenario!("aws-sdk-sqs-quota-judged-as-botocore-caught.yaml")
-        .run(aws_sdk::no_jitter);
+    let report =
+        client_scenario("aws-sdk-sqs-quota-judged-as-botocore-caught.yaml").run(aws_sdk::no_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["conforms_to"], "{}", report.summary());
     // botocore's costs leave 250 tokens after 25 calls: it expects call 25 to retry.
@@ -153,7 +103,7 @@ fn judging_the_rust_sdk_by_botocore_costs_is_a_false_alarm() {
 
 #[test]
 fn the_quota_ends_a_hundred_attempt_call_after_51_attempts_in_every_run() {
-    let scenario = clients_scenario!("aws-sdk-sqs-quota-stops-a-call.yaml");
+    let scenario = client_scenario("aws-sdk-sqs-quota-stops-a-call.yaml");
     // Twice in one process: each run has a retry partition of its own.
     for run in 0..2 {
         let report = scenario.run(aws_sdk::hundred_attempts);
@@ -192,7 +142,7 @@ async fn hundred_attempts_on_the_default_partition(env: Env) -> Result<&'static 
 /// prevents.
 #[test]
 fn the_sdk_default_partition_carries_the_quota_from_run_to_run() {
-    let scenario = clients_scenario!("aws-sdk-sqs-quota-stops-a-call.yaml");
+    let scenario = client_scenario("aws-sdk-sqs-quota-stops-a-call.yaml");
     let first = scenario.run(hundred_attempts_on_the_default_partition);
     let second = scenario.run(hundred_attempts_on_the_default_partition);
     assert_eq!(first.trace().attempts.len(), 51, "{}", first.summary());
@@ -205,7 +155,7 @@ fn the_sdk_default_partition_carries_the_quota_from_run_to_run() {
 
 #[test]
 fn x_amz_retry_after_is_waited_exactly_and_capped_at_20s() {
-    let scenario = clients_scenario!("aws-sdk-sqs-x-amz-retry-after.yaml");
+    let scenario = client_scenario("aws-sdk-sqs-x-amz-retry-after.yaml");
     for seed in 1..=5 {
         let report = scenario.run_with_seed(seed, aws_sdk::standard);
         assert!(report.passed(), "seed {seed}: {}", report.summary());
@@ -218,7 +168,7 @@ fn x_amz_retry_after_is_waited_exactly_and_capped_at_20s() {
 
 #[test]
 fn the_jitter_spans_the_window_and_each_seed_draws_its_own() {
-    let scenario = clients_scenario!("aws-sdk-sqs-jitter.yaml");
+    let scenario = client_scenario("aws-sdk-sqs-jitter.yaml");
     let mut drawn = Vec::new();
     for seed in 1..=5 {
         let report = scenario.run_with_seed(seed, aws_sdk::standard);
@@ -234,7 +184,7 @@ fn the_jitter_spans_the_window_and_each_seed_draws_its_own() {
 
 #[test]
 fn two_runs_of_a_jittered_scenario_in_one_process_give_the_same_trace() {
-    let scenario = clients_scenario!("aws-sdk-sqs-jitter.yaml");
+    let scenario = client_scenario("aws-sdk-sqs-jitter.yaml");
     let first = scenario.run(aws_sdk::standard);
     let second = scenario.run(aws_sdk::standard);
     assert!(first.passed(), "{}", first.summary());
@@ -250,7 +200,7 @@ fn two_runs_of_a_jittered_scenario_in_one_process_give_the_same_trace() {
 
 #[test]
 fn a_black_holed_connect_is_given_up_after_3_1s_and_retried() {
-    let report = clients_scenario!("aws-sdk-sqs-connect-timeout.yaml").run(aws_sdk::no_jitter);
+    let report = client_scenario("aws-sdk-sqs-connect-timeout.yaml").run(aws_sdk::no_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(starts(&report), [0, 4100, 9200]);
     let outcomes: Vec<_> = report.trace().attempts.iter().map(|a| a.outcome).collect();
@@ -268,7 +218,7 @@ fn a_black_holed_connect_is_given_up_after_3_1s_and_retried() {
 #[test]
 fn a_failed_calls_held_tokens_come_back_with_the_next_success() {
     let report =
-        clients_scenario!("aws-sdk-sqs-held-tokens-refunded-caught.yaml").run(aws_sdk::no_jitter);
+        client_scenario("aws-sdk-sqs-held-tokens-refunded-caught.yaml").run(aws_sdk::no_jitter);
     assert!(report.passed(), "{}", report.summary());
     assert_eq!(caught(&report), ["conforms_to"], "{}", report.summary());
     let mut expected = vec![3; 25];

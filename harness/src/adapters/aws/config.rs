@@ -126,7 +126,9 @@ impl AwsSdkConfig {
 
 impl Env {
     /// The AWS SDK for Rust configuration of this run, and its retry partition (see
-    /// [`AwsSdkConfig`]; feature `aws`): the same in every call of the run.
+    /// [`AwsSdkConfig`]; feature `aws`): the same in every call of the run. Outside a run
+    /// (an `Env` kept past its run) each call gets a fresh configuration, whose requests the
+    /// ended run's network refuses.
     ///
     /// An SDK client keeps state from call to call beyond its retry partition: its retry
     /// strategy holds the tokens of the last retry it paid for until its next call. Build

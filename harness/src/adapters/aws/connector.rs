@@ -40,7 +40,10 @@ use crate::env::{AttemptBody, HttpClient as EnvHttpClient, HttpError};
 /// transient error).
 ///
 /// [`AwsSdkConfig`](super::AwsSdkConfig) puts one in its `SdkConfig`; use one in an SDK
-/// config of your own:
+/// config of your own, but know that only [`Env::aws_sdk_config`](crate::Env::aws_sdk_config)
+/// and [`Env::aws_sdk_client`](crate::Env::aws_sdk_client) seed the generator the SDK draws
+/// its jitter and invocation ids from (`fastrand`'s, per run): call one of them in the run
+/// before the SDK's first request, or jittered delays differ from run to run:
 ///
 /// ```
 /// use retrylab::adapters::aws::SdkHttpClient;

@@ -82,7 +82,8 @@ pub fn behavior_version() -> BehaviorVersion {
 ///     Ok::<_, ()>(format!("{:?}", aws.retry_partition))
 /// });
 ///
-/// // One partition for the run's calls: the same bucket, made once.
+/// // Both calls see the same configuration. That they share one token bucket shows in
+/// // what the quota allows across calls (`tests/tests/aws.rs`, 27 calls, 77 attempts).
 /// let calls = &report.trace().calls;
 /// assert_eq!(calls[0].result, calls[1].result);
 /// ```

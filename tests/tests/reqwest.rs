@@ -397,6 +397,18 @@ mod reqwest_0_12 {
         );
     }
 
+    /// `file` run with the client `$client` of each version, compared with [`same`].
+    macro_rules! same_on_both {
+        ($file:expr, $client:ident) => {{
+            let scenario = client_scenario($file);
+            same(
+                $file,
+                scenario.run(reqwest_retry::$client),
+                scenario.run(reqwest_retry_0_8::$client),
+            );
+        }};
+    }
+
     #[test]
     fn the_scenarios_give_the_same_traces_as_on_reqwest_0_13() {
         for file in [
@@ -404,27 +416,10 @@ mod reqwest_0_12 {
             "reqwest-retry-retry-after.yaml",
             "reqwest-retry-post-without-key.yaml",
         ] {
-            let scenario = client_scenario(file);
-            same(
-                file,
-                scenario.run(reqwest_retry::exponential),
-                scenario.run(reqwest_retry_0_8::exponential),
-            );
+            same_on_both!(file, exponential);
         }
-        let file = "reqwest-retry-total-duration.yaml";
-        let scenario = client_scenario(file);
-        same(
-            file,
-            scenario.run(reqwest_retry::total_duration),
-            scenario.run(reqwest_retry_0_8::total_duration),
-        );
-        let file = "reqwest-retry-limit-retries.yaml";
-        let scenario = client_scenario(file);
-        same(
-            file,
-            scenario.run(reqwest_retry::limit_retries),
-            scenario.run(reqwest_retry_0_8::limit_retries),
-        );
+        same_on_both!("reqwest-retry-total-duration.yaml", total_duration);
+        same_on_both!("reqwest-retry-limit-retries.yaml", limit_retries);
         let report =
             client_scenario("reqwest-retry-doc-example.yaml").run(reqwest_retry_0_8::doc_example);
         assert!(report.passed(), "{}", report.summary());

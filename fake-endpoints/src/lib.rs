@@ -3,7 +3,8 @@
 //! This crate owns every byte of HTTP in retrylab. An [`Endpoint`] is built from an
 //! [`EndpointConfig`] (routes with [`Step`] scripts, a connect schedule, keep-alive, dedupe) and
 //! a [`VirtualClock`]; the harness hands it each accepted connection as an async stream
-//! ([`Endpoint::serve`]) and reads its [`Ledger`] afterwards.
+//! ([`Endpoint::serve`]), or a TCP listener to serve in real time ([`Endpoint::serve_tcp`]),
+//! and reads its [`Ledger`] afterwards.
 //!
 //! Everything runs in virtual time: records are whole milliseconds since the clock's start,
 //! HTTP-dates come from the virtual wall clock, and no `Date` header is ever sent.
@@ -38,6 +39,7 @@ mod route;
 mod script;
 mod serve;
 mod step;
+mod tcp;
 pub mod wire;
 
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
@@ -55,3 +57,4 @@ pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};
 pub use step::{Commit, Fail, Respond, SentResponse, Step};
+pub use tcp::ConnIds;

@@ -87,14 +87,16 @@ pub enum Fail {
     Reset,
     /// Read the request and never answer; the connection stays open.
     Hang,
-    /// Send the head and the first `bytes` body bytes of the step's response, then FIN.
+    /// Send the first `bytes` bytes of the step's response as written on the wire (the head
+    /// counts), then FIN.
     CloseAfter {
-        /// Body bytes sent before the close.
+        /// Bytes of the response sent before the close.
         bytes: u64,
     },
-    /// Send the head and the first `bytes` body bytes of the step's response, then RST.
+    /// Send the first `bytes` bytes of the step's response as written on the wire (the head
+    /// counts), then RST.
     ResetAfter {
-        /// Body bytes sent before the reset.
+        /// Bytes of the response sent before the reset.
         bytes: u64,
     },
 }

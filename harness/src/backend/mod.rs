@@ -1,10 +1,147 @@
 //! Backends: where endpoints run and how a client reaches them.
 //!
-//! `sim` (the default) is an in-memory TCP model on a paused tokio runtime. The attempt
-//! limit is enforced here, at the endpoints and the harness's client, so it holds for every
-//! client.
+//! `sim` (the default) is an in-memory TCP model on a paused tokio runtime; `real` serves the
+//! same endpoints on TCP listeners at 127.0.0.1 in real time. The attempt limit is enforced
+//! at the endpoints and the harness's client, so it holds for every client on either.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::Uri;
 
 mod attempt_limit;
+mod ended;
+pub(crate) mod real;
 pub(crate) mod sim;
+mod stream;
 
 pub(crate) use attempt_limit::AttemptLimit;
+pub(crate) use ended::run_ended_error;
+pub(crate) use stream::Stream;
+
+use self::real::{RealConnector, RealNet};
+use self::sim::{ConnId, InFlight, NetLog, Network, SimConnector};
+
+/// The network of one run.
+#[derive(Clone)]
+pub(crate) enum Net {
+    /// The in-memory TCP model, on virtual time.
+    Sim(Network),
+    /// Real sockets at 127.0.0.1, in real time.
+    Real(RealNet),
+}
+
+impl Net {
+    /// Whether instants are real milliseconds (measured, so checks allow a tolerance).
+    pub(crate) fn is_real(&self) -> bool {
+        matches!(self, Net::Real(_))
+    }
+
+    /// A connector to the run's endpoints.
+    pub(crate) fn connector(&self) -> Connector {
+        match self {
+            Net::Sim(network) => Connector::Sim(SimConnector::new(network.clone())),
+            Net::Real(net) => Connector::Real(RealConnector::new(net.clone())),
+        }
+    }
+
+    /// The base URL of endpoint `name`: `http://<name>` on the sim network, the address it
+    /// listens on for real (`http://127.0.0.1:<port>`).
+    pub(crate) fn base_url(&self, name: &str) -> String {
+        let address = match self {
+            Net::Real(net) => net.address(name),
+            Net::Sim(_) => None,
+        };
+        match address {
+            Some(address) => format!("http://{address}"),
+            None => {
+                let mut url = String::with_capacity(7 + name.len());
+                url.push_str("http://");
+                url.push_str(name);
+                url
+            }
+        }
+    }
+
+    /// Ends the run's network: from now on every connect fails, saying the run has ended;
+    /// on the real backend, the endpoints stop serving.
+    pub(crate) fn end_run(&self) {
+        match self {
+            Net::Sim(network) => network.end_run(),
+            Net::Real(net) => net.end_run(),
+        }
+    }
+
+    /// What is still on its way to an endpoint. The real backend cannot see into the
+    /// kernel's buffers: it says nothing, and settling waits a moment of real time instead.
+    pub(crate) fn in_flight_to_hosts(&self) -> InFlight {
+        match self {
+            Net::Sim(network) => network.in_flight_to_hosts(),
+            Net::Real(_) => InFlight::Nothing,
+        }
+    }
+
+    /// The sim network's log of connects and segments (the real backend keeps none: its
+    /// connection events come from the endpoints' ledgers).
+    pub(crate) fn take_log(&self) -> NetLog {
+        match self {
+            Net::Sim(network) => network.take_log(),
+            Net::Real(_) => NetLog::default(),
+        }
+    }
+}
+
+/// A connector to the run's endpoints, on either backend.
+#[derive(Clone)]
+pub(crate) enum Connector {
+    Sim(SimConnector),
+    Real(RealConnector),
+}
+
+/// A connect under way: the connection id it will have when the backend knows it up front
+/// (the sim network assigns it at the SYN; on the real backend the endpoint does, on accept).
+pub(crate) struct Connecting {
+    pub(crate) conn_id: Option<u64>,
+    pub(crate) future: Pin<Box<dyn Future<Output = io::Result<Stream>> + Send>>,
+}
+
+impl Connector {
+    /// Whether the run this connector belongs to has ended.
+    pub(crate) fn run_ended(&self) -> bool {
+        match self {
+            Connector::Sim(c) => c.run_ended(),
+            Connector::Real(c) => c.run_ended(),
+        }
+    }
+
+    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        use tower_service::Service;
+        match self {
+            Connector::Sim(c) => c.poll_ready(cx),
+            Connector::Real(c) => c.poll_ready(cx),
+        }
+    }
+
+    pub(crate) fn connect(&mut self, uri: Uri) -> Connecting {
+        use tower_service::Service;
+        match self {
+            Connector::Sim(c) => {
+                let connecting = c.call(uri);
+                let conn_id = connecting.conn_id().map(|ConnId(id)| id);
+                Connecting {
+                    conn_id,
+                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
+                }
+            }
+            Connector::Real(c) => {
+                let connecting = c.call(uri);
+                Connecting {
+                    conn_id: None,
+                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
+                }
+            }
+        }
+    }
+}

@@ -11,11 +11,12 @@ use std::task::{Context, Poll};
 
 use http::Uri;
 
-use crate::backend::sim::{SimConnector, SimStream};
+use crate::backend::{Connector, Stream};
 use crate::trace::record::Recorder;
 
 /// The connector handed to clients: connects to the scenario's endpoints by name
-/// (`http://api/...` reaches endpoint `api`).
+/// (`http://api/...` reaches endpoint `api`), on the sim network or, on the real backend,
+/// over TCP (where the address an endpoint listens on, `env.url(..)`, reaches it too).
 ///
 /// ```
 /// use http_body_util::{BodyExt, Full};
@@ -40,7 +41,7 @@ use crate::trace::record::Recorder;
 /// ```
 #[derive(Clone)]
 pub struct EnvConnector {
-    inner: SimConnector,
+    inner: Connector,
     recorder: Recorder,
 }
 
@@ -51,7 +52,7 @@ impl std::fmt::Debug for EnvConnector {
 }
 
 impl EnvConnector {
-    pub(crate) fn new(inner: SimConnector, recorder: Recorder) -> EnvConnector {
+    pub(crate) fn new(inner: Connector, recorder: Recorder) -> EnvConnector {
         EnvConnector { inner, recorder }
     }
 
@@ -63,23 +64,24 @@ impl EnvConnector {
 }
 
 impl tower_service::Service<Uri> for EnvConnector {
-    type Response = SimStream;
+    type Response = Stream;
     type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<SimStream>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = io::Result<Stream>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        let connecting = self.inner.call(uri);
-        // The id is assigned when the connect starts, so even a refused or abandoned connect
-        // names it.
-        let conn = connecting.conn_id().map(|c| c.0);
+        let connecting = self.inner.connect(uri);
+        // On the sim network the id is assigned when the connect starts, so even a refused or
+        // abandoned connect names it; on the real backend the endpoint names the connection
+        // when it accepts it, and the trace joins the two by the attempt's tag.
+        let conn = connecting.conn_id;
         let attempt = self.recorder.connect_started(conn);
         let recorder = self.recorder.clone();
         Box::pin(async move {
-            let result = connecting.await;
+            let result = connecting.future.await;
             recorder.connect_finished(attempt, conn);
             result
         })

@@ -29,6 +29,7 @@ pub(crate) use polled::polled;
 #[cfg(feature = "aws")]
 pub(crate) use polled::polled_call;
 
+use crate::backend::Net;
 use crate::rng::Stream;
 use crate::trace::record::Recorder;
 
@@ -48,18 +49,21 @@ pub(crate) struct ClientInstance {
     pub(crate) operation: Operation,
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) dead_letter: Option<String>,
+    /// The run's network, which knows the endpoints' URLs.
+    pub(crate) net: Net,
 }
 
 impl ClientInstance {
     pub(crate) fn new(
+        net: Net,
         client_id: u32,
         seed: u64,
         recorder: Recorder,
-        connector: EnvConnector,
         operation: Operation,
         key_header: Option<HeaderName>,
         dead_letter: Option<String>,
     ) -> ClientInstance {
+        let connector = EnvConnector::new(net.connector(), recorder.clone());
         let http = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
@@ -74,6 +78,7 @@ impl ClientInstance {
             operation,
             key_header,
             dead_letter,
+            net,
         }
     }
 }
@@ -117,7 +122,9 @@ impl Env {
         Env { instance, call_id }
     }
 
-    /// The base URL of an endpoint: `http://<name>` (no trailing slash).
+    /// The base URL of an endpoint (no trailing slash): `http://<name>` on the sim network,
+    /// and on the real backend the address it listens on, `http://127.0.0.1:<port>`, which
+    /// any client with its own network stack can reach.
     ///
     /// ```
     /// # use retrylab::prelude::*;
@@ -134,10 +141,7 @@ impl Env {
     /// assert_eq!(url, &CallResult::Success(r#""http://api""#.into()));
     /// ```
     pub fn url(&self, endpoint: &str) -> String {
-        let mut url = String::with_capacity(7 + endpoint.len());
-        url.push_str("http://");
-        url.push_str(endpoint);
-        url
+        self.instance.net.base_url(endpoint)
     }
 
     /// The harness's HTTP client: every request is an attempt in the trace. Clones and

@@ -27,10 +27,12 @@ use self::plan::{Plan, PlannedFault};
 use self::thread_time::{ThreadTime, Tid};
 use self::wall::{Pulse, Stop, Waited};
 use self::watchdog::Watchdog;
-use crate::backend::AttemptLimit;
-use crate::backend::sim::{EndpointHost, Network, SimConnector};
-use crate::env::{ClientInstance, Env, EnvConnector, HTTP_CLIENT_CONFIG};
+use crate::backend::real::RealNet;
+use crate::backend::sim::{EndpointHost, Network};
+use crate::backend::{AttemptLimit, Net};
+use crate::env::{ClientInstance, Env, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
+use crate::scenario::BackendKind;
 use crate::trace::record::Recorder;
 use crate::trace::{assemble, seconds};
 
@@ -80,7 +82,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 struct Live {
     header: Vec<(String, String)>,
     recorder: Recorder,
-    network: Network,
+    network: Net,
     endpoints: Vec<(String, Endpoint)>,
     calls: CallLog,
     watchdog: Watchdog,
@@ -325,10 +327,17 @@ fn run_on_this_thread<F, Fut, T, E>(
     let hand_back = |handback| {
         let _ = sender.send(handback);
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build();
+    let runtime = match plan.backend {
+        // Real time, and the IO driver for the client's sockets; the endpoints run on a
+        // thread of their own (`backend/real`).
+        BackendKind::Real => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        BackendKind::Sim | BackendKind::Turmoil => tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build(),
+    };
     let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -373,28 +382,57 @@ where
 {
     let start = tokio::time::Instant::now();
     let clock = VirtualClock::starting_at(start, plan.epoch_unix_ms);
-    let network = Network::new(start, plan.default_latency);
     // Counted by the harness's client and, for any other client, by the endpoints.
     let limit = AttemptLimit::new(plan.max_attempts);
-    let mut endpoints = Vec::with_capacity(plan.endpoints.len());
-    for planned in &plan.endpoints {
-        let gate = Arc::new(limit.clone());
-        let endpoint = Endpoint::with_gate(planned.config.clone(), clock, gate);
-        network.add_host(&planned.name, Arc::new(EndpointHost::new(endpoint.clone())));
-        // The host was added just above, so the name is known.
-        let _ = network.set_latency(&planned.name, planned.latency, planned.latency);
-        endpoints.push((planned.name.clone(), endpoint));
-    }
-    faults::schedule(&network, &plan.faults);
+    let endpoints: Vec<(String, Endpoint)> = plan
+        .endpoints
+        .iter()
+        .map(|planned| {
+            let gate = Arc::new(limit.clone());
+            let endpoint = Endpoint::with_gate(planned.config.clone(), clock, gate);
+            (planned.name.clone(), endpoint)
+        })
+        .collect();
+    let network = match plan.backend {
+        BackendKind::Real => match RealNet::start(&endpoints, plan.bind) {
+            Ok(net) => Net::Real(net),
+            Err(error) => {
+                return failed_report(
+                    plan.name,
+                    plan.seed,
+                    RunEnd::NotRunnable,
+                    format!(
+                        "the real backend could not listen on {}: {error}",
+                        plan.bind
+                    ),
+                );
+            }
+        },
+        BackendKind::Sim | BackendKind::Turmoil => {
+            let network = Network::new(start, plan.default_latency);
+            for (planned, (name, endpoint)) in plan.endpoints.iter().zip(&endpoints) {
+                network.add_host(name, Arc::new(EndpointHost::new(endpoint.clone())));
+                // The host was added just above, so the name is known.
+                let _ = network.set_latency(name, planned.latency, planned.latency);
+            }
+            faults::schedule(&network, &plan.faults);
+            Net::Sim(network)
+        }
+    };
+    let mut operation = plan.operation.clone();
+    operation.url = format!(
+        "{}{}",
+        network.base_url(&operation.endpoint),
+        operation.path
+    );
 
     let recorder = Recorder::new(clock, limit);
-    let connector = EnvConnector::new(SimConnector::new(network.clone()), recorder.clone());
     let instance = Arc::new(ClientInstance::new(
+        network.clone(),
         0,
         plan.seed,
         recorder.clone(),
-        connector,
-        plan.operation.clone(),
+        operation,
         plan.key_header.clone(),
         plan.dead_letter.clone(),
     ));
@@ -475,17 +513,23 @@ where
         &endpoints,
     );
     let mut verdicts = Vec::new();
+    // On the real backend time is real: the hint about real clocks would mislead.
+    let hint = if network.is_real() {
+        String::new()
+    } else {
+        format!(" {REAL_CLOCK_HINT}")
+    };
     // A panic gets its verdict, with the panic's message, from the thread that waits.
     if let Some(name) = end.verdict_name().filter(|_| end != RunEnd::Panicked) {
         let message = match end {
             RunEnd::VirtualTimeLimit => format!(
-                "the run reached limits.max_virtual_time ({}) before every call returned. \
-                 {REAL_CLOCK_HINT}",
+                "the run reached limits.max_virtual_time ({}) before every call returned.\
+                 {hint}",
                 seconds(plan.max_virtual_time.as_millis() as u64)
             ),
             RunEnd::AttemptLimit => format!(
                 "the client made limits.max_client_attempts ({}) attempts; the run was \
-                 stopped. {REAL_CLOCK_HINT}",
+                 stopped.{hint}",
                 plan.max_attempts.unwrap_or_default()
             ),
             _ => "the run did not complete".to_owned(),
@@ -503,7 +547,13 @@ where
         verdicts,
         snapshot: None,
         snapshot_skipped: None,
-        long_polls: watchdog.long_polls(),
+        // A client may block its thread on the real backend: the endpoints run on their own,
+        // and no virtual clock stops.
+        long_polls: if network.is_real() {
+            Vec::new()
+        } else {
+            watchdog.long_polls()
+        },
         ledgers: assembled.ledgers,
         warnings: Vec::new(),
         unsettled,
@@ -523,8 +573,12 @@ const REAL_CLOCK_HINT: &str = "Likely cause: the client reads the real clock \
 
 /// The trace header: the backend, the seed and the pinned client and server configuration.
 fn trace_header(plan: &Plan) -> Vec<(String, String)> {
+    let backend = match plan.backend {
+        BackendKind::Real => "real",
+        BackendKind::Sim | BackendKind::Turmoil => "sim",
+    };
     let mut header = vec![
-        ("backend".to_owned(), "sim".to_owned()),
+        ("backend".to_owned(), backend.to_owned()),
         ("seed".to_owned(), plan.seed.to_string()),
         ("client".to_owned(), HTTP_CLIENT_CONFIG.to_owned()),
         (

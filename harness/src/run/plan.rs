@@ -1,6 +1,7 @@
 //! A plan: a scenario resolved into exactly what one run needs (endpoint configurations,
 //! latencies, the operation, limits), with every name checked and every default applied.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,8 +13,8 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec, LatencySpec,
-    RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
+    BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
+    LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
 };
 
 /// One endpoint of the run.
@@ -58,6 +59,11 @@ pub(crate) struct Plan {
     /// The first `kind: dead_letter` endpoint, where built-in clients hand off messages they
     /// gave up on.
     pub(crate) dead_letter: Option<String>,
+    /// Where the run happens.
+    pub(crate) backend: BackendKind,
+    /// The address the real backend's endpoints listen on (127.0.0.1 unless `retrylab serve
+    /// --bind` says otherwise).
+    pub(crate) bind: IpAddr,
 }
 
 impl Plan {
@@ -145,6 +151,8 @@ impl Plan {
             max_attempts: Some(limits.max_client_attempts),
             wall: limits.wall.as_duration(),
             drain: scenario.drain.as_duration(),
+            backend: scenario.backend,
+            bind: crate::backend::real::LOOPBACK,
         })
     }
 }
@@ -483,13 +491,13 @@ mod tests {
         let built = Scenario::builder("x")
             .endpoint("api", crate::scenario::EndpointSpec::http())
             .operation(crate::scenario::OperationSpec::get("api", "/"))
-            .backend(crate::scenario::BackendKind::Real)
+            .backend(crate::scenario::BackendKind::Turmoil)
             .build()
             .map(|_| ())
             .unwrap_err();
         assert_eq!(
             built.to_string(),
-            "<code> backend: `backend: real` is not supported yet"
+            "<code> backend: `backend: turmoil` is not supported yet"
         );
     }
 

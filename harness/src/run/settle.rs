@@ -8,13 +8,19 @@ use tokio::time::Instant;
 
 use retrylab_endpoints::Endpoint;
 
-use crate::backend::sim::{InFlight, Network};
+use crate::backend::Net;
+use crate::backend::sim::InFlight;
 
 /// Passes through the scheduler after the network went quiet, so that a host whose data
 /// was delivered at this very instant reads it and admits its request before the run
 /// decides nothing is left (the reader and this task wake at the same instant, in an order
 /// the runtime chooses). A read, a parse and an admission take a few polls at most.
 const QUIET_PASSES: usize = 8;
+
+/// On the real backend, how long the run waits with every endpoint idle before it believes
+/// nothing more is coming: a request the client wrote just before its call returned crosses
+/// loopback to the endpoints' thread in well under a millisecond, even on a loaded machine.
+const REAL_QUIET: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What was still going on when settling ran out of time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +54,7 @@ impl Unsettled {
 /// Waits until nothing the clients sent is in flight and every endpoint is idle, or until
 /// `deadline`. `heals` are the instants at which partitions heal (held data moves then).
 pub(crate) async fn settle(
-    network: &Network,
+    network: &Net,
     endpoints: &[(String, Endpoint)],
     heals: &[Instant],
     deadline: Instant,
@@ -71,6 +77,9 @@ pub(crate) async fn settle(
                 InFlight::Nothing => {
                     for _ in 0..QUIET_PASSES {
                         tokio::task::yield_now().await;
+                    }
+                    if network.is_real() {
+                        tokio::time::sleep(REAL_QUIET).await;
                     }
                     let busy = endpoints.iter().any(|(_, e)| e.steps_in_progress() > 0);
                     if !busy && network.in_flight_to_hosts() == InFlight::Nothing {

@@ -167,7 +167,7 @@ impl Unsupported<'_> {
                 self.flag(&join("expect", key), format_args!("the `{key}` check"));
             }
         }
-        if s.backend != BackendKind::Sim {
+        if s.backend == BackendKind::Turmoil {
             self.flag("backend", format_args!("`backend: {}`", s.backend.name()));
         }
         if s.tolerance.is_some() {

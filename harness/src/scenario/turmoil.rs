@@ -22,7 +22,7 @@ pub enum BackendKind {
     Sim,
     /// A turmoil simulation (built later).
     Turmoil,
-    /// Real sockets on 127.0.0.1 in real time (built later).
+    /// Real sockets on 127.0.0.1 in real time, for clients with a network stack of their own.
     Real,
 }
 

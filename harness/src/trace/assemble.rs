@@ -1,18 +1,20 @@
 //! The trace of one run, assembled at its end from what the client surfaces recorded, what
 //! the network logged and what the endpoints' ledgers hold; attempts of clients that only use
-//! `env.connector()` are reconstructed from the network's segments and the ledgers.
+//! `env.connector()` are reconstructed from the network's segments and the ledgers, and on
+//! the real backend, which has no segment log, from the instants the endpoints recorded.
 
 use std::collections::BTreeMap;
 
 use retrylab_endpoints::wire::{self, HAND_OFF_HEADER_NAME};
-use retrylab_endpoints::{Endpoint, LedgerSnapshot, ResponseOutcome};
+use retrylab_endpoints::{CloseKind, Endpoint, LedgerSnapshot, ResponseOutcome};
 
 use super::record::Recorder;
 use super::{
     Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, Interner,
     LateRequest, Name, Side, Trace, seconds,
 };
-use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, Network, SegmentKind};
+use crate::backend::Net;
+use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
 
 /// What a run leaves behind, besides the trace.
 pub(crate) struct Assembled {
@@ -31,7 +33,7 @@ pub(crate) fn assemble(
     end_ms: u64,
     calls: Vec<Call>,
     recorder: Recorder,
-    network: &Network,
+    network: &Net,
     endpoints: &[(String, Endpoint)],
 ) -> Assembled {
     let endpoint_names: Vec<Name> = endpoints
@@ -52,6 +54,7 @@ pub(crate) fn assemble(
     let mut unmatched = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
+    let real = network.is_real();
     let idle = IdleCalls::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
@@ -86,10 +89,14 @@ pub(crate) fn assemble(
                 }
                 None => {
                     let response = responses.get(request.id.index());
-                    let segments = segments.get_or_insert_with(|| SegmentIndex::new(&log));
+                    let instants = if real {
+                        Instants::Endpoint
+                    } else {
+                        Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
+                    };
                     let id = attempts.len() as u32 + 1;
                     let attempt =
-                        reconstruct(segments, &mut interner, request, response, &calls, id);
+                        reconstruct(instants, &mut interner, request, response, &calls, id);
                     attempts.push(attempt);
                     // Without a call tag a request names no call; one that arrived while no
                     // call was running came from a call that had returned (a task it left
@@ -151,7 +158,11 @@ pub(crate) fn assemble(
     renumber(&mut attempts);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
-    let connections = connection_events(&log, &mut interner);
+    let connections = if real {
+        endpoint_connection_events(&ledgers, &endpoint_names)
+    } else {
+        connection_events(&log, &mut interner)
+    };
 
     Assembled {
         trace: Trace {
@@ -252,11 +263,23 @@ fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
         .map(|c| c.call_id)
 }
 
+/// Where a rebuilt attempt's instants come from.
+#[derive(Clone, Copy)]
+enum Instants<'a> {
+    /// The sim network's segments: what the client sent and received, and when.
+    Segments(&'a SegmentIndex),
+    /// The real backend: only the endpoint's own instants exist (the request's arrival, the
+    /// head handed to the connection, the last byte written).
+    Endpoint,
+}
+
 /// An attempt rebuilt from the endpoint's record and the network's segments, for a client that
 /// only used `env.connector()`: start = the request's first byte left the client, head = the
-/// response's first byte reached it, end = its last byte did.
+/// response's first byte reached it, end = its last byte did. On the real backend, start is
+/// the request's arrival, head the instant the endpoint handed the head to the connection and
+/// end the instant it wrote the last byte.
 fn reconstruct(
-    segments: &SegmentIndex,
+    instants: Instants<'_>,
     interner: &mut Interner,
     request: &retrylab_endpoints::RequestRecord,
     response: Option<&retrylab_endpoints::ResponseRecord>,
@@ -264,31 +287,43 @@ fn reconstruct(
     id: u32,
 ) -> Attempt {
     let conn = ConnId(request.conn_id);
-    // docs/architecture.md#attempts-time-and-ordering: start is the connect start on a new connection, the request's first
-    // byte on a reused one.
-    let connect_start = (request.seq == 1)
-        .then(|| segments.connect_start(conn))
-        .flatten();
-    let start_ms = connect_start.unwrap_or_else(|| {
-        segments
-            .segment_at(conn, Dir::ClientToServer, request.inbound.start)
-            .map_or(request.at_ms, |s| s.0)
-    });
+    let start_ms = match instants {
+        // docs/architecture.md#attempts-time-and-ordering: start is the connect start on a
+        // new connection, the request's first byte on a reused one.
+        Instants::Segments(segments) => (request.seq == 1)
+            .then(|| segments.connect_start(conn))
+            .flatten()
+            .unwrap_or_else(|| {
+                segments
+                    .segment_at(conn, Dir::ClientToServer, request.inbound.start)
+                    .map_or(request.at_ms, |s| s.0)
+            }),
+        Instants::Endpoint => request.at_ms,
+    };
     let (head_ms, end_ms, outcome) = match response.map(|r| (r, r.outcome)) {
         Some((r, ResponseOutcome::Sent { status })) => {
-            let head = segments
-                .segment_at(conn, Dir::ServerToClient, r.outbound.start)
-                .map(|s| s.1);
-            let last = r.outbound.end.saturating_sub(1).max(r.outbound.start);
-            let end = segments
-                .segment_at(conn, Dir::ServerToClient, last)
-                .map(|s| s.1);
+            let (head, end) = match instants {
+                Instants::Segments(segments) => {
+                    let head = segments
+                        .segment_at(conn, Dir::ServerToClient, r.outbound.start)
+                        .map(|s| s.1);
+                    let last = r.outbound.end.saturating_sub(1).max(r.outbound.start);
+                    let end = segments
+                        .segment_at(conn, Dir::ServerToClient, last)
+                        .map(|s| s.1);
+                    (head, end)
+                }
+                Instants::Endpoint => (Some(r.at_ms), r.end_ms),
+            };
             (head, end.or(head), AttemptOutcome::Status(status.as_u16()))
         }
         Some((r, ResponseOutcome::Truncated { status, .. })) => {
-            let head = segments
-                .segment_at(conn, Dir::ServerToClient, r.outbound.start)
-                .map(|s| s.1);
+            let head = match instants {
+                Instants::Segments(segments) => segments
+                    .segment_at(conn, Dir::ServerToClient, r.outbound.start)
+                    .map(|s| s.1),
+                Instants::Endpoint => Some(r.at_ms),
+            };
             (head, head, AttemptOutcome::Status(status.as_u16()))
         }
         Some((r, ResponseOutcome::Failed(fail))) => {
@@ -418,6 +453,38 @@ fn renumber(attempts: &mut [Attempt]) {
         *n += 1;
         attempt.n = *n;
     }
+}
+
+/// Connection events of the real backend, from what the endpoints recorded: each accepted
+/// connection, and how and by whom it was closed; ordered by (instant, `conn_id`, seq).
+fn endpoint_connection_events(ledgers: &[LedgerSnapshot], names: &[Name]) -> Vec<ConnEvent> {
+    let mut events = Vec::new();
+    for (ledger, endpoint) in ledgers.iter().zip(names) {
+        for connect in &ledger.connects {
+            events.push(ConnEvent {
+                at_ms: connect.at_ms,
+                conn_id: connect.conn_id,
+                endpoint: *endpoint,
+                kind: ConnEventKind::Connected,
+            });
+        }
+        for close in &ledger.closes {
+            let kind = match close.how {
+                CloseKind::Fin => ConnEventKind::Fin(close.by),
+                // A transport error other than a reset (a broken pipe) is an abortive end too.
+                CloseKind::Reset | CloseKind::Error(_) => ConnEventKind::Rst(close.by),
+            };
+            events.push(ConnEvent {
+                at_ms: close.at_ms,
+                conn_id: close.conn_id,
+                endpoint: *endpoint,
+                kind,
+            });
+        }
+    }
+    // Stable: a connection's accept comes before its close at the same instant.
+    events.sort_by_key(|e| (e.at_ms, e.conn_id));
+    events
 }
 
 /// Connection events from the network log, ordered by (instant, `conn_id`, seq).

@@ -103,33 +103,10 @@ pub(super) fn reset_error() -> io::Error {
 }
 
 /// What a client that kept its `Env` past its run gets from every connect and every
-/// operation on a connection: the run's records are closed, so nothing it does would be seen.
+/// operation on a connection.
 pub(super) fn run_ended() -> io::Error {
-    io::Error::other(RunEnded)
+    crate::backend::run_ended_error()
 }
-
-/// The error inside [`run_ended`]; its `Debug` is its message too, since hyper-util's error
-/// shows its cause by `Debug`.
-struct RunEnded;
-
-impl std::fmt::Display for RunEnded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(
-            "retrylab: the run this connection or Env belongs to has ended, and nothing it \
-             sends now is recorded; an Env, and the HttpClient or EnvConnector taken from it, \
-             must not outlive its run (keep them in the call's future, or in tasks the call \
-             awaits before it returns)",
-        )
-    }
-}
-
-impl std::fmt::Debug for RunEnded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
-
-impl std::error::Error for RunEnded {}
 
 /// What a connect past [`MAX_OPEN_CONNECTIONS`] gets.
 pub(super) fn too_many_connections() -> io::Error {

@@ -40,6 +40,30 @@ impl Validator<'_> {
             }
             self.latency(&p, l);
         }
+        if self.s.backend == BackendKind::Real {
+            // Loopback is the real backend's network: nothing can delay or cut it from here.
+            if !n.latency.is_zero() {
+                self.err_expected(
+                    "network.latency",
+                    "the sim network's latency cannot be made on the real backend",
+                    "a step's `latency`, which delays the endpoint's answer",
+                );
+            }
+            if !n.endpoint_latency.is_empty() {
+                self.err_expected(
+                    "network.endpoint_latency",
+                    "the sim network's latency cannot be made on the real backend",
+                    "a step's `latency`, which delays the endpoint's answer",
+                );
+            }
+            if !n.faults.is_empty() {
+                self.err_expected(
+                    "network.faults",
+                    "partitions and crashes of the sim network cannot be made on the real backend",
+                    "`backend: sim`, or steps that `fail` (reset, close, hang)",
+                );
+            }
+        }
         if !n.faults.is_empty() && self.s.backend == BackendKind::Turmoil {
             self.err_expected(
                 "network.faults",

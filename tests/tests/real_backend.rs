@@ -1,0 +1,144 @@
+//! The real backend: the scenario's endpoints on TCP listeners at 127.0.0.1, in real time.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use retrylab::RunEnd;
+use retrylab::Scenario;
+use retrylab::trace::AttemptOutcome;
+
+fn scenario(yaml: &str) -> Scenario {
+    Scenario::from_yaml_str(yaml, "real.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One blocking HTTP/1.1 exchange over a std socket, as a client with its own network
+/// stack makes it: the status line, or the IO error that ended the exchange.
+fn exchange(url: &str, path: &str) -> std::io::Result<String> {
+    let address = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n"
+    )?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    Ok(answer.lines().next().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn the_reference_client_retries_over_real_sockets() {
+    let s = scenario(
+        "version: 1\nname: real burst\nbackend: real\n\
+         endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 4 } }\n\
+         expect: { attempts: 3, outcome: success, gaps_each: { within: [100ms, 150ms] } }\n",
+    );
+    let report = s.run_builtin();
+    report.assert();
+    let trace = report.trace();
+    assert_eq!(trace.header[0], ("backend".to_owned(), "real".to_owned()));
+    let statuses: Vec<_> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        statuses,
+        [
+            AttemptOutcome::Status(503),
+            AttemptOutcome::Status(503),
+            AttemptOutcome::Status(200)
+        ]
+    );
+    // Real time passed: two delays of 100 ms at least.
+    assert!(trace.end_ms >= 200, "{}", trace.end_ms);
+}
+
+#[test]
+fn a_blocking_client_with_its_own_sockets_is_seen() {
+    let s = scenario(
+        "version: 1\nname: black box\nbackend: real\n\
+         endpoints: { api: { script: [ { status: 503, retry_after: 1 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api, path: /orders }\n\
+         expect: { attempts: 2 }\n",
+    );
+    let report = s.run(|env| async move {
+        let url = env.url("api");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        assert_eq!(env.operation().url, format!("{url}/orders"));
+        // Blocking the run's thread is fine here: the endpoints serve on their own.
+        let first = exchange(&url, "/orders").map_err(|e| e.to_string())?;
+        let second = exchange(&url, "/orders").map_err(|e| e.to_string())?;
+        Ok::<_, String>(format!("{first} / {second}"))
+    });
+    report.assert();
+    let trace = report.trace();
+    assert_eq!(trace.attempts.len(), 2);
+    assert!(trace.attempts.iter().all(|a| a.reconstructed));
+    assert_eq!(trace.attempts[0].outcome, AttemptOutcome::Status(503));
+    assert_eq!(trace.attempts[1].outcome, AttemptOutcome::Status(200));
+    assert_eq!(trace.attempts[1].n, 2);
+}
+
+#[test]
+fn a_reset_step_is_a_connection_reset_for_the_client() {
+    let s = scenario(
+        "version: 1\nname: reset\nbackend: real\n\
+         endpoints: { api: { script: [ { fail: reset }, { fail: close }, { status: 200 } ] } }\n\
+         operation: { endpoint: api }\nexpect: { attempts: 3 }\n",
+    );
+    let report = s.run(|env| async move {
+        let url = env.url("api");
+        let kinds: Vec<String> = (0..3)
+            .map(|_| match exchange(&url, "/") {
+                Ok(line) if line.is_empty() => "eof".to_owned(),
+                Ok(line) => line,
+                Err(e) => format!("{:?}", e.kind()),
+            })
+            .collect();
+        Ok::<_, String>(kinds.join(", "))
+    });
+    report.assert();
+    let calls = &report.trace().calls;
+    assert_eq!(
+        format!("{:?}", calls[0].result),
+        r#"Success("\"ConnectionReset, eof, HTTP/1.1 200 OK\"")"#
+    );
+}
+
+#[test]
+fn what_a_listener_cannot_do_is_a_located_error() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: x\nbackend: real\n\
+         endpoints: { api: { connect: [ { action: refuse } ] } }\n\
+         operation: { endpoint: api }\n\
+         network: { latency: 5ms, faults: [ { at: 1s, partition: api, for: 1s } ] }\n",
+        "x.yaml",
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(errors.contains("x.yaml:4:"), "{errors}");
+    assert!(
+        errors.contains("refused and black-holed connections cannot be made on the real backend"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("network.latency: the sim network's latency cannot be made"),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("network.faults: partitions and crashes"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn a_hanging_client_is_stopped_by_the_time_limit() {
+    let s = scenario(
+        "version: 1\nname: hang\nbackend: real\n\
+         endpoints: { api: { script: [ { fail: hang } ] } }\n\
+         operation: { endpoint: api }\nlimits: { max_virtual_time: 300ms }\n",
+    );
+    let report = s.run_builtin();
+    assert_eq!(report.end(), &RunEnd::VirtualTimeLimit);
+}

@@ -20,6 +20,9 @@
 //!     ]);
 //! assert_eq!(config.routes.len(), 1);
 //! ```
+//!
+//! With feature `wiremock`, `retrylab_endpoints::wiremock::ScriptResponder` answers a wiremock
+//! `MockServer`'s requests with the same scripts, in real time, and records them in a ledger.
 
 #![warn(missing_docs)]
 
@@ -39,6 +42,8 @@ mod script;
 mod serve;
 mod step;
 pub mod wire;
+#[cfg(feature = "wiremock")]
+pub mod wiremock;
 
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};

@@ -3,6 +3,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+#[cfg(feature = "wiremock")]
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue, StatusCode, Uri, request, uri};
@@ -14,6 +16,8 @@ use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
 use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
+#[cfg(feature = "wiremock")]
+use crate::ledger::{ResponseOutcome, ResponseRecord};
 use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Scope};
 use crate::script::{ScopeKey, Script};
@@ -107,6 +111,22 @@ pub(crate) struct Arrival {
     pub(crate) body: Bytes,
 }
 
+/// What admission decided for a request, before anything is spawned.
+enum Plan {
+    /// Answer now (404, dedupe rejections and replays).
+    Ready(Arc<SentResponse>),
+    /// Run a step (its arrival commit, if it has one, is done).
+    Step(StepPlan),
+}
+
+/// A step to run for one request.
+struct StepPlan {
+    step: Arc<Step>,
+    /// The step's response, when it could be rendered in advance.
+    rendered: Option<Arc<SentResponse>>,
+    ctx: EffectCtx,
+}
+
 /// How a request will be answered.
 pub(crate) enum Admission {
     /// Now (404, dedupe rejections and replays).
@@ -120,6 +140,16 @@ pub(crate) enum Outcome {
     Respond(Arc<SentResponse>),
     Truncate(Arc<SentResponse>, Fail),
     Fail(Fail),
+}
+
+/// Where a step task's outcome goes.
+enum Reply {
+    /// To the connection serving the request, which sends it and records the response.
+    Connection(oneshot::Sender<Outcome>),
+    /// Nowhere: the server already holds the response and sends it when the latency ends (a
+    /// wiremock responder), so the task records it, on connection `conn_id`.
+    #[cfg(feature = "wiremock")]
+    Record { conn_id: u64 },
 }
 
 /// What a commit needs to know about its request.
@@ -255,6 +285,54 @@ impl Endpoint {
     /// Route, dedupe, consume a step and record the request; spawn the step's task. `None`
     /// when the gate refuses the request: then nothing is recorded and nothing answers.
     pub(crate) fn admit(&self, arrival: Arrival) -> Option<(RequestId, Admission)> {
+        let (id, plan) = self.plan(arrival)?;
+        let admission = match plan {
+            Plan::Ready(response) => Admission::Ready(response),
+            Plan::Step(plan) => {
+                let (tx, rx) = oneshot::channel();
+                self.spawn_step(plan, Reply::Connection(tx));
+                Admission::Pending(rx)
+            }
+        };
+        Some((id, admission))
+    }
+
+    /// Like [`Endpoint::admit`], for a server that must be handed the whole response and the
+    /// delay before sending it as soon as the request arrives (a wiremock responder). The
+    /// step's response is rendered for the instant its latency ends; the step's task still
+    /// runs detached (latency, commit, dedupe) and records the response when it ends. Only
+    /// for steps without a failure: such a server can send nothing else than a response.
+    #[cfg(feature = "wiremock")]
+    pub(crate) fn admit_at_once(&self, arrival: Arrival) -> Option<(Arc<SentResponse>, Duration)> {
+        let conn_id = arrival.conn_id;
+        let (id, plan) = self.plan(arrival)?;
+        match plan {
+            Plan::Ready(response) => {
+                let outcome = Outcome::Respond(Arc::clone(&response));
+                record_outcome(&self.inner, id, conn_id, &outcome);
+                Some((response, Duration::ZERO))
+            }
+            Plan::Step(mut plan) => {
+                let latency = plan.step.latency;
+                let response = match plan.rendered.take() {
+                    Some(response) => response,
+                    None => {
+                        let now = self.inner.clock.now_system();
+                        let sent_at = now.checked_add(latency).unwrap_or(now);
+                        Arc::new(plan.step.respond.render(sent_at))
+                    }
+                };
+                // The task then hands dedupe exactly the response the server sends.
+                plan.rendered = Some(Arc::clone(&response));
+                self.spawn_step(plan, Reply::Record { conn_id });
+                Some((response, latency))
+            }
+        }
+    }
+
+    /// Everything [`Endpoint::admit`] does up to the step's task: gate, routing, dedupe,
+    /// script consumption, the request record and an arrival commit.
+    fn plan(&self, arrival: Arrival) -> Option<(RequestId, Plan)> {
         let inner = &*self.inner;
         let now_ms = inner.clock.now_ms();
         let Arrival {
@@ -329,7 +407,7 @@ impl Endpoint {
 
         let (_, step, rendered) = match plan {
             Ok(step) => step,
-            Err(response) => return Some((id, Admission::Ready(response))),
+            Err(response) => return Some((id, Plan::Ready(response))),
         };
         let ctx = EffectCtx {
             request: id,
@@ -341,9 +419,24 @@ impl Endpoint {
             self.commit(&mut state, &ctx, now_ms);
         }
         drop(state);
+        Some((
+            id,
+            Plan::Step(StepPlan {
+                step,
+                rendered,
+                ctx,
+            }),
+        ))
+    }
 
-        let (tx, rx) = oneshot::channel();
-        inner.steps_in_progress.fetch_add(1, Ordering::AcqRel);
+    /// Spawns the task that runs a planned step.
+    fn spawn_step(&self, plan: StepPlan, reply: Reply) {
+        let StepPlan {
+            step,
+            rendered,
+            ctx,
+        } = plan;
+        self.inner.steps_in_progress.fetch_add(1, Ordering::AcqRel);
         // Detached from the connection: a client that gives up drops the service future, not
         // this task, so a commit scheduled later still happens (duplicate-on-timeout).
         // Boxed, so the task moves a pointer around rather than the whole job (the spawn path
@@ -353,9 +446,8 @@ impl Endpoint {
             step,
             rendered,
             ctx,
-            tx,
+            reply,
         })));
-        Some((id, Admission::Pending(rx)))
     }
 
     /// Record the effect of `ctx`'s request, unless dedupe says its key already committed.
@@ -390,7 +482,7 @@ struct StepJob {
     /// The step's response, when it could be rendered in advance.
     rendered: Option<Arc<SentResponse>>,
     ctx: EffectCtx,
-    tx: oneshot::Sender<Outcome>,
+    reply: Reply,
 }
 
 /// One request's step: latency, commit, then the outcome goes to the connection (if it is
@@ -405,7 +497,7 @@ async fn run_step(job: Box<StepJob>) {
         step,
         rendered,
         ctx,
-        tx,
+        reply,
     } = *job;
     let inner = &*endpoint.inner;
     let render =
@@ -431,11 +523,41 @@ async fn run_step(job: Box<StepJob>) {
         }
     }
     drop(state);
-    // An error means the connection went away first; the step has done its work regardless.
-    let _ = tx.send(outcome);
+    match reply {
+        // An error means the connection went away first; the step has done its work regardless.
+        Reply::Connection(tx) => {
+            let _ = tx.send(outcome);
+        }
+        #[cfg(feature = "wiremock")]
+        Reply::Record { conn_id } => record_outcome(inner, ctx.request, conn_id, &outcome),
+    }
     if inner.steps_in_progress.fetch_sub(1, Ordering::AcqRel) == 1 {
         inner.idle.notify_waiters();
     }
+}
+
+/// Records how a request ended, for a server that reports neither its connection's bytes nor
+/// their flush (a wiremock responder): byte ranges stay empty and `end_ms` unknown.
+#[cfg(feature = "wiremock")]
+fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Outcome) {
+    let outcome = match outcome {
+        Outcome::Respond(response) => ResponseOutcome::Sent {
+            status: response.status,
+        },
+        Outcome::Truncate(response, fail) => ResponseOutcome::Truncated {
+            status: response.status,
+            fail: *fail,
+        },
+        Outcome::Fail(fail) => ResponseOutcome::Failed(*fail),
+    };
+    inner.ledger.push_response(ResponseRecord {
+        request,
+        conn_id,
+        at_ms: inner.clock.now_ms(),
+        end_ms: None,
+        outcome,
+        outbound: 0..0,
+    });
 }
 
 /// Moves what the ledger keeps of a request (target, header values, body) into one compact

@@ -69,9 +69,9 @@ impl DedupeOutcome {
 pub struct RequestRecord {
     /// Its id.
     pub id: RequestId,
-    /// The connection it came on.
+    /// The connection it came on (0 under a wiremock responder, which is not told).
     pub conn_id: u64,
-    /// Its 1-based position on that connection.
+    /// Its 1-based position on that connection (0 under a wiremock responder).
     pub seq: u32,
     /// When it had been read completely (head and body).
     pub at_ms: u64,
@@ -84,7 +84,8 @@ pub struct RequestRecord {
     /// The body.
     pub body: Bytes,
     /// Approximate byte range in the connection's inbound stream: from the end of the previous
-    /// request to the bytes read when this one was complete (exact unless the client pipelines).
+    /// request to the bytes read when this one was complete (exact unless the client pipelines;
+    /// empty under a wiremock responder).
     pub inbound: Range<u64>,
     /// The index of the matched route; `None` = unmatched (answered 404).
     pub route: Option<usize>,
@@ -128,15 +129,18 @@ pub enum ResponseOutcome {
 pub struct ResponseRecord {
     /// The request answered.
     pub request: RequestId,
-    /// Its connection.
+    /// Its connection (0 under a wiremock responder).
     pub conn_id: u64,
-    /// When the head was handed to the connection, or the failure or abandonment happened.
+    /// When the head was handed to the connection, or the failure or abandonment happened
+    /// (under a wiremock responder: when the step's latency ended and wiremock sends the head).
     pub at_ms: u64,
-    /// When the last byte was flushed to the connection; `None` if it never was.
+    /// When the last byte was flushed to the connection; `None` if it never was, or if the
+    /// server does not report it (a wiremock responder).
     pub end_ms: Option<u64>,
     /// What happened.
     pub outcome: ResponseOutcome,
-    /// Byte range in the connection's outbound stream (empty when nothing was sent).
+    /// Byte range in the connection's outbound stream (empty when nothing was sent, and under a
+    /// wiremock responder).
     pub outbound: Range<u64>,
 }
 

@@ -21,6 +21,9 @@
 //!     ]);
 //! assert_eq!(config.routes.len(), 1);
 //! ```
+//!
+//! With feature `wiremock`, `retrylab_endpoints::wiremock::ScriptResponder` answers a wiremock
+//! `MockServer`'s requests with the same scripts, in real time, and records them in a ledger.
 
 #![warn(missing_docs)]
 
@@ -41,6 +44,8 @@ mod serve;
 mod step;
 mod tcp;
 pub mod wire;
+#[cfg(feature = "wiremock")]
+pub mod wiremock;
 
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};

@@ -343,6 +343,7 @@ pub mod trace;
 
 pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt};
 pub use report::{Judgement, Report, RunEnd, Verdict};
+pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;
 pub use suite::Clients;
 

@@ -4,6 +4,7 @@
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
+//! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! ```
 //!
 //! `--format json` prints one document, `{ "runs": [...], "totals": {...} }`. Each run has
@@ -20,7 +21,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use retrylab::scenario::{ClientSpec, Scenario};
 use retrylab::suite::{Clients, ScenarioFile, scan};
-use retrylab::{Judgement, Report};
+use retrylab::{Judgement, Report, ServeOptions};
 
 #[derive(Parser)]
 #[command(
@@ -61,6 +62,42 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Serve a scenario's endpoints on real sockets for a client in any language, then judge
+    /// what it did.
+    ///
+    /// Prints one `name url` line per endpoint once they listen, waits until the client's
+    /// calls are done (requests of `--calls` calls, then `--idle` without a request), and
+    /// prints the trace and the verdicts. A client tells its calls apart by sending
+    /// `x-retrylab-call: <n>`; otherwise the `calls - 1` longest pauses between requests
+    /// separate them. Exit status 0 when every verdict passed, 1 otherwise, 2 when the
+    /// scenario does not load.
+    Serve {
+        /// The scenario file.
+        path: PathBuf,
+        /// The address to listen on. Only 127.0.0.1 unless given: anything else exposes
+        /// the endpoints to the network.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Print the URLs as `RETRYLAB_URL_<NAME>=<url>` lines, for `eval` in a script.
+        #[arg(long)]
+        env: bool,
+        /// How many calls the client makes (default: the scenario's `operation.calls`).
+        #[arg(long)]
+        calls: Option<u32>,
+        /// Stop once the client has been quiet this long (`500ms`, `2s`, ...).
+        #[arg(long, default_value = "2s", value_parser = duration)]
+        idle: std::time::Duration,
+        /// Give up, failing, when the client has not finished after this long.
+        #[arg(long, default_value = "10m", value_parser = duration)]
+        timeout: std::time::Duration,
+    },
+}
+
+/// A duration as scenarios write them (`500ms`, `2s`, `10m`).
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<retrylab::scenario::Millis>()
+        .map(|ms| ms.as_duration())
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -80,7 +117,69 @@ fn main() -> ExitCode {
             format,
         } => run(&paths, seeds, format),
         Command::Check { paths } => check(&paths),
+        Command::Serve {
+            path,
+            bind,
+            env,
+            calls,
+            idle,
+            timeout,
+        } => {
+            let mut options = ServeOptions::new().bind(bind).idle(idle).timeout(timeout);
+            if let Some(calls) = calls {
+                options = options.calls(calls);
+            }
+            serve(&path, options, env)
+        }
     }
+}
+
+/// `retrylab serve`: the endpoints' URLs first (flushed, so a script reading them can start
+/// its client), then, once the client is done, the report.
+fn serve(path: &std::path::Path, options: ServeOptions, env: bool) -> ExitCode {
+    let scenario = match Scenario::load(path) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = scenario.serve(options, move |endpoints| {
+        let mut out = std::io::stdout().lock();
+        for endpoint in endpoints {
+            let _ = if env {
+                writeln!(out, "{}={}", env_name(&endpoint.name), endpoint.url)
+            } else {
+                writeln!(out, "{} {}", endpoint.name, endpoint.url)
+            };
+        }
+        let _ = out.flush();
+    });
+    if report.end() == &retrylab::RunEnd::NotRunnable {
+        eprintln!("{}", report.summary());
+        return ExitCode::from(2);
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", report.summary());
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `RETRYLAB_URL_<NAME>`: the endpoint's name in capitals, anything but ASCII letters and
+/// digits as `_`, so the line is a valid shell assignment.
+fn env_name(name: &str) -> String {
+    let mut out = String::from("RETRYLAB_URL_");
+    out.extend(name.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
+    out
 }
 
 /// Every scenario file named by `paths`, in a stable order; what the search of a folder

@@ -144,6 +144,11 @@ impl Env {
         self.instance.net.base_url(endpoint)
     }
 
+    /// The run's network.
+    pub(crate) fn net(&self) -> &Net {
+        &self.instance.net
+    }
+
     /// The harness's HTTP client: every request is an attempt in the trace. Clones and
     /// later calls share one connection pool per client instance.
     ///

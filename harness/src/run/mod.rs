@@ -17,6 +17,7 @@ use retrylab_endpoints::{Endpoint, VirtualClock};
 mod calls;
 mod faults;
 pub(crate) mod plan;
+mod serve;
 mod settle;
 mod thread_time;
 mod wall;
@@ -24,6 +25,7 @@ mod watchdog;
 
 use self::calls::{CallLog, Calls, Driven};
 use self::plan::{Plan, PlannedFault};
+pub use self::serve::{Listening, ServeOptions};
 use self::thread_time::{ThreadTime, Tid};
 use self::wall::{Pulse, Stop, Waited};
 use self::watchdog::Watchdog;
@@ -504,14 +506,12 @@ where
     // The run is over: the waiting thread no longer needs a way in.
     let published = live_lock(live).take();
     let header = published.map_or_else(|| trace_header(&plan), |live| live.header);
-    let assembled = assemble::assemble(
-        header,
-        end_ms,
-        log.snapshot(),
-        recorder,
-        &network,
-        &endpoints,
-    );
+    // A served run's calls are the client's, read off its requests.
+    let calls = match plan.served_calls {
+        Some(calls) => serve::calls_of(&endpoints, calls),
+        None => log.snapshot(),
+    };
+    let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
     let mut verdicts = Vec::new();
     // On the real backend time is real: the hint about real clocks would mislead.
     let hint = if network.is_real() {

@@ -64,6 +64,9 @@ pub(crate) struct Plan {
     /// The address the real backend's endpoints listen on (127.0.0.1 unless `retrylab serve
     /// --bind` says otherwise).
     pub(crate) bind: IpAddr,
+    /// Served to a client outside (`retrylab serve`): its requests are split into this many
+    /// calls after the run, instead of the harness's own calls.
+    pub(crate) served_calls: Option<u32>,
 }
 
 impl Plan {
@@ -153,6 +156,7 @@ impl Plan {
             drain: scenario.drain.as_duration(),
             backend: scenario.backend,
             bind: crate::backend::real::LOOPBACK,
+            served_calls: None,
         })
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct RealNet {
 struct Inner {
     /// Each endpoint's name and listening address, in the scenario's order.
     addresses: Vec<(String, SocketAddr)>,
+    /// The endpoints served, in the same order.
+    endpoints: Vec<Endpoint>,
     ended: AtomicBool,
     /// Tells the serving thread to stop; taken when it is told.
     stop: Mutex<Option<oneshot::Sender<()>>>,
@@ -66,6 +68,7 @@ impl RealNet {
         Ok(RealNet {
             inner: Arc::new(Inner {
                 addresses,
+                endpoints: endpoints.iter().map(|(_, e)| e.clone()).collect(),
                 ended: AtomicBool::new(false),
                 stop: Mutex::new(Some(stop)),
                 thread: Mutex::new(Some(thread)),
@@ -85,6 +88,11 @@ impl RealNet {
     /// Every endpoint's name and address, in the scenario's order.
     pub(crate) fn addresses(&self) -> &[(String, SocketAddr)] {
         &self.inner.addresses
+    }
+
+    /// The endpoints served, in the scenario's order.
+    pub(crate) fn endpoints(&self) -> &[Endpoint] {
+        &self.inner.endpoints
     }
 
     /// Stops serving: the listeners close and every open connection is dropped. Waits for

@@ -76,8 +76,10 @@ fn real_clock_dates(ctx: &Ctx<'_>, out: &mut Vec<Verdict>) {
             let asked_ms = unix_s * 1000 - head_system_ms;
             let waited = next.start_ms.saturating_sub(head);
             // Retried at once although the date was well in the future of the virtual
-            // clock: the signature of a date compared with the real clock, months later.
-            if asked_ms >= 1000 && waited < 100 {
+            // clock: the signature of a date compared with the real clock, months later. A
+            // retry early by no more than the tolerance is forgiven, as `retry_after` does.
+            let forgiven = ctx.tolerance.at_least(waited, asked_ms.max(0) as u64);
+            if asked_ms >= 1000 && waited < 100 && !forgiven {
                 out.push(Verdict::fail(
                     CHECK,
                     format!(

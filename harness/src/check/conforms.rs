@@ -1,5 +1,7 @@
 //! `conforms_to: { <policy>: { params } }`: every call's attempts fall within what the
-//! policy allows any correct client to do.
+//! policy allows any correct client to do, its timing bounds widened by the tolerance on
+//! both sides (and the two findings that need exact instants, a delay pinned at a bound and
+//! the nominal schedule, not made under one).
 
 use std::collections::BTreeMap;
 
@@ -94,7 +96,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
         Err(why) => return Verdict::fail("conforms_to", why.to_string()),
     };
     let name = policy.name();
-    let tolerance = ctx.scenario.tolerance.map_or(0, |t| t.as_ms());
+    let tolerance = ctx.tolerance.ms();
     // A jittered policy also flags a client whose jitter is off; under a tolerance instants
     // are not exact, so a match means nothing.
     let mut nominal = spec
@@ -171,6 +173,11 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
         judged,
         || format!("no attempt ended with a response or an error to judge against {name}"),
         problems,
-        || format!("{judged} attempts conform to {name}"),
+        || {
+            format!(
+                "{judged} attempts conform to {name}{}",
+                ctx.tolerance.either_way()
+            )
+        },
     )
 }

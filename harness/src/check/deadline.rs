@@ -5,7 +5,8 @@
 //! `total_time` cannot say this: a client that honours its deadline may still return after
 //! it, because the last attempt it started in time takes a while, and one that breaks its
 //! deadline may return early, because a late attempt is answered fast. Here an attempt that
-//! starts exactly at the limit is in time; one that starts a millisecond later is not.
+//! starts exactly at the limit is in time; one that starts a millisecond later is not, unless
+//! a tolerance raises the limit.
 
 use super::Ctx;
 use crate::report::Verdict;
@@ -16,6 +17,9 @@ pub(super) const CHECK: &str = "no_attempt_after";
 
 pub(super) fn check(ctx: &Ctx<'_>, limit: Millis) -> Verdict {
     let limit_ms = limit.as_ms();
+    let tolerance = ctx.tolerance;
+    // `later than 2.000s (plus the 50ms tolerance)`: the limit as the verdict prints it.
+    let limit_text = format!("{}{}", seconds(limit_ms), tolerance.plus());
     let mut problems = Vec::new();
     let mut attempts = 0usize;
     // The attempt that started latest after its call's start, for the passing message.
@@ -27,7 +31,7 @@ pub(super) fn check(ctx: &Ctx<'_>, limit: Millis) -> Verdict {
         let offset = |start_ms: u64| start_ms.saturating_sub(call.start_ms);
         let late: Vec<_> = mine
             .iter()
-            .filter(|a| offset(a.start_ms) > limit_ms)
+            .filter(|a| !tolerance.at_most(offset(a.start_ms), limit_ms))
             .collect();
         if let Some(first) = late.first() {
             let more = match late.len() - 1 {
@@ -36,10 +40,10 @@ pub(super) fn check(ctx: &Ctx<'_>, limit: Millis) -> Verdict {
                 n => format!(" (and {n} attempts after it)"),
             };
             problems.push(format!(
-                "{name}: attempt {} started {} after the call started, later than {}{more}",
+                "{name}: attempt {} started {} after the call started, later than \
+                 {limit_text}{more}",
                 first.n,
                 seconds(offset(first.start_ms)),
-                seconds(limit_ms)
             ));
         }
         if let Some(last) = mine.last() {
@@ -60,8 +64,7 @@ pub(super) fn check(ctx: &Ctx<'_>, limit: Millis) -> Verdict {
             CHECK,
             format!(
                 "the run ended early ({end}): a call that had not returned could still have \
-                 made an attempt later than {}",
-                seconds(limit_ms)
+                 made an attempt later than {limit_text}"
             ),
         );
     }
@@ -69,9 +72,8 @@ pub(super) fn check(ctx: &Ctx<'_>, limit: Millis) -> Verdict {
         Some((name, n, t)) => Verdict::pass(
             CHECK,
             format!(
-                "every attempt of every call started within {} of its call's start ({attempts} \
-                 attempts; the latest, {name}'s attempt {n}, at {})",
-                seconds(limit_ms),
+                "every attempt of every call started within {limit_text} of its call's start \
+                 ({attempts} attempts; the latest, {name}'s attempt {n}, at {})",
                 seconds(t)
             ),
         ),

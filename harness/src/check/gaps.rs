@@ -1,8 +1,9 @@
-//! `gaps` and `gaps_each`: `gap(n+1) = start(n+1) - end(n)` within a call.
+//! `gaps` and `gaps_each`: `gap(n+1) = start(n+1) - end(n)` within a call, each bound
+//! widened by the tolerance.
 
-use super::{Ctx, bound_text, verdict, verdict_on};
+use super::{Ctx, verdict, verdict_on};
 use crate::report::{Finding, Verdict};
-use crate::scenario::{BoundSpec, Millis};
+use crate::scenario::BoundSpec;
 use crate::trace::{Attempt, seconds};
 
 /// The gap before `next`, or why there is none.
@@ -37,7 +38,11 @@ pub(super) fn gaps(ctx: &Ctx<'_>, bounds: &[BoundSpec]) -> Verdict {
         }
     }
     verdict("gaps", problems, || {
-        format!("every call's first {} gaps were in bounds", bounds.len())
+        format!(
+            "every call's first {} gaps were in bounds{}",
+            bounds.len(),
+            ctx.tolerance.widened()
+        )
     })
 }
 
@@ -56,7 +61,13 @@ pub(super) fn gaps_each(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
         seen,
         || "no call made a second attempt, so there was no gap to bound".to_owned(),
         problems,
-        || format!("every gap was {} (gaps: {seen})", bound_text(bound)),
+        || {
+            format!(
+                "every gap was {} (gaps: {seen}{})",
+                super::bound_text(bound),
+                ctx.tolerance.clause_for(bound)
+            )
+        },
     )
 }
 
@@ -70,7 +81,7 @@ fn check_one(
     problems: &mut Vec<Finding>,
 ) {
     match gap(previous, next) {
-        Ok(gap) if bound.contains(Millis::from_ms(gap)) => {}
+        Ok(gap) if ctx.tolerance.contains(bound, gap) => {}
         Ok(gap) => problems.push(
             Finding::call(
                 client,
@@ -81,7 +92,7 @@ fn check_one(
                     next.n,
                     seconds(gap),
                     previous.n,
-                    bound_text(bound)
+                    ctx.bound_text(bound)
                 ),
             )
             .attempt(next.n),

@@ -27,6 +27,10 @@
 //! `x-amz-retry-after` is not compared: a jittered client honouring it sleeps exactly that.
 //! An attempt hyper-util resent on a fresh connection is not the client's delay and is not
 //! compared either.
+//!
+//! Under a tolerance neither finding is made, and the check is not judged: instants measured
+//! with that slack make two calls' timelines differ by noise, and make a delay that differs
+//! by a few milliseconds no proof of jitter.
 
 use std::collections::BTreeMap;
 
@@ -298,6 +302,18 @@ fn examples(comparisons: &[&Comparison]) -> String {
 }
 
 pub(super) fn check(ctx: &Ctx<'_>) -> Verdict {
+    if !ctx.tolerance.is_zero() {
+        return Verdict::not_judged(
+            CHECK,
+            format!(
+                "the run is judged with a {}ms tolerance: its instants are not exact, so delays \
+                 that differ may differ by measurement noise alone and no two timelines are \
+                 surely the same; judge jitter on a run without one (`backend: sim`, no \
+                 `tolerance`)",
+                ctx.tolerance.ms()
+            ),
+        );
+    }
     let ended_early = ctx
         .end
         .verdict_name()

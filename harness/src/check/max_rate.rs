@@ -1,5 +1,10 @@
 //! `max_rate: { window, at_most }`: no endpoint received more than `at_most` requests in any
 //! sliding window of `window` (a window `[t, t + window)` starting at any request).
+//!
+//! Under a tolerance the window is narrowed by it, to 1 ms at least: two requests measured
+//! `window - tolerance` apart may really have been a whole window apart, so only requests
+//! closer than that surely shared a window. A narrower window holds fewer requests, so the
+//! bound forgives, as every widened bound does.
 
 use super::{Ctx, verdict_on};
 use crate::report::Verdict;
@@ -7,7 +12,21 @@ use crate::scenario::MaxRateSpec;
 use crate::trace::seconds;
 
 pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
-    let window = spec.window.as_ms();
+    let written = spec.window.as_ms();
+    let window = written.saturating_sub(ctx.tolerance.ms()).max(1);
+    // Why the window is narrower than written: `the 1.000s window less the 50ms tolerance`.
+    let narrowed = (!ctx.tolerance.is_zero()).then(|| {
+        format!(
+            "the {} window less the {}ms tolerance{}",
+            seconds(written),
+            ctx.tolerance.ms(),
+            if written <= ctx.tolerance.ms() {
+                ", 1ms at least"
+            } else {
+                ""
+            }
+        )
+    });
     let mut problems = Vec::new();
     let mut seen = 0;
     for (name, ledger) in ctx.ledgers {
@@ -30,11 +49,15 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
         }
         if let Some((f, l)) = worst {
             problems.push(format!(
-                "`{name}` received {} requests from {} to {}, within {} (at most {} allowed)",
+                "`{name}` received {} requests from {} to {}, within {} ({}at most {} allowed)",
                 l - f + 1,
                 seconds(arrivals[f]),
                 seconds(arrivals[l]),
                 seconds(window),
+                narrowed
+                    .as_ref()
+                    .map(|n| format!("{n}; "))
+                    .unwrap_or_default(),
                 spec.at_most
             ));
         }
@@ -46,9 +69,10 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
         problems,
         || {
             format!(
-                "no endpoint received more than {} requests in {}",
+                "no endpoint received more than {} requests in {}{}",
                 spec.at_most,
-                seconds(window)
+                seconds(window),
+                narrowed.map(|n| format!(" ({n})")).unwrap_or_default()
             )
         },
     ))

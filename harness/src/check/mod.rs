@@ -19,6 +19,7 @@ mod not_retried;
 mod outcome;
 mod requests;
 mod retry_after;
+mod tolerance;
 mod total_time;
 
 use retrylab_endpoints::LedgerSnapshot;
@@ -26,6 +27,8 @@ use retrylab_endpoints::LedgerSnapshot;
 use crate::report::{Finding, Report, RunEnd, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
 use crate::trace::{Attempt, Trace, seconds};
+
+pub(crate) use tolerance::Tolerance;
 
 /// What every check reads.
 pub(crate) struct Ctx<'a> {
@@ -39,6 +42,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) unsettled: Option<&'a str>,
     /// How the run ended: a check whose evidence a run cut short may be missing says so.
     pub(crate) end: &'a RunEnd,
+    /// The slack every timing bound is judged with ([`Scenario::tolerance_ms`]).
+    pub(crate) tolerance: Tolerance,
 }
 
 impl Ctx<'_> {
@@ -80,6 +85,12 @@ impl Ctx<'_> {
         }
     }
 
+    /// `>= 1.000s (less the 50ms tolerance)`: a bound as a verdict prints it, with the
+    /// tolerance it was widened by.
+    pub(crate) fn bound_text(&self, bound: BoundSpec) -> String {
+        format!("{}{}", bound_text(bound), self.tolerance.note_for(bound))
+    }
+
     /// `call 2` (or `client 1 call 2` in a fleet): how verdicts name a call.
     pub(crate) fn call_name(&self, client: u32, call: u32) -> String {
         if client == 0 {
@@ -102,6 +113,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             long_polls: &report.long_polls,
             unsettled: report.unsettled.as_deref(),
             end: &report.end,
+            tolerance: Tolerance(scenario.tolerance_ms()),
         };
         evaluate(&ctx)
     };
@@ -236,7 +248,7 @@ pub(crate) fn count_text(count: CountSpec) -> String {
 }
 
 /// `within [0.000s, 0.400s]`, `>= 2.000s`, `<= 1.000s`.
-pub(crate) fn bound_text(bound: BoundSpec) -> String {
+fn bound_text(bound: BoundSpec) -> String {
     match bound {
         BoundSpec::Within(r) => format!(
             "within [{}, {}]",

@@ -2,6 +2,8 @@
 //!
 //! A delay-seconds value is measured from `head(n)`; an HTTP-date is compared with the
 //! virtual wall clock at `start(n+1)` (docs/architecture.md#attempts-time-and-ordering).
+//! Under a tolerance a retry may come up to it early, and under `honour: exact` up to it
+//! early or late.
 
 use super::{Ctx, verdict_on};
 use crate::policy::RetryAfterValue;
@@ -61,17 +63,18 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
             judged += 1;
             let needed = cap_ms.map_or(asked, |cap| asked.min(cap));
             let waited = next.start_ms.saturating_sub(head);
+            let tolerance = ctx.tolerance;
             let ok = match spec.honour {
-                RetryAfterHonour::Max => waited >= needed,
-                RetryAfterHonour::Exact => waited == needed,
+                RetryAfterHonour::Max => tolerance.at_least(waited, needed),
+                RetryAfterHonour::Exact => tolerance.equals(waited, needed),
             };
             if !ok {
-                let relation = match spec.honour {
-                    RetryAfterHonour::Max => ">=",
-                    RetryAfterHonour::Exact => "exactly",
+                let (relation, note) = match spec.honour {
+                    RetryAfterHonour::Max => (">=", tolerance.less_clause()),
+                    RetryAfterHonour::Exact => ("exactly", tolerance.either_way_clause()),
                 };
                 problems.push(Finding::call(client, call, format!(
-                    "{}: attempt {} started {} after the head of {what} (needed {relation} {})",
+                    "{}: attempt {} started {} after the head of {what} (needed {relation} {}{note})",
                     ctx.call_name(client, call),
                     next.n,
                     seconds(waited),
@@ -90,6 +93,12 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryAfterCheckSpec) -> Verdict {
                 .to_owned()
         },
         problems,
-        || format!("all {judged} Retry-After values were honoured"),
+        || {
+            let note = match spec.honour {
+                RetryAfterHonour::Max => ctx.tolerance.less(),
+                RetryAfterHonour::Exact => ctx.tolerance.either_way(),
+            };
+            format!("all {judged} Retry-After values were honoured{note}")
+        },
     )
 }

@@ -1,8 +1,9 @@
-//! `total_time`: how long each call took, from the closure's call to its return.
+//! `total_time`: how long each call took, from the closure's call to its return, against a
+//! bound widened by the tolerance.
 
-use super::{Ctx, bound_text, verdict};
+use super::{Ctx, verdict};
 use crate::report::{Finding, Verdict};
-use crate::scenario::{BoundSpec, Millis};
+use crate::scenario::BoundSpec;
 use crate::trace::seconds;
 
 pub(super) fn check(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
@@ -12,14 +13,14 @@ pub(super) fn check(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
         match call.end_ms {
             Some(end) => {
                 let took = end.saturating_sub(call.start_ms);
-                if !bound.contains(Millis::from_ms(took)) {
+                if !ctx.tolerance.contains(bound, took) {
                     problems.push(Finding::call(
                         call.client_id,
                         call.call_id,
                         format!(
                             "{name} took {}, expected {}",
                             seconds(took),
-                            bound_text(bound)
+                            ctx.bound_text(bound)
                         ),
                     ));
                 }
@@ -32,6 +33,6 @@ pub(super) fn check(ctx: &Ctx<'_>, bound: BoundSpec) -> Verdict {
         }
     }
     verdict("total_time", problems, || {
-        format!("every call took {}", bound_text(bound))
+        format!("every call took {}", ctx.bound_text(bound))
     })
 }

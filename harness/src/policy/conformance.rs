@@ -111,8 +111,28 @@ impl Conformance {
         }
     }
 
-    /// Widens every timing bound by `ms` on both sides (the real backend's `tolerance`), and
-    /// turns the pinned-bound check off.
+    /// Widens every timing bound by `ms` on both sides (the scenario's `tolerance`), and
+    /// turns the pinned-bound check off. A violation of a widened bound says so.
+    ///
+    /// ```
+    /// use retrylab::policy::{AttemptView, Conformance, FixedConfig, Observed};
+    /// use std::time::Duration;
+    ///
+    /// let policy = FixedConfig { delay: Duration::from_millis(100), ..Default::default() };
+    /// let call = |retry_at| [
+    ///     AttemptView::new(1, Observed::Status(503), 0, Some(10), 10),
+    ///     AttemptView::new(2, Observed::Status(200), retry_at, Some(retry_at), retry_at),
+    /// ];
+    /// let mut check = Conformance::new(policy.into_policy()).with_tolerance_ms(20);
+    /// // 0.090s after the end: 10 ms early, within the 20 ms.
+    /// assert!(check.check_call(&call(100)).is_empty());
+    /// let violations = check.check_call(&call(80));
+    /// assert_eq!(
+    ///     violations[0].message,
+    ///     "attempt 2 started 0.070s after the end of attempt 1, a 503 (needed exactly 0.100s, \
+    ///      give or take the 20ms tolerance)"
+    /// );
+    /// ```
     pub fn with_tolerance_ms(mut self, ms: u64) -> Conformance {
         self.tolerance_ms = ms;
         self
@@ -233,7 +253,7 @@ impl Conformance {
                             kind: ViolationKind::RetryAfterNotHonoured,
                             message: format!(
                                 "attempt {} started {} the head of a {} with {}: {} (needed >= \
-                                 {})",
+                                 {}{})",
                                 nx.n,
                                 signed(
                                     i128::from(nx.start_ms) - i128::from(head),
@@ -244,6 +264,7 @@ impl Conformance {
                                 nb.header,
                                 nb.value,
                                 fmt_ms(nb.after(head)),
+                                self.note("less the"),
                             ),
                         });
                     }
@@ -256,11 +277,12 @@ impl Conformance {
                         format!("needed {} to {}", fmt_ms(*min_ms), fmt_ms(*max_ms))
                     };
                     format!(
-                        "attempt {} started {} the {} of attempt {n}, a {} ({needed})",
+                        "attempt {} started {} the {} of attempt {n}, a {} ({needed}{})",
                         nx.n,
                         signed(gap, "after", "before"),
                         from.as_str(),
                         ctx.outcome.noun(),
+                        self.note("give or take the"),
                     )
                 };
                 if gap + tol < i128::from(*min_ms) {
@@ -292,6 +314,15 @@ impl Conformance {
                 }
                 None
             }
+        }
+    }
+
+    /// `, less the 50ms tolerance` after a bound the tolerance widened; empty without one.
+    fn note(&self, how: &str) -> String {
+        if self.tolerance_ms == 0 {
+            String::new()
+        } else {
+            format!(", {how} {}ms tolerance", self.tolerance_ms)
         }
     }
 

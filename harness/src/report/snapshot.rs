@@ -2,7 +2,9 @@
 //!
 //! Long runs are compacted: consecutive attempts of a call that read the same apart from
 //! their instant and number become one line with a count, so a 100,000-attempt trace stays
-//! a few lines long. The snapshot lives in `$CARGO_MANIFEST_DIR/tests/snapshots` of the crate
+//! a few lines long. A run on the real backend (its trace header says `backend: real`) shows
+//! every instant and duration as `[real]`, in verdicts too, and every local port as `[port]`
+//! (`trace/redaction.rs`), so its snapshot is the same from run to run. The snapshot lives in `$CARGO_MANIFEST_DIR/tests/snapshots` of the crate
 //! whose test runs it, under an explicit name (insta would otherwise resolve paths inside
 //! retrylab's own source).
 
@@ -10,7 +12,8 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use super::Report;
-use crate::trace::{ConnEventKind, Side, seconds};
+use crate::trace::redaction::{self, Instants};
+use crate::trace::{ConnEventKind, Side};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.
 const LIST_LIMIT: usize = 100;
@@ -18,6 +21,7 @@ const LIST_LIMIT: usize = 100;
 /// The snapshot text of a report.
 pub(crate) fn render(report: &Report) -> String {
     let trace = &report.trace;
+    let instants = Instants::of(trace);
     let mut out = String::new();
     let _ = writeln!(out, "scenario: {}", report.name);
     for (key, value) in &trace.header {
@@ -25,10 +29,10 @@ pub(crate) fn render(report: &Report) -> String {
     }
     out.push_str("calls:\n");
     for call in &trace.calls {
-        let _ = writeln!(out, "  {}", call.line());
+        let _ = writeln!(out, "  {}", call.line_with(instants));
     }
     out.push_str("attempts:\n");
-    for line in trace.compact_timeline() {
+    for line in trace.compact_timeline_with(instants) {
         let _ = writeln!(out, "  {line}");
     }
     out.push_str("connections:\n");
@@ -37,7 +41,7 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  t={}  conn {}  {}  {}",
-                seconds(event.at_ms),
+                instants.show(event.at_ms),
                 event.conn_id,
                 trace.name(event.endpoint),
                 kind_text(event.kind)
@@ -62,7 +66,7 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = write!(
                 out,
                 "  t={}  {}",
-                seconds(effect.at_ms),
+                instants.show(effect.at_ms),
                 trace.name(effect.endpoint)
             );
             if let Some(call) = effect.call_id {
@@ -90,7 +94,7 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  t={}  {}  call {}",
-                seconds(late.at_ms),
+                instants.show(late.at_ms),
                 trace.name(late.endpoint),
                 late.call_id
             );
@@ -99,12 +103,12 @@ pub(crate) fn render(report: &Report) -> String {
     out.push_str("verdicts:\n");
     for verdict in report.verdicts() {
         let mark = verdict.judgement.mark();
-        let _ = writeln!(
-            out,
-            "  {mark} {}: {}",
-            verdict.check,
-            crate::scenario::visible(&verdict.message)
-        );
+        let message = crate::scenario::visible(&verdict.message);
+        let message = match instants {
+            Instants::Exact => message.into_owned(),
+            Instants::Redacted => redaction::durations(&message),
+        };
+        let _ = writeln!(out, "  {mark} {}: {message}", verdict.check);
     }
     if !report.warnings.is_empty() {
         out.push_str("warnings:\n");
@@ -112,8 +116,13 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {warning}");
         }
     }
-    let _ = writeln!(out, "end: t={}", seconds(trace.end_ms));
-    out
+    let _ = writeln!(out, "end: t={}", instants.show(trace.end_ms));
+    match instants {
+        Instants::Exact => out,
+        // Ports show up wherever a client or the run quotes a URL: in call results, verdicts
+        // and warnings alike.
+        Instants::Redacted => redaction::ports(&out),
+    }
 }
 
 fn kind_text(kind: ConnEventKind) -> &'static str {
@@ -220,4 +229,118 @@ pub(crate) fn assert(name: &str, text: &str) {
     settings.bind(|| {
         insta::assert_snapshot!(name, text);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+    use crate::trace::{CallResult, DecisionKind, seconds};
+
+    /// Four 503s a second apart, then a 200, on the sim backend.
+    fn sim_report() -> Report {
+        Scenario::builder("four 503s, then 200")
+            .endpoint(
+                "api",
+                endpoint().script([status(503).times(4), status(200)]),
+            )
+            .operation(get("api", "/orders"))
+            .client(fixed(secs(1)).max_attempts(5))
+            .expect(expect().outcome(Success).gaps_each(at_least(secs(1))))
+            .build()
+            .unwrap()
+            .run_builtin()
+    }
+
+    /// `report` as if the real backend had run it: its header says so, every instant is late
+    /// by a jitter that grows with `jitter`, the call's result quotes the server's `port`, and
+    /// a verdict quotes a measured gap.
+    fn as_real(report: &Report, jitter: u64, port: u16) -> Report {
+        let mut real = report.clone();
+        let trace = &mut real.trace;
+        for (key, value) in &mut trace.header {
+            if key == "backend" {
+                *value = "real".to_owned();
+            }
+        }
+        let late = |ms: u64, k: u64| ms + jitter * k;
+        for a in &mut trace.attempts {
+            // Late by more each time, so that no two gaps are equal.
+            let k = u64::from(a.n) * u64::from(a.n);
+            a.start_ms = late(a.start_ms, k);
+            a.head_ms = a.head_ms.map(|t| late(t, k + 1));
+            a.end_ms = a.end_ms.map(|t| late(t, k + 1));
+        }
+        for (k, event) in trace.connections.iter_mut().enumerate() {
+            event.at_ms = late(event.at_ms, k as u64);
+        }
+        for effect in &mut trace.effects {
+            effect.at_ms = late(effect.at_ms, 6);
+        }
+        for d in &mut trace.decisions {
+            if let DecisionKind::Retry { delay_ms, .. } = &mut d.kind {
+                *delay_ms = late(*delay_ms, 1);
+            }
+        }
+        for call in &mut trace.calls {
+            call.end_ms = call.end_ms.map(|t| late(t, 9));
+            call.result = CallResult::Success(format!("200 from http://127.0.0.1:{port}/orders"));
+        }
+        trace.end_ms = late(trace.end_ms, 9);
+        real.verdicts.push(Verdict::pass(
+            "note",
+            format!("a gap of {} (localhost:{port})", seconds(1000 + jitter)),
+        ));
+        real
+    }
+
+    #[test]
+    fn a_real_run_s_snapshot_hides_its_instants_and_ports() {
+        let sim = sim_report();
+        assert!(sim.passed(), "{}", sim.summary());
+        let one = as_real(&sim, 1, 38211);
+        let other = as_real(&sim, 7, 40999);
+        assert_ne!(one.trace, other.trace);
+        let text = one.snapshot_text();
+        assert_eq!(text, other.snapshot_text());
+        // The sim rendering keeps its instants.
+        assert!(
+            sim.snapshot_text()
+                .contains("t=1.000s..3.000s  #2..#4 (x3)")
+        );
+        let body = text
+            .lines()
+            .filter(|l| !l.starts_with("client: ") && !l.starts_with("server: "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            body,
+            "scenario: four 503s, then 200\n\
+             backend: real\n\
+             seed: 0\n\
+             calls:\n  \
+               call 0: Ok(200 from http://127.0.0.1:[port]/orders) in [real]\n\
+             attempts:\n  \
+               t=[real]  #1  GET /orders  -> 503  conn 1 new  => retry in [real]\n  \
+               t=[real]  #2..#4 (x3)  GET /orders  -> 503  conn 1 reused  gap [real]  => retry in [real]\n  \
+               t=[real]  #5  GET /orders  -> 200  conn 1 reused  gap [real]  => stop: success\n\
+             connections:\n  \
+               t=[real]  conn 1  api  connect\n  \
+               t=[real]  conn 1  api  connected\n\
+             effects:\n  \
+               t=[real]  api  call 0  attempt #5\n\
+             verdicts:\n  \
+               ok outcome: every call ended in success\n  \
+               ok gaps_each: every gap was >= [real] (gaps: 4)\n  \
+               ok note: a gap of [real] (localhost:[port])\n\
+             end: t=[real]"
+        );
+        // The report for people keeps the real instants, and so folds no gaps that differ.
+        assert!(one.summary().contains("t=1.004s  #2"), "{}", one.summary());
+        assert!(
+            other.summary().contains("t=1.028s  #2"),
+            "{}",
+            other.summary()
+        );
+        assert!(!one.summary().contains("(x3)"), "{}", one.summary());
+    }
 }

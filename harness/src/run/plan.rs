@@ -485,8 +485,9 @@ mod tests {
         // The same key set on a scenario that loaded, and on one built in code.
         let mut changed = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml")
             .unwrap_or_else(|e| panic!("{e}"));
-        changed.tolerance = Some(crate::scenario::Millis::from_ms(50));
-        let expected = "x.yaml:1:1 tolerance: `tolerance` is not supported yet";
+        changed.operation.clients = 2;
+        let expected =
+            "x.yaml:6:1 operation.clients: a fleet of clients (`clients`) is not supported yet";
         assert_eq!(
             changed.validate().map_err(|e| e.to_string()),
             Err(expected.to_owned())

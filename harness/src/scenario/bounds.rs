@@ -39,6 +39,11 @@ pub const MAX_DURATION: Millis = Millis::from_ms(3650 * 86_400_000);
 /// `limits.wall`: one hour of real time, after which a blocked client is abandoned.
 pub const MAX_WALL: Millis = Millis::from_ms(3_600_000);
 
+/// `tolerance`: the slack added to every timing bound of the checks. Measurement jitter on
+/// the real backend is milliseconds; a slack of a minute would already pass a client that
+/// waits not at all for most backoffs, so more would only hide a mistake.
+pub const MAX_TOLERANCE: Millis = Millis::from_ms(60_000);
+
 /// `endpoints`: the endpoints of one scenario.
 pub const MAX_ENDPOINTS: usize = 1_000;
 

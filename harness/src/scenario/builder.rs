@@ -210,6 +210,25 @@ impl ScenarioBuilder {
         self
     }
 
+    /// Sets the slack every timing bound of the checks is judged with
+    /// ([`Scenario::tolerance_ms`]).
+    ///
+    /// ```
+    /// use retrylab::scenario::{EndpointSpec, Millis, OperationSpec, Scenario};
+    ///
+    /// let s = Scenario::builder("with slack")
+    ///     .endpoint("api", EndpointSpec::http())
+    ///     .operation(OperationSpec::get("api", "/"))
+    ///     .tolerance(Millis::from_ms(20))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(s.tolerance_ms(), 20);
+    /// ```
+    pub fn tolerance(mut self, tolerance: Millis) -> Self {
+        self.scenario.tolerance = Some(tolerance);
+        self
+    }
+
     /// Validates and returns the scenario.
     ///
     /// ```

@@ -104,7 +104,8 @@ pub struct Scenario {
     /// Where the scenario runs (default `sim`).
     #[serde(default, skip_serializing_if = "BackendKind::is_sim")]
     pub backend: BackendKind,
-    /// Slack applied to every bound on the real backend (default 50 ms there).
+    /// Slack added to every timing bound of the checks, in the direction that forgives
+    /// measurement jitter (default 50 ms on `backend: real`, none elsewhere; at most 1m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<Millis>,
     /// Turmoil-native faults.
@@ -128,6 +129,43 @@ fn is_false(v: &bool) -> bool {
 }
 
 impl Scenario {
+    /// The tolerance of `backend: real` when the scenario sets none: its instants are real
+    /// milliseconds, measured with the OS scheduler's jitter.
+    pub const REAL_TOLERANCE: Millis = Millis::from_ms(50);
+
+    /// The slack, in ms, every timing bound of the checks is judged with: `tolerance` when
+    /// the scenario sets it, else [`Scenario::REAL_TOLERANCE`] on `backend: real`, else 0 (a
+    /// simulated run's instants are exact, so its bounds are too).
+    ///
+    /// A lower bound is lowered by it and an upper bound raised (saturating); counts are not
+    /// widened (docs/scenario-format.md#top-level).
+    ///
+    /// ```
+    /// use retrylab::scenario::{BackendKind, Millis, Scenario};
+    ///
+    /// let yaml = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+    /// let s = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    /// assert_eq!(s.tolerance_ms(), 0);
+    ///
+    /// // Set, it applies on any backend: a scenario ported from `real` keeps its slack.
+    /// let s = Scenario::from_yaml_str(&format!("{yaml}tolerance: 20ms\n"), "x.yaml").unwrap();
+    /// assert_eq!(s.tolerance_ms(), 20);
+    ///
+    /// let mut real = s.clone();
+    /// real.backend = BackendKind::Real;
+    /// real.tolerance = None;
+    /// assert_eq!(real.tolerance_ms(), 50);
+    /// real.tolerance = Some(Millis::ZERO);
+    /// assert_eq!(real.tolerance_ms(), 0);
+    /// ```
+    pub fn tolerance_ms(&self) -> u64 {
+        match self.tolerance {
+            Some(t) => t.as_ms(),
+            None if self.backend == BackendKind::Real => Self::REAL_TOLERANCE.as_ms(),
+            None => 0,
+        }
+    }
+
     /// The position of the value at `path` (such as `client.exponential.jitter`), if the
     /// scenario came from a file that wrote it.
     ///

@@ -30,7 +30,7 @@ impl Scenario {
     /// with the errors a run would give.
     ///
     /// ```
-    /// use retrylab::scenario::{Millis, Scenario};
+    /// use retrylab::scenario::Scenario;
     ///
     /// let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200, trickle: 2s } ]\n\
     ///             operation: { endpoint: api }\n";
@@ -41,8 +41,8 @@ impl Scenario {
     /// // The same key set on a loaded scenario.
     /// let mut s = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml").unwrap();
     /// assert!(s.unsupported().is_empty());
-    /// s.tolerance = Some(Millis::from_ms(50));
-    /// assert_eq!(s.unsupported()[0].message, "`tolerance` is not supported yet");
+    /// s.operation.clients = 2;
+    /// assert_eq!(s.unsupported()[0].message, "a fleet of clients (`clients`) is not supported yet");
     /// ```
     pub fn unsupported(&self) -> Vec<ScenarioError> {
         let mut out = Unsupported {
@@ -169,9 +169,6 @@ impl Unsupported<'_> {
         }
         if s.backend == BackendKind::Turmoil {
             self.flag("backend", format_args!("`backend: {}`", s.backend.name()));
-        }
-        if s.tolerance.is_some() {
-            self.flag("tolerance", "`tolerance`");
         }
         if s.turmoil.is_some() {
             self.flag("turmoil", "`turmoil`");

@@ -3,15 +3,32 @@
 
 use std::fmt::Write as _;
 
+use super::redaction::{Instants, REAL};
 use super::{Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, Trace};
-use crate::policy::Anchor;
+use crate::policy::{Anchor, RetryAfterValue};
 
 impl Call {
     /// What the call returned and how long it took: `call 0: Ok(200) in 1.204s` (`client 1
     /// call 0: ...` for a client of a fleet other than the first).
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("one 200")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// assert_eq!(report.trace().calls[0].line(), "call 0: Ok(200) in 0.000s");
+    /// ```
     pub fn line(&self) -> String {
+        self.line_with(Instants::Exact)
+    }
+
+    /// [`Call::line`], with its duration shown as `instants` says.
+    pub(crate) fn line_with(&self, instants: Instants) -> String {
         let took = self.end_ms.map_or("never returned".to_owned(), |end| {
-            format!("in {}", seconds(end.saturating_sub(self.start_ms)))
+            format!("in {}", instants.show(end.saturating_sub(self.start_ms)))
         });
         let result = match &self.result {
             CallResult::Success(v) => format!("Ok({v})"),
@@ -61,11 +78,18 @@ impl Trace {
     /// assert!(folded.iter().any(|line| line.contains("(x")), "{folded:#?}");
     /// ```
     pub fn compact_timeline(&self) -> Vec<String> {
+        self.compact_timeline_with(Instants::Exact)
+    }
+
+    /// [`Trace::compact_timeline`], with instants and durations shown as `instants` says. A
+    /// redacted line reads the same whatever its instants, so look-alike attempts fold as
+    /// they do on a simulated run.
+    pub(crate) fn compact_timeline_with(&self, instants: Instants) -> Vec<String> {
         let lines: Vec<(String, String)> = self
             .attempts
             .iter()
             .map(|a| {
-                let line = self.attempt_line(a);
+                let line = self.attempt_line_with(a, instants);
                 // The part after `t=... #n`, which look-alike attempts share.
                 let shape = line.splitn(3, "  ").nth(2).unwrap_or_default().to_owned();
                 (line, shape)
@@ -85,10 +109,14 @@ impl Trace {
             if j - i >= 3 {
                 let first = &self.attempts[i];
                 let last = &self.attempts[j - 1];
+                let span = match instants {
+                    Instants::Exact => {
+                        format!("{}..{}", seconds(first.start_ms), seconds(last.start_ms))
+                    }
+                    Instants::Redacted => REAL.to_owned(),
+                };
                 out.push(format!(
-                    "t={}..{}  #{}..#{} (x{})  {}",
-                    seconds(first.start_ms),
-                    seconds(last.start_ms),
+                    "t={span}  #{}..#{} (x{})  {}",
                     first.n,
                     last.n,
                     j - i,
@@ -103,10 +131,33 @@ impl Trace {
     }
 
     /// One timeline line.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// let scenario = Scenario::builder("one 503, then 200")
+    ///     .endpoint("api", endpoint().script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(fixed(secs(1)).max_attempts(2))
+    ///     .build()
+    ///     .unwrap();
+    /// let trace = scenario.run_builtin().trace().clone();
+    /// assert_eq!(
+    ///     trace.attempt_line(&trace.attempts[1]),
+    ///     "t=1.000s  #2  GET /  -> 200  conn 1 reused  gap 1.000s  => stop: success"
+    /// );
+    /// ```
     pub fn attempt_line(&self, a: &Attempt) -> String {
+        self.attempt_line_with(a, Instants::Exact)
+    }
+
+    /// [`Trace::attempt_line`], with instants and durations shown as `instants` says: a
+    /// redacted line keeps what the attempt came to, its connection and a `Retry-After` in
+    /// seconds, and hides its start, its gap, the reference client's delay and a
+    /// `Retry-After` date (each depends on when things happened).
+    pub(crate) fn attempt_line_with(&self, a: &Attempt, instants: Instants) -> String {
         let mut line = format!(
             "t={}  #{}  {} {}  -> {}",
-            seconds(a.start_ms),
+            instants.show(a.start_ms),
             a.n,
             self.name(a.method),
             self.name(a.path),
@@ -124,7 +175,7 @@ impl Trace {
             let _ = write!(line, "  conn {conn} {how}");
         }
         if let Some(gap) = self.gap_before(a) {
-            let _ = write!(line, "  gap {}", seconds(gap));
+            let _ = write!(line, "  gap {}", instants.show(gap));
         }
         if a.client_id != 0 || self.calls.len() > 1 {
             let _ = write!(line, "  call {}", a.call_id);
@@ -133,7 +184,14 @@ impl Trace {
             let _ = write!(line, "  client {}", a.client_id);
         }
         if let Some(ra) = a.retry_after {
-            let _ = write!(line, "  retry-after {}", self.name(ra));
+            let raw = self.name(ra);
+            let dated = matches!(RetryAfterValue::parse(raw), RetryAfterValue::Date(_));
+            let shown = if dated && instants == Instants::Redacted {
+                REAL
+            } else {
+                raw
+            };
+            let _ = write!(line, "  retry-after {shown}");
         }
         if a.resent {
             line.push_str("  resent");
@@ -141,7 +199,7 @@ impl Trace {
         if let Some(decision) = self.decisions.iter().find(|d| d.attempt_id == a.id) {
             match decision.kind {
                 DecisionKind::Retry { delay_ms, from } => {
-                    let _ = write!(line, "  => retry in {}", seconds(delay_ms));
+                    let _ = write!(line, "  => retry in {}", instants.show(delay_ms));
                     if from != Anchor::End {
                         let _ = write!(line, " from {}", from.as_str());
                     }

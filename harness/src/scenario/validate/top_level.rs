@@ -1,11 +1,13 @@
 //! The top-level keys: `version`, `name`, that there is an endpoint, `must_fail`, `limits`,
-//! `drain` and `seeds`
+//! `drain`, `tolerance` and `seeds`
 //! ([scenario format](../../../../docs/scenario-format.md#top-level)).
 
 use std::collections::BTreeSet;
 
 use super::Validator;
-use crate::scenario::bounds::{MAX_ATTEMPTS, MAX_DURATION, MAX_SEEDS, MAX_SWEEP_CALLS, MAX_WALL};
+use crate::scenario::bounds::{
+    MAX_ATTEMPTS, MAX_DURATION, MAX_SEEDS, MAX_SWEEP_CALLS, MAX_TOLERANCE, MAX_WALL,
+};
 use crate::scenario::error::ScenarioError;
 use crate::scenario::expect::Expectations;
 use crate::scenario::locations::{SourceInfo, index};
@@ -83,6 +85,9 @@ impl Validator<'_> {
             self.duration_at_most("limits.wall", t, MAX_WALL);
         }
         self.duration_at_most("drain", s.drain, MAX_DURATION);
+        if let Some(t) = s.tolerance {
+            self.duration_at_most("tolerance", t, MAX_TOLERANCE);
+        }
         match limits.max_client_attempts {
             Some(0) => self.err_expected(
                 "limits.max_client_attempts",

@@ -540,15 +540,21 @@ async fn run_step(job: Box<StepJob>) {
 /// their flush (a wiremock responder): byte ranges stay empty and `end_ms` unknown.
 #[cfg(feature = "wiremock")]
 fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Outcome) {
-    let outcome = match outcome {
-        Outcome::Respond(response) => ResponseOutcome::Sent {
-            status: response.status,
-        },
-        Outcome::Truncate(response, fail) => ResponseOutcome::Truncated {
-            status: response.status,
-            fail: *fail,
-        },
-        Outcome::Fail(fail) => ResponseOutcome::Failed(*fail),
+    let (outcome, retry_after) = match outcome {
+        Outcome::Respond(response) => (
+            ResponseOutcome::Sent {
+                status: response.status,
+            },
+            response.retry_after().cloned(),
+        ),
+        Outcome::Truncate(response, fail) => (
+            ResponseOutcome::Truncated {
+                status: response.status,
+                fail: *fail,
+            },
+            response.retry_after().cloned(),
+        ),
+        Outcome::Fail(fail) => (ResponseOutcome::Failed(*fail), None),
     };
     inner.ledger.push_response(ResponseRecord {
         request,
@@ -556,6 +562,7 @@ fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Out
         at_ms: inner.clock.now_ms(),
         end_ms: None,
         outcome,
+        retry_after,
         outbound: 0..0,
     });
 }

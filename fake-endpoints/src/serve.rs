@@ -201,6 +201,7 @@ async fn handle(
                 at_ms: conn.clock.now_ms(),
                 end_ms: None,
                 outcome: ResponseOutcome::Failed(fail),
+                retry_after: None,
                 outbound: written..written,
             });
             match fail {
@@ -239,6 +240,7 @@ fn respond(
         at_ms: conn.clock.now_ms(),
         end_ms: None,
         outcome,
+        retry_after: sent.retry_after().cloned(),
         outbound: written..written,
     });
     let full_len = sent.body.len() as u64;
@@ -290,6 +292,7 @@ impl Drop for AbandonGuard<'_> {
                 at_ms: self.conn.clock.now_ms(),
                 end_ms: None,
                 outcome: ResponseOutcome::Abandoned,
+                retry_after: None,
                 outbound: written..written,
             });
         }

@@ -68,6 +68,14 @@ pub struct SentResponse {
 }
 
 impl SentResponse {
+    /// The `Retry-After` header it carries, if any.
+    pub fn retry_after(&self) -> Option<&HeaderValue> {
+        self.headers
+            .iter()
+            .find(|(name, _)| name == http::header::RETRY_AFTER)
+            .map(|(_, value)| value)
+    }
+
     /// A response with `status` and nothing else.
     pub fn status_only(status: StatusCode) -> Self {
         Self {

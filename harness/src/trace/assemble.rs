@@ -368,7 +368,9 @@ fn reconstruct(
             EndKind::Unfinished
         },
         body_error: None,
-        retry_after: None,
+        retry_after: response
+            .and_then(|r| r.retry_after.as_ref())
+            .map(|value| interner.intern(&String::from_utf8_lossy(value.as_bytes()))),
         resent: false,
         reconstructed: true,
     }

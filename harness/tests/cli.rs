@@ -506,3 +506,104 @@ fn check_survives_a_reader_that_goes_away() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.code(), Some(0), "{stderr}");
 }
+
+/// `retrylab serve` with a client on plain sockets: the URLs come first, on 127.0.0.1 only
+/// (a non-loopback address of this machine reaches nothing), and once the client is done
+/// the report follows within a second of `--idle`.
+#[test]
+fn serve_listens_on_loopback_only_and_ends_after_idle() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::time::{Duration, Instant};
+
+    let folder = Folder::with(
+        "serve",
+        &[(
+            "served.yaml",
+            "version: 1\nname: served\n\
+             endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 } ] } }\n\
+             operation: { endpoint: api }\nexpect: { attempts: 3, outcome: success }\n",
+        )],
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["serve", "--env", "--idle", "300ms", "--timeout", "30s"])
+        .arg(folder.0.join("served.yaml"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("retrylab runs");
+    let mut stdout = BufReader::new(child.stdout.take().expect("its output"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("the URL line");
+    let url = line
+        .trim_end()
+        .strip_prefix("RETRYLAB_URL_API=http://")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    let port: u16 = url
+        .strip_prefix("127.0.0.1:")
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not on 127.0.0.1: {url}"));
+    // Any address of this machine other than loopback: nothing listens there.
+    let outside = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|socket| {
+            socket.connect("192.0.2.1:9")?;
+            socket.local_addr()
+        })
+        .map(|address| address.ip())
+        .ok()
+        .filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+    match outside {
+        Some(ip) => {
+            let reached = std::net::TcpStream::connect_timeout(
+                &std::net::SocketAddr::new(ip, port),
+                Duration::from_secs(2),
+            );
+            assert!(reached.is_err(), "the endpoint answered on {ip}:{port}");
+        }
+        None => println!("skipped the outside-address check: this machine has no route out"),
+    }
+    for _ in 0..3 {
+        let mut stream = std::net::TcpStream::connect(&url).expect("the endpoint");
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nhost: api\r\nconnection: close\r\n\r\n")
+            .expect("the request");
+        stream.read_to_end(&mut Vec::new()).expect("the answer");
+    }
+    let done = Instant::now();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("the report");
+    let status = child.wait().expect("retrylab exits");
+    let took = done.elapsed();
+    assert!(status.success(), "{rest}");
+    assert!(
+        rest.contains("ok   attempts: every call made 3 attempts"),
+        "{rest}"
+    );
+    assert!(
+        took < Duration::from_millis(300 + 1000),
+        "serve ended {took:?} after the client, with --idle 300ms"
+    );
+}
+
+/// `--bind` is the only way off loopback, and a scenario `serve` cannot make on real sockets
+/// is refused with its located errors, exit status 2.
+#[test]
+fn serve_refuses_what_real_sockets_cannot_do() {
+    let folder = Folder::with(
+        "serve-refused",
+        &[(
+            "refused.yaml",
+            "version: 1\nname: x\nendpoints: { api: { connect: [ { action: refuse } ] } }\n\
+             operation: { endpoint: api }\n",
+        )],
+    );
+    let output = bounded(&["serve".as_ref(), folder.0.join("refused.yaml").as_os_str()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "refused.yaml:3:42 endpoints.api.connect[0].action: refused and black-holed \
+             connections cannot be made on the real backend"
+        ),
+        "{stderr}"
+    );
+}

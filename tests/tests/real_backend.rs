@@ -142,3 +142,44 @@ fn a_hanging_client_is_stopped_by_the_time_limit() {
     let report = s.run_builtin();
     assert_eq!(report.end(), &RunEnd::VirtualTimeLimit);
 }
+
+/// A served client's calls are read off its requests: by the pauses between them when they
+/// carry no call tag, by the tag when they do.
+#[test]
+fn served_calls_are_told_apart_by_pauses_or_tags() {
+    use retrylab::ServeOptions;
+
+    let s = scenario(
+        "version: 1\nname: served calls\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 }, { status: 503 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api, calls: 2 }\nexpect: { attempts: 2, outcome: success }\n",
+    );
+    for tagged in [false, true] {
+        let options = ServeOptions::new().idle(Duration::from_millis(700));
+        let report = s.serve(options, move |endpoints| {
+            let address = endpoints[0].url.trim_start_matches("http://").to_owned();
+            std::thread::spawn(move || {
+                for (i, pause) in [0, 0, 300, 0].into_iter().enumerate() {
+                    std::thread::sleep(Duration::from_millis(pause));
+                    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+                    let tag = if tagged {
+                        format!("x-retrylab-call: {}\r\n", i / 2)
+                    } else {
+                        String::new()
+                    };
+                    write!(
+                        stream,
+                        "GET / HTTP/1.1\r\nhost: api\r\n{tag}connection: close\r\n\r\n"
+                    )
+                    .unwrap();
+                    stream.read_to_end(&mut Vec::new()).unwrap();
+                }
+            });
+        });
+        report.assert();
+        let trace = report.trace();
+        assert_eq!(trace.calls.len(), 2, "tagged: {tagged}");
+        let calls: Vec<u32> = trace.attempts.iter().map(|a| a.call_id).collect();
+        assert_eq!(calls, [0, 0, 1, 1], "tagged: {tagged}");
+    }
+}

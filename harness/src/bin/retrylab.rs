@@ -156,7 +156,10 @@ fn serve(path: &std::path::Path, options: ServeOptions, env: bool) -> ExitCode {
         let _ = out.flush();
     });
     if report.end() == &retrylab::RunEnd::NotRunnable {
-        eprintln!("{}", report.summary());
+        // Nothing ran: the reasons alone, as `retrylab check` prints them.
+        for verdict in report.failures() {
+            eprintln!("{}", verdict.message);
+        }
         return ExitCode::from(2);
     }
     let mut out = std::io::stdout().lock();

@@ -167,6 +167,12 @@
 //! assert!(report.passed(), "{}", report.summary());
 //! ```
 //!
+//! A client with a network stack of its own (a plain `reqwest::Client`, curl, a program in
+//! another language) runs against the same endpoints on real sockets: `backend: real` serves
+//! them on 127.0.0.1 in real time (`env.url(..)` names the address), and
+//! [`Scenario::serve`] (`retrylab serve`) serves a scenario to a client outside the process
+//! and judges what it did.
+//!
 //! # Checks
 //!
 //! `expect:` holds the checks; each applies to every call (`total_*` ones to all calls
@@ -299,7 +305,7 @@
 //!
 //! # Feature flags
 //!
-//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`).
+//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`, `retrylab serve`).
 //! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
 //! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
 //!   the `backoff` crate is unmaintained.

@@ -1,1 +1,0 @@
-//! A user crate outside the workspace (see Cargo.toml).

@@ -183,3 +183,45 @@ fn served_calls_are_told_apart_by_pauses_or_tags() {
         assert_eq!(calls, [0, 0, 1, 1], "tagged: {tagged}");
     }
 }
+
+/// Real instants and ports differ from run to run; the snapshot of a real-backend run does
+/// not, and no answer carries a real `Date` header.
+#[test]
+fn a_real_backend_snapshot_is_the_same_on_every_run() {
+    let s = scenario(
+        "version: 1\nname: real snapshot\nbackend: real\n\
+         endpoints: { api: { script: [ { status: 503, retry_after: 1 }, { fail: reset }, { status: 200 } ] } }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 50ms, max_attempts: 4 } }\nexpect: { attempts: 3 }\n",
+    );
+    let texts: Vec<String> = (0..2)
+        .map(|_| {
+            let report = s.run_builtin();
+            report.assert();
+            report.snapshot_text()
+        })
+        .collect();
+    assert_eq!(texts[0], texts[1]);
+    assert!(texts[0].contains("backend: real"), "{}", texts[0]);
+    assert!(!texts[0].contains("t=0."), "{}", texts[0]);
+
+    let head = scenario(
+        "version: 1\nname: no date\nbackend: real\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\noperation: { endpoint: api }\n",
+    )
+    .run(|env| async move {
+        let address = env.url("api").replace("http://", "");
+        let mut stream = std::net::TcpStream::connect(address).map_err(|e| e.to_string())?;
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nhost: api\r\nconnection: close\r\n\r\n")
+            .map_err(|e| e.to_string())?;
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(answer.to_ascii_lowercase())
+    });
+    let answer = format!("{:?}", head.trace().calls[0].result);
+    assert!(answer.contains("200 ok"), "{answer}");
+    assert!(!answer.contains("date:"), "{answer}");
+}

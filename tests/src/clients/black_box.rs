@@ -111,6 +111,20 @@ pub struct Exited {
 /// It waits on the run's runtime (tokio sleeps, in real time on the real backend) instead
 /// of blocking the thread, and counts its polls rather than reading a clock: the limit is a
 /// safety net against a hung program, not a measurement.
+///
+/// ```
+/// use std::process::Command;
+/// use std::time::Duration;
+/// use retrylab_tests::clients::black_box;
+///
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+/// let mut command = Command::new("sh");
+/// command.args(["-c", "tr a-z A-Z"]);
+///
+/// let exited = runtime.block_on(black_box::run(command, b"quiet", Duration::from_secs(10)));
+///
+/// assert_eq!(exited.unwrap().stdout, "QUIET");
+/// ```
 pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<Exited, RunError> {
     let program = command.get_program().to_string_lossy().into_owned();
     let mut child = command

@@ -120,6 +120,22 @@ impl Curl {
 
     /// Runs curl once for this call: `Ok` when it exits with 0, [`CurlError::Exit`] with
     /// what it did otherwise.
+    ///
+    /// ```
+    /// use retrylab::Scenario;
+    /// use retrylab::trace::CallResult;
+    /// use retrylab_tests::clients::curl::{self, Curl};
+    ///
+    /// # if curl::available().is_err() { return; }
+    /// let scenario = Scenario::load("../scenarios/real/curl-retry-after-past-max-time.yaml").unwrap();
+    ///
+    /// let report = scenario.run(|env| async move { Curl::retry(3).retry_max_time(2).call(&env).await });
+    ///
+    /// assert!(report.passed(), "{}", report.summary());
+    /// // A Retry-After past --retry-max-time: no retry, and --fail's exit code for the 503.
+    /// let exit = "Exit(Transfer { exit_code: 22, http_code: 503, announced_waits_ms: [] })";
+    /// assert_eq!(report.trace().calls[0].result, CallResult::Failure(exit.into()));
+    /// ```
     pub async fn call(&self, env: &Env) -> Result<Transfer, CurlError> {
         let operation = black_box::real_operation(env).map_err(CurlError::Run)?;
         let mut command = Command::new("curl");

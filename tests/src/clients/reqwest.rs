@@ -133,6 +133,20 @@ pub enum ReqwestError {
 /// One call: the operation sent with a plain `reqwest::Client` (no proxy read from the
 /// environment), its body read whole; a reset or an unexpected end of stream is retried
 /// after [`DELAY`], [`MAX_ATTEMPTS`] attempts at most. Any status is an answer.
+///
+/// ```
+/// use retrylab::Scenario;
+/// use retrylab_tests::clients::reqwest::retry_loop;
+///
+/// let yaml = "version: 1\nname: reset\nbackend: real\n\
+///             endpoints: { api: { script: [ { fail: reset }, { status: 200 } ] } }\n\
+///             operation: { endpoint: api }\nexpect: { attempts: 2, outcome: success }\n";
+/// let scenario = Scenario::from_yaml_str(yaml, "reset.yaml").unwrap();
+///
+/// let report = scenario.run(retry_loop);
+///
+/// assert!(report.passed(), "{}", report.summary());
+/// ```
 pub async fn retry_loop(env: Env) -> Result<Fetched, ReqwestError> {
     let operation = super::black_box::real_operation(&env)
         .map_err(|error| ReqwestError::NotRealBackend(error.to_string()))?;

@@ -129,6 +129,21 @@ impl Retry {
     }
 
     /// Runs the script once for this call.
+    ///
+    /// ```
+    /// use retrylab::Scenario;
+    /// use retrylab::trace::CallResult;
+    /// use retrylab_tests::clients::urllib3;
+    ///
+    /// # if urllib3::available().is_err() { return; }
+    /// let scenario = Scenario::load("../scenarios/real/urllib3-post-not-retried.yaml").unwrap();
+    ///
+    /// let report = scenario.run(|env| async move { urllib3::retry_config().call(&env).await });
+    ///
+    /// assert!(report.passed(), "{}", report.summary());
+    /// let returned = CallResult::Failure("Status(Answer { status: 503, retried: [] })".into());
+    /// assert_eq!(report.trace().calls[0].result, returned);
+    /// ```
     pub async fn call(&self, env: &Env) -> Result<Answer, Urllib3Error> {
         let operation = black_box::real_operation(env).map_err(Urllib3Error::Run)?;
         let headers: serde_json::Map<String, Value> = operation

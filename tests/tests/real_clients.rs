@@ -230,6 +230,29 @@ fn a_program_that_hangs_is_killed_at_the_limit() {
 }
 
 #[test]
+fn a_program_whose_call_is_dropped_is_killed() {
+    let pid_file = std::env::temp_dir().join(format!("retrylab-dropped-{}", std::process::id()));
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "echo $$ > \"$0\"; exec sleep 30"])
+        .arg(&pid_file);
+    // The run stopping a call (its wall limit) drops the call's future the same way.
+    let cut = block_on(async {
+        let call = black_box::run(command, &[], Duration::from_secs(60));
+        tokio::time::timeout(Duration::from_secs(2), call).await
+    });
+    assert!(cut.is_err(), "the program ended on its own: {cut:?}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_file(&pid_file);
+    // Killed and reaped: not even a zombie is left.
+    let proc_entry = format!("/proc/{}", pid.trim());
+    assert!(
+        !std::path::Path::new(&proc_entry).exists(),
+        "{proc_entry} is still there"
+    );
+}
+
+#[test]
 fn a_missing_program_is_a_reason_not_a_failure() {
     let reason = black_box::probe("retrylab-no-such-program", &["--version"]).unwrap_err();
     assert!(

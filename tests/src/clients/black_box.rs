@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -127,7 +127,7 @@ pub struct Exited {
 /// ```
 pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<Exited, RunError> {
     let program = command.get_program().to_string_lossy().into_owned();
-    let mut child = command
+    let spawned = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -136,6 +136,8 @@ pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<
             program: program.clone(),
             error: error.to_string(),
         })?;
+    let mut reaped = Reaped(spawned);
+    let child = &mut reaped.0;
     // Each pipe is drained on a thread of its own, so a program that writes more than a
     // pipe holds never blocks on it; the input is written the same way.
     let input = child.stdin.take().map(|mut pipe| {
@@ -157,8 +159,6 @@ pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<
             }
             Ok(None) => tokio::time::sleep(POLL).await,
             Err(error) => {
-                let _ = child.kill();
-                let _ = child.wait();
                 return Err(RunError::Wait {
                     program,
                     error: error.to_string(),
@@ -167,10 +167,7 @@ pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<
         }
     }
     let Some(status) = status else {
-        // Killed and reaped, so no zombie outlives the call; its pipes then close and the
-        // threads draining them end.
-        let _ = child.kill();
-        let _ = child.wait();
+        // `Reaped` kills it; its pipes then close and the threads draining them end.
         return Err(RunError::TimedOut {
             program,
             limit_ms: limit.as_millis() as u64,
@@ -184,6 +181,21 @@ pub async fn run(mut command: Command, stdin: &[u8], limit: Duration) -> Result<
         stdout: joined(stdout, &program)?,
         stderr: joined(stderr, &program)?,
     })
+}
+
+/// A child process that is killed and reaped when dropped, unless it exited: a call cut
+/// short (the time limit, or the run stopped at `limits.wall` while the call waited) leaves
+/// neither a running program nor a zombie behind.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+        }
+        // Reaps it; returns at once for a program already reaped.
+        let _ = self.0.wait();
+    }
 }
 
 fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<std::io::Result<Vec<u8>>> {

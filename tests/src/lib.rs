@@ -1,10 +1,12 @@
 //! The tests crate of retrylab: the scenario library as one test per file
 //! (`tests/scenarios.rs`), meta-tests, and the third-party retry clients the library runs.
 //!
-//! [`clients`] holds one module per retry crate, each wrapping a call on `env.http_client()`;
-//! [`clients::registry`] names them for `client: { custom: <name> }` in
-//! `scenarios/clients/`; [`repeat`] makes a scenario's calls repeat each other, for
-//! comparing their delays; [`pinned`] reads a report for the tests that pin verdicts.
+//! [`clients`] holds one module per retry crate, each wrapping a call on `env.http_client()`,
+//! and the black-box clients that bring their own network stack to the real backend (curl,
+//! Python's urllib3, a plain reqwest client); [`clients::registry`] names them for
+//! `client: { custom: <name> }` in `scenarios/clients/` and `scenarios/real/`; [`repeat`]
+//! makes a scenario's calls repeat each other, for comparing their delays; [`pinned`] reads
+//! a report for the tests that pin verdicts.
 
 pub mod clients;
 pub mod pinned;

@@ -1,6 +1,6 @@
 //! Reading a report for a pinned-verdict test (`tests/clients.rs`, `tests/reqwest.rs`,
-//! `tests/aws.rs`): which checks ran, which failed as `must_fail` expects, their messages, and
-//! the instants of the attempts.
+//! `tests/aws.rs`, `tests/real_clients.rs`): which checks ran, which failed as `must_fail`
+//! expects, their messages, and the instants of the attempts.
 //!
 //! These helpers panic on what a test must not meet (a scenario that does not load, a check
 //! that did not run, an attempt without an end): a panic is the test's failure, with the
@@ -12,6 +12,12 @@ use retrylab::{Judgement, Report, Scenario};
 /// `file` of `scenarios/clients/`, loaded.
 pub fn client_scenario(file: &str) -> Scenario {
     let path = format!("{}/../scenarios/clients/{file}", env!("CARGO_MANIFEST_DIR"));
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `file` of `scenarios/real/` (the black-box clients on the real backend), loaded.
+pub fn real_scenario(file: &str) -> Scenario {
+    let path = format!("{}/../scenarios/real/{file}", env!("CARGO_MANIFEST_DIR"));
     Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 

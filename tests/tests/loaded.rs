@@ -94,9 +94,34 @@ fn scenario() -> Scenario {
 #[test]
 fn a_correct_run_on_a_starved_thread_does_not_stop_the_clock() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The test means something only if the neighbours descheduled the run's thread for long
+    // inside a poll. Other work on the machine (tests running beside this one) can keep them
+    // from doing so; then the experiment is made again, a bounded number of times.
+    let mut longest = Duration::ZERO;
+    for _ in 0..3 {
+        let (report, took) = starved_run();
+        longest = took;
+        if took < Duration::from_millis(600) {
+            continue;
+        }
+        assert!(
+            report.failures().all(|v| v.check != "stopped_clock"),
+            "a starved but correct run stopped the clock:\n{}",
+            report.summary()
+        );
+        assert!(report.passed(), "{}", report.summary());
+        return;
+    }
+    panic!(
+        "in 3 tries the neighbours did not starve the run's thread (the longest signing \
+         took {longest:?} in the last), so this test shows nothing"
+    );
+}
+
+/// A correct client on a starved thread: its report, and the longest real time one signing
+/// took.
+fn starved_run() -> (Report, Duration) {
     let neighbours = Neighbours::start();
-    // The longest real time one signing took: the test means something only if the
-    // neighbours descheduled the run's thread for long inside a poll.
     let longest = Arc::new(Mutex::new(Duration::ZERO));
     let report = {
         let longest = longest.clone();
@@ -123,17 +148,7 @@ fn a_correct_run_on_a_starved_thread_does_not_stop_the_clock() {
     };
     drop(neighbours);
     let longest = *longest.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(
-        longest >= Duration::from_millis(600),
-        "the neighbours did not starve the run's thread (the longest signing took {longest:?}), \
-         so this test shows nothing"
-    );
-    assert!(
-        report.failures().all(|v| v.check != "stopped_clock"),
-        "a starved but correct run stopped the clock:\n{}",
-        report.summary()
-    );
-    assert!(report.passed(), "{}", report.summary());
+    (report, longest)
 }
 
 /// Load does not hide a real stop: a `std::thread::sleep` in the client is still caught,

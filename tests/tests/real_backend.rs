@@ -3,9 +3,9 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use retrylab::RunEnd;
-use retrylab::Scenario;
+use retrylab::scenario::BackendKind;
 use retrylab::trace::AttemptOutcome;
+use retrylab::{Report, RunEnd, Scenario};
 
 fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "real.yaml").unwrap_or_else(|e| panic!("{e}"))
@@ -224,4 +224,81 @@ fn a_real_backend_snapshot_is_the_same_on_every_run() {
     let answer = format!("{:?}", head.trace().calls[0].result);
     assert!(answer.contains("200 ok"), "{answer}");
     assert!(!answer.contains("date:"), "{answer}");
+}
+
+// ---- library files on real sockets ----------------------------------------------------------
+
+/// The files `tests/real_backend.txt` lists, as paths from the workspace's root.
+fn listed() -> Vec<String> {
+    let list = concat!(env!("CARGO_MANIFEST_DIR"), "/real_backend.txt");
+    std::fs::read_to_string(list)
+        .unwrap_or_else(|e| panic!("{list}: {e}"))
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `file` (from the workspace's root) run with its built-in client on the real backend.
+fn on_real_sockets(file: &str) -> Report {
+    let path = format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"));
+    let mut scenario = Scenario::load_as(&path, file).unwrap_or_else(|e| panic!("{e}"));
+    scenario.backend = BackendKind::Real;
+    scenario.run_builtin()
+}
+
+#[test]
+fn the_listed_library_files_pass_on_real_sockets() {
+    let files = listed();
+    assert!(files.len() >= 8, "{} files listed", files.len());
+    let failed: Vec<String> = files
+        .iter()
+        .map(|file| (file, on_real_sockets(file)))
+        .filter(|(_, report)| !report.passed())
+        .map(|(file, report)| format!("{file}:\n{}", report.summary()))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} files failed on the real backend:\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+}
+
+/// How often the list passes on real sockets, for the release note: every file, 20 times in
+/// a row. Run it on a loaded machine:
+/// `cargo test -p retrylab-tests --test real_backend -- --ignored --nocapture`.
+#[test]
+#[ignore = "runs the list 20 times in real time (several minutes); prints its pass rate"]
+fn the_listed_library_files_20_times_in_a_row() {
+    const ROUNDS: usize = 20;
+    let files = listed();
+    let mut passed = vec![0_usize; files.len()];
+    let mut first_failure: Vec<Option<String>> = vec![None; files.len()];
+    for _ in 0..ROUNDS {
+        for (i, file) in files.iter().enumerate() {
+            let report = on_real_sockets(file);
+            // Each run completes: the figure is about timing, not about runs that broke.
+            assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+            if report.passed() {
+                passed[i] += 1;
+            } else if first_failure[i].is_none() {
+                first_failure[i] = Some(report.summary());
+            }
+        }
+    }
+    let total: usize = passed.iter().sum();
+    println!(
+        "{total} of {} runs passed ({} files x {ROUNDS} rounds):",
+        files.len() * ROUNDS,
+        files.len()
+    );
+    for ((file, passed), failure) in files.iter().zip(&passed).zip(&first_failure) {
+        println!("  {passed:>2}/{ROUNDS}  {file}");
+        if let Some(failure) = failure {
+            println!("        first failure:\n{failure}");
+        }
+    }
 }

@@ -15,11 +15,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use retrylab::adapters::reqwest::TransportError;
-use retrylab::trace::{AttemptOutcome, CallResult, EndKind};
+use retrylab::trace::{AttemptOutcome, CallResult, ConnUse, EndKind};
 use retrylab::{Env, Judgement, Scenario};
+use retrylab_tests::clients::reqwest as plain_reqwest;
 use retrylab_tests::clients::reqwest_retry;
 use retrylab_tests::pinned::{
-    call0, caught, checks, client_scenario, failure, gaps, jitter, jitter_scenario, message, starts,
+    call0, caught, checks, client_scenario, failure, gaps, jitter, jitter_scenario, message,
+    real_scenario, starts,
 };
 
 // ---- reqwest-retry's documented behaviours ------------------------------------------------
@@ -190,6 +192,27 @@ fn a_reset_is_a_middleware_error_and_reqwest_retry_gives_up_at_once() {
         ),
         "{error}"
     );
+}
+
+// ---- a plain reqwest::Client on the real backend -------------------------------------------
+
+/// What `scenarios/real/reqwest-reset-mid-body.yaml` cannot say: which error kind reqwest
+/// surfaced for each fault, and where (sending, or reading the body).
+#[test]
+fn a_plain_client_sees_each_transport_fault_as_its_io_error_kind() {
+    let report = real_scenario("reqwest-reset-mid-body.yaml").run(plain_reqwest::retry_loop);
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(
+        call0(&report).0,
+        &CallResult::Success(
+            "Fetched { status: 200, retried_on: [Send(Io(ConnectionReset)), \
+             Body(Io(UnexpectedEof)), Body(Io(ConnectionReset))] }"
+                .into()
+        )
+    );
+    // Each failure ended its connection.
+    let conns: Vec<ConnUse> = report.trace().attempts.iter().map(|a| a.conn).collect();
+    assert_eq!(conns, [ConnUse::New; 4]);
 }
 
 // ---- the adapter --------------------------------------------------------------------------

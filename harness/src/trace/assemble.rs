@@ -300,6 +300,8 @@ fn reconstruct(
             }),
         Instants::Endpoint => request.at_ms,
     };
+    // A response cut after its head keeps the head's status, and its body broke.
+    let mut body_error = None;
     let (head_ms, end_ms, outcome) = match response.map(|r| (r, r.outcome)) {
         Some((r, ResponseOutcome::Sent { status })) => {
             let (head, end) = match instants {
@@ -317,13 +319,18 @@ fn reconstruct(
             };
             (head, end.or(head), AttemptOutcome::Status(status.as_u16()))
         }
-        Some((r, ResponseOutcome::Truncated { status, .. })) => {
+        Some((r, ResponseOutcome::Truncated { status, fail })) => {
             let head = match instants {
                 Instants::Segments(segments) => segments
                     .segment_at(conn, Dir::ServerToClient, r.outbound.start)
                     .map(|s| s.1),
                 Instants::Endpoint => Some(r.at_ms),
             };
+            body_error = Some(if fail.is_reset() {
+                AttemptOutcome::Reset
+            } else {
+                AttemptOutcome::Closed
+            });
             (head, head, AttemptOutcome::Status(status.as_u16()))
         }
         Some((r, ResponseOutcome::Failed(fail))) => {
@@ -362,12 +369,12 @@ fn reconstruct(
         head_ms,
         end_ms,
         outcome,
-        end: if end_ms.is_some() {
-            EndKind::Body
-        } else {
-            EndKind::Unfinished
+        end: match (end_ms, body_error) {
+            (None, _) => EndKind::Unfinished,
+            (Some(_), Some(_)) => EndKind::Error,
+            (Some(_), None) => EndKind::Body,
         },
-        body_error: None,
+        body_error,
         retry_after: response
             .and_then(|r| r.retry_after.as_ref())
             .map(|value| interner.intern(&String::from_utf8_lossy(value.as_bytes()))),

@@ -28,11 +28,24 @@
 //! | `aws_sdk_sqs_no_jitter` | aws-sdk-sqs | the same, jitter factor fixed at 1 (feature `aws`) |
 //! | `aws_sdk_sqs_100_attempts` | aws-sdk-sqs | no jitter, 100 attempts per call (feature `aws`) |
 //!
+//! Black-box clients, each with a network stack of its own, for `backend: real` scenarios
+//! (`scenarios/real/`): they reach the endpoints over real sockets at 127.0.0.1, and their
+//! attempts are rebuilt from what the endpoints recorded.
+//!
+//! | name | client | what |
+//! |---|---|---|
+//! | `curl_retry_3` | curl | `curl --retry 3`, run as a subprocess |
+//! | `curl_retry_3_max_time_2` | curl | `curl --retry 3 --retry-max-time 2` |
+//! | `urllib3_retry` | urllib3 (Python) | `Retry(total=3, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504])` |
+//! | `reqwest_plain` | reqwest 0.13 | a plain `reqwest::Client` in a loop retrying resets and unexpected ends of stream (feature `reqwest`) |
+//!
 //! The reqwest-retry clients need feature `reqwest` (reqwest 0.13); without it they are
 //! registered as unavailable, and the suite lists their scenarios as ignored.
 //! [`reqwest_retry_0_8`] (feature `reqwest-0-12`) holds the same clients on reqwest 0.12,
 //! which `tests/reqwest.rs` runs against the same files. The AWS SDK clients need feature
-//! `aws` in the same way.
+//! `aws` in the same way. curl and urllib3 are probed once per process (`curl --version`,
+//! `python3 -c "import urllib3"`); on a machine without them their clients are registered
+//! as unavailable, with the probe's answer as the reason.
 
 use retrylab::suite::Clients;
 
@@ -40,12 +53,17 @@ use retrylab::suite::Clients;
 pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
+pub mod black_box;
+pub mod curl;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
 #[cfg(feature = "reqwest")]
 pub mod reqwest_retry;
 #[cfg(feature = "reqwest-0-12")]
 pub mod reqwest_retry_0_8;
 pub mod tokio_retry2;
 pub mod tower;
+pub mod urllib3;
 
 /// The reqwest-retry clients, by the names `scenarios/clients/reqwest-retry-*.yaml` give.
 const REQWEST_RETRY: [&str; 4] = [
@@ -71,7 +89,42 @@ pub fn registry() -> Clients {
         .register("tokio_retry2_max_duration", tokio_retry2::max_duration)
         .register("backoff_virtual_clock", backoff::virtual_clock)
         .register("backoff_system_clock", backoff::system_clock);
-    with_aws_sdk(with_reqwest_retry(clients))
+    with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))
+}
+
+/// The name of the plain reqwest client (feature `reqwest`).
+pub const REQWEST_PLAIN: &str = "reqwest_plain";
+
+/// `clients` with the black-box clients: curl and urllib3 where this machine has them, the
+/// plain reqwest client with feature `reqwest`.
+fn with_black_boxes(clients: Clients) -> Clients {
+    let clients = match curl::available() {
+        Ok(_) => clients
+            .register("curl_retry_3", curl::retry_3)
+            .register("curl_retry_3_max_time_2", curl::retry_3_max_time_2),
+        Err(reason) => ["curl_retry_3", "curl_retry_3_max_time_2"]
+            .iter()
+            .fold(clients, |clients, name| clients.unavailable(name, reason)),
+    };
+    let clients = match urllib3::available() {
+        Ok(_) => clients.register("urllib3_retry", urllib3::retry),
+        Err(reason) => clients.unavailable("urllib3_retry", reason),
+    };
+    with_reqwest_plain(clients)
+}
+
+#[cfg(feature = "reqwest")]
+fn with_reqwest_plain(clients: Clients) -> Clients {
+    clients.register(REQWEST_PLAIN, reqwest::retry_loop)
+}
+
+#[cfg(not(feature = "reqwest"))]
+fn with_reqwest_plain(clients: Clients) -> Clients {
+    clients.unavailable(
+        REQWEST_PLAIN,
+        "the plain reqwest client runs with feature `reqwest` of retrylab-tests \
+         (cargo test -p retrylab-tests --features reqwest --test scenarios)",
+    )
 }
 
 /// `clients` with the AWS SDK for Rust clients (feature `aws`), under the names of

@@ -302,3 +302,22 @@ fn the_listed_library_files_20_times_in_a_row() {
         }
     }
 }
+
+/// A client that never comes: serving gives up at its timeout, and says so in its own words.
+#[test]
+fn serving_gives_up_at_its_timeout() {
+    use retrylab::ServeOptions;
+
+    let s = scenario(
+        "version: 1\nname: nobody\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    );
+    let options = ServeOptions::new().timeout(Duration::from_millis(300));
+    let report = s.serve(options, |_| {});
+    assert_eq!(report.end(), &RunEnd::VirtualTimeLimit);
+    let messages: Vec<&str> = report.failures().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        messages[0],
+        "the client had not finished after the serving timeout (0.300s): 0 request(s) \
+         arrived, and serving waits for requests of 1 call(s) followed by 2.000s without any"
+    );
+}

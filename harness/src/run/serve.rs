@@ -199,6 +199,25 @@ impl Scenario {
                 Ok::<_, String>(())
             }
         });
+        if report.end == RunEnd::VirtualTimeLimit {
+            // The run's time limit is serve's `timeout` here: say it in serve's words.
+            let requests: usize = report.ledgers.iter().map(|(_, l)| l.requests.len()).sum();
+            if let Some(verdict) = report
+                .verdicts
+                .iter_mut()
+                .find(|v| v.check == "virtual_time_limit")
+            {
+                verdict.message = format!(
+                    "the client had not finished after the serving timeout ({}): {requests} \
+                     request(s) arrived, and serving waits for requests of {calls} call(s) \
+                     followed by {} without any",
+                    crate::trace::seconds(
+                        u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX)
+                    ),
+                    crate::trace::seconds(u64::try_from(idle.as_millis()).unwrap_or(u64::MAX)),
+                );
+            }
+        }
         report
             .warnings
             .extend(served.warnings().iter().map(ToString::to_string));

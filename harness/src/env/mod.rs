@@ -149,6 +149,31 @@ impl Env {
         &self.instance.net
     }
 
+    /// Where the run happens: on `real`, endpoints listen on real sockets (`url` names the
+    /// address) and time is real, so a client with its own network stack can be pointed at
+    /// them.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// use retrylab::scenario::BackendKind;
+    ///
+    /// let scenario = Scenario::builder("where")
+    ///     .endpoint("api", endpoint().script([status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    /// scenario.run(|env: Env| async move {
+    ///     assert_eq!(env.backend(), BackendKind::Sim);
+    ///     Ok::<_, String>(())
+    /// });
+    /// ```
+    pub fn backend(&self) -> crate::scenario::BackendKind {
+        match self.instance.net {
+            Net::Sim(_) => crate::scenario::BackendKind::Sim,
+            Net::Real(_) => crate::scenario::BackendKind::Real,
+        }
+    }
+
     /// The harness's HTTP client: every request is an attempt in the trace. Clones and
     /// later calls share one connection pool per client instance.
     ///

@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use retrylab::scenario::BackendKind;
 use retrylab::{Env, Operation};
 
 /// How often a running program is asked whether it has exited: often enough that a call
@@ -76,18 +77,12 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// The operation of this call, when the run serves its endpoints on real sockets: there its
-/// URL names the listener's port (`http://127.0.0.1:<port>/...`); on the sim network it
-/// names the endpoint (`http://api/...`) and has no port.
+/// The operation of this call, when the run serves its endpoints on real sockets (its URL
+/// then names the listener, `http://127.0.0.1:<port>/...`); on the sim network no real
+/// socket reaches an endpoint.
 pub fn real_operation(env: &Env) -> Result<Operation, RunError> {
     let operation = env.operation();
-    let has_port = operation
-        .url
-        .parse::<http::Uri>()
-        .ok()
-        .and_then(|uri| uri.port_u16())
-        .is_some();
-    if has_port {
+    if env.backend() == BackendKind::Real {
         Ok(operation)
     } else {
         Err(RunError::NotRealBackend { url: operation.url })

@@ -251,11 +251,11 @@ impl Step {
         self
     }
 
-    /// Send the head at once (after the latency), then spread the body over `trickle`: the
-    /// body is split into `n = min(body bytes, trickle in whole ms, 1000)` chunks of equal
-    /// size (the later ones a byte longer when it does not divide), and chunk `k` (1..=n)
-    /// leaves `floor(k × trickle / n)` ms after the head, so the last byte leaves exactly
-    /// `trickle` after it. Sub-millisecond parts of `trickle` are dropped. With a `*After`
+    /// Send the head at once (after the latency), then spread the body over `trickle`: a
+    /// body of `len` bytes is split into `n = min(len, trickle in whole ms, 1000)` chunks,
+    /// chunk `k` (1..=n) holding bytes `floor((k-1) × len / n)..floor(k × len / n)` (sizes
+    /// differ by one byte at most) and leaving `floor(k × trickle / n)` ms after the head, so
+    /// the last byte leaves exactly `trickle` after it. Sub-millisecond parts of `trickle` are dropped. With a `*After`
     /// failure the cut happens when the chunk carrying its last byte leaves.
     ///
     /// ```

@@ -9,9 +9,9 @@ fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "trickle.yaml").unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Latency 1ms each way: the request is read at 2ms (connect round trip, then the request),
-/// the head leaves after the step's 100ms latency and arrives 1ms later, and the end is the
-/// head plus the trickle, to the millisecond.
+/// Latency 1ms each way: the connect's round trip takes 2ms and the request arrives at 3ms;
+/// the head leaves after the step's 100ms latency and arrives 1ms later, at 104ms, and the
+/// end is the head plus the trickle, to the millisecond.
 #[test]
 fn the_attempt_ends_exactly_the_trickle_after_its_head() {
     let s = scenario(
@@ -27,7 +27,6 @@ fn the_attempt_ends_exactly_the_trickle_after_its_head() {
     let trace = report.trace();
     let a = &trace.attempts[0];
     assert_eq!(a.outcome, AttemptOutcome::Status(200));
-    // Connect: SYN at 0, established at 2; the request reaches the endpoint at 3.
     let head = a.head_ms.unwrap_or_else(|| panic!("no head: {a:?}"));
     let end = a.end_ms.unwrap_or_else(|| panic!("no end: {a:?}"));
     assert_eq!(head, 104, "{}", report.summary());

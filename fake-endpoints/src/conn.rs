@@ -79,6 +79,9 @@ pub(crate) struct FlushHook {
 struct ConnState {
     /// Outbound byte offset at which the connection is cut (`Fail::CloseAfter`/`ResetAfter`).
     cut_at: Option<(u64, KillMode)>,
+    /// A hook armed when the cut is reached (the record of a trickled response, whose body
+    /// is still being handed over when it is cut).
+    cut_hook: Option<FlushHook>,
     seq: u32,
     inbound_mark: u64,
     in_flight: u32,
@@ -128,6 +131,7 @@ impl ConnShared {
             tracks_idle,
             state: Mutex::new(ConnState {
                 cut_at: None,
+                cut_hook: None,
                 seq: 0,
                 inbound_mark: 0,
                 in_flight: 0,
@@ -203,10 +207,14 @@ impl ConnShared {
     }
 
     /// Cut the connection once `bytes` more bytes (from now) have been written to it: the
-    /// bytes past the cut are dropped and the connection ends with `mode`.
-    pub(crate) fn cut_after(&self, bytes: u64, mode: KillMode) {
+    /// bytes past the cut are dropped and the connection ends with `mode`; `hook`, if any,
+    /// is armed when the cut is reached.
+    pub(crate) fn cut_after(&self, bytes: u64, mode: KillMode, hook: Option<FlushHook>) {
         let at = self.written().saturating_add(bytes);
         let mut state = self.lock();
+        if state.cut_at.is_none() {
+            state.cut_hook = hook;
+        }
         state.cut_at.get_or_insert((at, mode));
         self.cut_armed.store(true, Ordering::Release);
     }
@@ -226,6 +234,11 @@ impl ConnShared {
         if room <= len {
             // The cut stays armed: everything after it is swallowed until the kill lands.
             state.kill.get_or_insert(mode);
+            if let Some(hook) = state.cut_hook.take() {
+                // Completed by the flush that follows this write.
+                state.hooks.push(hook);
+                self.hooks_pending.store(true, Ordering::Release);
+            }
             self.kill_pending.store(true, Ordering::Release);
             if let Some(waker) = &state.waker {
                 waker.wake_by_ref();

@@ -3,7 +3,6 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-#[cfg(feature = "wiremock")]
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -137,8 +136,10 @@ pub(crate) enum Admission {
 
 /// What a step task hands to its connection.
 pub(crate) enum Outcome {
-    Respond(Arc<SentResponse>),
-    Truncate(Arc<SentResponse>, Fail),
+    /// The response, and the time its body is spread over ([`Step::trickle`]).
+    Respond(Arc<SentResponse>, Duration),
+    /// The response, the failure that cuts it, and its trickle.
+    Truncate(Arc<SentResponse>, Fail, Duration),
     Fail(Fail),
 }
 
@@ -308,7 +309,7 @@ impl Endpoint {
         let (id, plan) = self.plan(arrival)?;
         match plan {
             Plan::Ready(response) => {
-                let outcome = Outcome::Respond(Arc::clone(&response));
+                let outcome = Outcome::Respond(Arc::clone(&response), Duration::ZERO);
                 record_outcome(&self.inner, id, conn_id, &outcome);
                 Some((response, Duration::ZERO))
             }
@@ -503,8 +504,10 @@ async fn run_step(job: Box<StepJob>) {
     let render =
         || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock.now_system())));
     let outcome = match step.fail {
-        None => Outcome::Respond(render()),
-        Some(fail) if fail.after_bytes().is_some() => Outcome::Truncate(render(), fail),
+        None => Outcome::Respond(render(), step.trickle),
+        Some(fail) if fail.after_bytes().is_some() => {
+            Outcome::Truncate(render(), fail, step.trickle)
+        }
         Some(fail) => Outcome::Fail(fail),
     };
     let mut state = endpoint.lock();
@@ -515,7 +518,7 @@ async fn run_step(job: Box<StepJob>) {
     // flight.
     if let (Some(table), Some(key)) = (&mut state.dedupe, &ctx.dedupe_key) {
         match &outcome {
-            Outcome::Respond(response) | Outcome::Truncate(response, _) => {
+            Outcome::Respond(response, _) | Outcome::Truncate(response, _, _) => {
                 table.finish(key, ctx.request, Some(Arc::clone(response)));
             }
             Outcome::Fail(Fail::Hang) => {}
@@ -541,13 +544,13 @@ async fn run_step(job: Box<StepJob>) {
 #[cfg(feature = "wiremock")]
 fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Outcome) {
     let (outcome, retry_after) = match outcome {
-        Outcome::Respond(response) => (
+        Outcome::Respond(response, _) => (
             ResponseOutcome::Sent {
                 status: response.status,
             },
             response.retry_after().cloned(),
         ),
-        Outcome::Truncate(response, fail) => (
+        Outcome::Truncate(response, fail, _) => (
             ResponseOutcome::Truncated {
                 status: response.status,
                 fail: *fail,

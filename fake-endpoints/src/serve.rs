@@ -20,7 +20,7 @@ use crate::body::ResponseBody;
 use crate::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
 use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
-use crate::step::{Fail, SentResponse};
+use crate::step::{Fail, Pace, SentResponse};
 
 /// How the serving loop ended.
 enum End {
@@ -177,7 +177,7 @@ async fn handle(
         armed: true,
     };
     let outcome = match admission {
-        Admission::Ready(response) => Outcome::Respond(response),
+        Admission::Ready(response) => Outcome::Respond(response, Duration::ZERO),
         Admission::Pending(rx) => match rx.await {
             Ok(outcome) => outcome,
             // The step task was dropped (runtime shutting down): nothing will ever answer.
@@ -191,8 +191,12 @@ async fn handle(
         .max_requests
         .is_some_and(|max| seq >= max);
     match outcome {
-        Outcome::Respond(response) => Ok(respond(&conn, id, &response, None, close)),
-        Outcome::Truncate(response, fail) => Ok(respond(&conn, id, &response, Some(fail), close)),
+        Outcome::Respond(response, trickle) => {
+            Ok(respond(&conn, id, &response, None, trickle, close))
+        }
+        Outcome::Truncate(response, fail, trickle) => {
+            Ok(respond(&conn, id, &response, Some(fail), trickle, close))
+        }
         Outcome::Fail(fail) => {
             let written = conn.written();
             conn.ledger.push_response(ResponseRecord {
@@ -222,6 +226,7 @@ fn respond(
     id: RequestId,
     sent: &SentResponse,
     fail: Option<Fail>,
+    trickle: Duration,
     close: bool,
 ) -> Response<ResponseBody> {
     let written = conn.written();
@@ -252,17 +257,24 @@ fn respond(
             KillMode::Fin
         }
     };
-    if let Some(f) = fail {
-        if let Some(bytes) = f.after_bytes() {
-            // `after_bytes` counts the response as written on the wire, head included.
-            conn.cut_after(bytes, mode(f));
-        }
-    }
     let hook = FlushHook {
         response: index,
         kill: fail.map(mode),
     };
-    let mut response = Response::new(ResponseBody::new(chunk, full_len, Arc::clone(conn), hook));
+    let pace = Pace::new(chunk.len(), trickle);
+    if let Some(f) = fail {
+        if let Some(bytes) = f.after_bytes() {
+            // `after_bytes` counts the response as written on the wire, head included. A
+            // trickled body is cut while it is still being handed over, so the cut itself
+            // completes the record; a whole body completes it when its last byte is handed.
+            conn.cut_after(bytes, mode(f), pace.map(|_| hook));
+        }
+    }
+    let body = match pace {
+        Some(pace) => ResponseBody::paced(chunk, pace, Arc::clone(conn), hook),
+        None => ResponseBody::new(chunk, full_len, Arc::clone(conn), hook),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = sent.status;
     let headers = response.headers_mut();
     for (name, value) in &sent.headers {

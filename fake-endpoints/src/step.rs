@@ -171,6 +171,9 @@ pub struct Step {
     pub fail: Option<Fail>,
     /// Delay between the request's arrival and the head (or the failure).
     pub latency: Duration,
+    /// Time over which the body is spread after the head, in whole milliseconds (zero: the
+    /// body goes out with the head). See [`Step::trickle`] for the chunking.
+    pub trickle: Duration,
     /// How many consecutive requests this step answers (the last step of a script repeats
     /// forever whatever this says; `0` skips the step).
     pub times: u32,
@@ -196,6 +199,7 @@ impl Step {
             respond,
             fail: None,
             latency: Duration::ZERO,
+            trickle: Duration::ZERO,
             times: 1,
             commit: None,
         }
@@ -247,6 +251,41 @@ impl Step {
         self
     }
 
+    /// Send the head at once (after the latency), then spread the body over `trickle`: a
+    /// body of `len` bytes is split into `n = min(len, trickle in whole ms, 1000)` chunks,
+    /// chunk `k` (1..=n) holding bytes `floor((k-1) × len / n)..floor(k × len / n)` (sizes
+    /// differ by one byte at most) and leaving `floor(k × trickle / n)` ms after the head, so
+    /// the last byte leaves exactly `trickle` after it. Sub-millisecond parts of `trickle` are dropped. With a `*After`
+    /// failure the cut happens when the chunk carrying its last byte leaves.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{ms, secs, Step};
+    ///
+    /// // "0123456789" over 2s: ten one-byte chunks, one every 200ms after the head.
+    /// let step = Step::status(200).latency(ms(100)).body("0123456789").trickle(secs(2));
+    /// assert_eq!(step.trickle, secs(2));
+    /// assert_eq!(step.trickle_schedule(), (1..=10).map(|k| (k * 200, 1)).collect::<Vec<_>>());
+    /// ```
+    pub fn trickle(mut self, trickle: Duration) -> Self {
+        self.trickle = trickle;
+        self
+    }
+
+    /// The chunks a trickled body goes out in, as (ms after the head, bytes); empty when the
+    /// step does not trickle or has no body. See [`Step::trickle`].
+    pub fn trickle_schedule(&self) -> Vec<(u64, usize)> {
+        let len = self.respond.body.len();
+        let Some(pace) = Pace::new(len, self.trickle) else {
+            return Vec::new();
+        };
+        (1..=pace.chunks)
+            .map(|k| {
+                let bytes = pace.bytes(k);
+                (pace.offset_ms(k), bytes.end - bytes.start)
+            })
+            .collect()
+    }
+
     /// Answer `times` consecutive requests with this step.
     pub fn times(mut self, times: u32) -> Self {
         self.times = times;
@@ -272,6 +311,49 @@ impl Step {
             Commit::Never
         }
     }
+}
+
+/// The most chunks a trickled body is split into: a long trickle of a large body stays a
+/// thousand timer wake-ups, not one per byte.
+pub(crate) const MAX_TRICKLE_CHUNKS: u64 = 1000;
+
+/// How a body of `len` bytes is spread over a trickle (see [`Step::trickle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pace {
+    len: u64,
+    trickle_ms: u64,
+    /// How many chunks, at least 1 and at most `len` and `trickle_ms`.
+    pub(crate) chunks: u64,
+}
+
+impl Pace {
+    /// `None` when there is nothing to spread (no body, or under a millisecond).
+    pub(crate) fn new(len: usize, trickle: Duration) -> Option<Pace> {
+        let len = len as u64;
+        let trickle_ms = u64::try_from(trickle.as_millis()).unwrap_or(u64::MAX);
+        let chunks = len.min(trickle_ms).min(MAX_TRICKLE_CHUNKS);
+        (chunks > 0).then_some(Pace {
+            len,
+            trickle_ms,
+            chunks,
+        })
+    }
+
+    /// When chunk `k` (1-based) leaves, in ms after the head.
+    pub(crate) fn offset_ms(&self, k: u64) -> u64 {
+        mul_div(k, self.trickle_ms, self.chunks)
+    }
+
+    /// The body bytes of chunk `k` (1-based).
+    pub(crate) fn bytes(&self, k: u64) -> std::ops::Range<usize> {
+        let at = |k: u64| usize::try_from(mul_div(k, self.len, self.chunks)).unwrap_or(usize::MAX);
+        at(k - 1)..at(k)
+    }
+}
+
+/// `a × b / c` rounded down, without overflow (`c` > 0, `a` ≤ `c`).
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    u64::try_from(u128::from(a) * u128::from(b) / u128::from(c)).unwrap_or(u64::MAX)
 }
 
 /// Converts a header pair for the builders.
@@ -340,6 +422,43 @@ mod tests {
                 ("x-b", "3"),
                 ("retry-after", "7")
             ]
+        );
+    }
+
+    #[test]
+    fn a_trickle_spreads_the_body_in_equal_chunks_ending_on_time() {
+        // 7 bytes over 3ms: 3 chunks (2, 2, 3 bytes) at 1, 2 and 3ms.
+        let step = Step::status(200)
+            .body("abcdefg")
+            .trickle(Duration::from_millis(3));
+        assert_eq!(step.trickle_schedule(), [(1, 2), (2, 2), (3, 3)]);
+        // 3 bytes over 1s: one byte every 333ms, the last at exactly 1000ms.
+        let step = Step::status(200)
+            .body("abc")
+            .trickle(Duration::from_secs(1));
+        assert_eq!(step.trickle_schedule(), [(333, 1), (666, 1), (1000, 1)]);
+        // A large body over a long time: capped at 1000 chunks, the last at the end.
+        let step = Step::status(200)
+            .body(vec![b'x'; 4096])
+            .trickle(Duration::from_secs(3600));
+        let schedule = step.trickle_schedule();
+        assert_eq!(schedule.len(), 1000);
+        assert_eq!(schedule[0], (3600, 4));
+        assert_eq!(schedule[999], (3_600_000, 5));
+        assert_eq!(schedule.iter().map(|c| c.1).sum::<usize>(), 4096);
+        // Nothing to spread.
+        assert!(
+            Step::status(200)
+                .trickle(Duration::from_secs(1))
+                .trickle_schedule()
+                .is_empty()
+        );
+        assert!(
+            Step::status(200)
+                .body("x")
+                .trickle(Duration::from_micros(900))
+                .trickle_schedule()
+                .is_empty()
         );
     }
 

@@ -101,6 +101,7 @@
 //! - `fail: close`, `fail: reset` and `fail: hang`: closing, resetting, or holding a
 //!   connection open without answering;
 //! - `fail: { close | reset: { after_bytes } }`: a response cut mid-way;
+//! - `trickle`: a body spread over time;
 //! - `scope: connection`: a step counter per connection (wiremock does not say which connection
 //!   a request came on);
 //! - `keep_alive`: closing connections after an idle time or a number of requests;
@@ -375,6 +376,15 @@ fn check(config: &EndpointConfig) -> Result<(), Unsupported> {
                 return Err(Unsupported {
                     path: format!("{route_path}.script[{step_index}].fail"),
                     message: format!("{}; {REAL_BACKEND}", fail_message(fail)),
+                });
+            }
+            if !step.trickle.is_zero() {
+                return Err(Unsupported {
+                    path: format!("{route_path}.script[{step_index}].trickle"),
+                    message: format!(
+                        "`trickle` spreads the body over time, which a wiremock responder \
+                         cannot do (it sends whole responses); {REAL_BACKEND}"
+                    ),
                 });
             }
         }

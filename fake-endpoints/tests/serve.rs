@@ -692,3 +692,74 @@ async fn same_run_twice_gives_the_same_ledger() {
     let first = run().await;
     assert_eq!(first, run().await);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_trickled_body_arrives_in_timed_chunks_and_ends_on_time() {
+    // Ten bytes over 1s: ten one-byte chunks, one every 100ms after the head at 20ms.
+    let ep = endpoint(
+        EndpointConfig::http("api").script([Step::status(200)
+            .latency(ms(20))
+            .body("0123456789")
+            .trickle(secs(1))]),
+    );
+    let mut client = open(&ep, 1).await;
+    client.send.ready().await.unwrap();
+    let started = Instant::now();
+    let response = client.send.send_request(get("/")).await.unwrap();
+    assert_eq!(started.elapsed(), ms(20));
+    let mut body = response.into_body();
+    let mut arrivals = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let data = frame.unwrap().into_data().unwrap();
+        arrivals.push((started.elapsed().as_millis(), data));
+    }
+    let expected: Vec<_> = (1..=10u8)
+        .map(|k| (20 + 100 * u128::from(k), Bytes::from(vec![b'0' + k - 1])))
+        .collect();
+    assert_eq!(arrivals, expected);
+    let response = &ep.ledger().snapshot().responses[0];
+    assert_eq!((response.at_ms, response.end_ms), (20, Some(1020)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_in_a_trickled_body_lands_with_the_chunk_that_reaches_it() {
+    // Head 39 bytes, then one byte every 100ms: the 4th body byte is the 43rd, at 400ms.
+    let ep = endpoint(
+        EndpointConfig::http("api").script([Step::status(200)
+            .body("0123456789")
+            .trickle(secs(1))
+            .fail_with(Fail::close_after(43))]),
+    );
+    let (bytes, close) = raw(
+        &ep,
+        ConnInfo::without_reset(1),
+        b"GET / HTTP/1.1\r\nhost: api\r\n\r\n",
+    )
+    .await;
+    let text = String::from_utf8(bytes).unwrap();
+    assert_eq!(text, "HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n0123");
+    assert_eq!(
+        (close.at_ms, close.by, close.how),
+        (400, Side::Server, CloseKind::Fin)
+    );
+    let response = &ep.ledger().snapshot().responses[0];
+    assert_eq!((response.at_ms, response.end_ms), (0, Some(400)));
+    assert_eq!(response.outbound, 0..43);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trickled_answer_to_head_ends_with_its_head() {
+    let ep = endpoint(
+        EndpointConfig::http("api").script([Step::status(200).body("0123456789").trickle(secs(1))]),
+    );
+    let mut client = open(&ep, 1).await;
+    let answer = send(
+        &mut client,
+        request(Method::HEAD, "/").body(Full::default()).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert!(answer.body.is_empty());
+    let response = &ep.ledger().snapshot().responses[0];
+    assert_eq!((response.at_ms, response.end_ms), (0, Some(0)));
+}

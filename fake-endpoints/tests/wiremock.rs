@@ -423,4 +423,16 @@ async fn an_unsupported_step_is_an_error_naming_it() {
     );
     let boxed: Box<dyn std::error::Error> = Box::new(error);
     assert!(boxed.to_string().starts_with("endpoints.api.script[1]"));
+    let error = ScriptResponder::new(
+        EndpointConfig::http("api").script([Step::status(200)
+            .body("slow")
+            .trickle(Duration::from_secs(2))]),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "endpoints.api.script[0].trickle: `trickle` spreads the body over time, which a \
+         wiremock responder cannot do (it sends whole responses); serve this endpoint with \
+         retrylab's real backend (`backend: real`)"
+    );
 }

@@ -382,6 +382,9 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
             errors,
         ));
     }
+    if let Some(trickle) = spec.trickle {
+        built = built.trickle(trickle.as_duration());
+    }
     if let Some(times) = spec.times {
         built = built.times(times);
     }
@@ -471,10 +474,10 @@ mod tests {
 
     #[test]
     fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
-        let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200, trickle: 2s } ]\n\
-                    operation: { endpoint: api }\n";
+        let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200 } ]\n\
+                    operation: { endpoint: api, clients: 2 }\n";
         let expected =
-            "x.yaml:5:30 endpoints.api.script[0].trickle: `trickle` is not supported yet";
+            "x.yaml:6:29 operation.clients: a fleet of clients (`clients`) is not supported yet";
         let loaded = Scenario::from_yaml_str(yaml, "x.yaml")
             .map(|_| ())
             .unwrap_err();
@@ -483,7 +486,7 @@ mod tests {
             crate::scenario::parse::parse(yaml, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(run_errors(&parsed).as_deref(), Some(expected));
         // The same key set on a scenario that loaded, and on one built in code.
-        let mut changed = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml")
+        let mut changed = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml")
             .unwrap_or_else(|e| panic!("{e}"));
         changed.operation.clients = 2;
         let expected =

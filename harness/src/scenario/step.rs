@@ -52,7 +52,8 @@ macro_rules! step_struct {
             /// Time before the response head (or before the failure).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub latency: Option<LatencySpec>,
-            /// Send the body spread over this long (built later).
+            /// Send the head at once and spread the body over this long after it (needs a
+            /// non-empty `body`).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub trickle: Option<Millis>,
             /// Fail the connection instead of responding.

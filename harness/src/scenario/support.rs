@@ -32,14 +32,14 @@ impl Scenario {
     /// ```
     /// use retrylab::scenario::Scenario;
     ///
-    /// let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200, trickle: 2s } ]\n\
-    ///             operation: { endpoint: api }\n";
+    /// let yaml = "version: 1\nname: x\nendpoints:\n  api: {}\n\
+    ///             operation: { endpoint: api, clients: 2 }\n";
     /// let errors = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
     /// assert_eq!(errors.to_string(),
-    ///            "x.yaml:5:30 endpoints.api.script[0].trickle: `trickle` is not supported yet");
+    ///            "x.yaml:5:29 operation.clients: a fleet of clients (`clients`) is not supported yet");
     ///
     /// // The same key set on a loaded scenario.
-    /// let mut s = Scenario::from_yaml_str(&yaml.replace(", trickle: 2s", ""), "x.yaml").unwrap();
+    /// let mut s = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml").unwrap();
     /// assert!(s.unsupported().is_empty());
     /// s.operation.clients = 2;
     /// assert_eq!(s.unsupported()[0].message, "a fleet of clients (`clients`) is not supported yet");
@@ -216,12 +216,7 @@ impl Unsupported<'_> {
         self.flag(path, "`timeline`");
         for (i, step) in steps.iter().enumerate() {
             let sp = index(path, i);
-            self.step_fields(
-                &sp,
-                step.trickle.is_some(),
-                step.p.is_some(),
-                step.error_code.is_some(),
-            );
+            self.step_fields(&sp, step.p.is_some(), step.error_code.is_some());
             if let Some(l) = &step.latency {
                 self.latency(&join(&sp, "latency"), l);
             }
@@ -235,12 +230,7 @@ impl Unsupported<'_> {
     }
 
     fn step(&mut self, path: &str, step: &StepSpec) {
-        self.step_fields(
-            path,
-            step.trickle.is_some(),
-            step.p.is_some(),
-            step.error_code.is_some(),
-        );
+        self.step_fields(path, step.p.is_some(), step.error_code.is_some());
         if let Some(l) = &step.latency {
             self.latency(&join(path, "latency"), l);
         }
@@ -255,10 +245,7 @@ impl Unsupported<'_> {
         }
     }
 
-    fn step_fields(&mut self, path: &str, trickle: bool, p: bool, error_code: bool) {
-        if trickle {
-            self.flag(&join(path, "trickle"), "`trickle`");
-        }
+    fn step_fields(&mut self, path: &str, p: bool, error_code: bool) {
         if p {
             self.flag(&join(path, "p"), "a random step (`p`, `then`, `else`)");
         }

@@ -46,7 +46,8 @@ impl Call {
 
 impl Trace {
     /// A compact human timeline, one line per attempt:
-    /// `t=2.000s  #2  POST /orders  -> 503  conn 1 reused  gap 1.000s`.
+    /// `t=2.000s  #2  POST /orders  -> 503  conn 1 reused  gap 1.000s`; an attempt whose body
+    /// ended after its head also shows both instants, `head t=0.004s  end t=1.000s`.
     pub fn timeline(&self) -> String {
         let mut out = String::new();
         for attempt in &self.attempts {
@@ -165,6 +166,18 @@ impl Trace {
         );
         if let Some(broken) = a.body_error {
             let _ = write!(line, ", body {}", self.outcome_text(broken));
+        }
+        // A body that took time after its head (a trickle, a client reading it late) shows
+        // both instants; an attempt whose body came with its head reads as before.
+        if let (Some(head), Some(end)) = (a.head_ms, a.end_ms) {
+            if end > head {
+                let _ = write!(
+                    line,
+                    "  head t={}  end t={}",
+                    instants.show(head),
+                    instants.show(end)
+                );
+            }
         }
         if let Some(conn) = a.conn_id {
             let how = match a.conn {

@@ -10,6 +10,7 @@
 //! |---|---|---|
 //! | `tower_retry_backoff` | tower | `Retry` + a `Policy` sleeping `retry::backoff::ExponentialBackoff` |
 //! | `tower_retry_budget` | tower | `Retry` + a `Policy` spending `retry::budget::TpsBudget` |
+//! | `tower_timeout_head` | tower | `Retry` around `timeout::Timeout` (1s) around a service answering at the head; the body is read afterwards |
 //! | `backon_exponential` | backon | `ExponentialBuilder::default()` |
 //! | `backon_exponential_jitter` | backon | `ExponentialBuilder::default().with_jitter()`, seeded |
 //! | `backon_fibonacci` | backon | `FibonacciBuilder`, 100ms, max 400ms, 6 retries |
@@ -79,6 +80,7 @@ pub fn registry() -> Clients {
     let clients = Clients::new()
         .register("tower_retry_backoff", tower::retry_backoff)
         .register("tower_retry_budget", tower::retry_budget)
+        .register("tower_timeout_head", tower::timeout_head)
         .register("backon_exponential", backon::exponential)
         .register("backon_exponential_jitter", backon::exponential_jitter)
         .register("backon_fibonacci", backon::fibonacci)

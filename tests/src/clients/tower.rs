@@ -15,11 +15,13 @@ use std::time::Duration;
 use ::tower::retry::backoff::{Backoff, ExponentialBackoff, ExponentialBackoffMaker, MakeBackoff};
 use ::tower::retry::budget::{Budget, TpsBudget};
 use ::tower::retry::{Policy, Retry};
+use ::tower::timeout::Timeout;
 use ::tower::util::rng::Rng;
 use ::tower::{Service, ServiceExt};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
+use retrylab::env::AttemptBody;
 use retrylab::{AttemptError, Env};
 
 /// The request type of these services.
@@ -213,4 +215,65 @@ pub async fn retry_budget(env: Env) -> Result<u16, AttemptError> {
         .oneshot(env.operation().request())
         .await;
     outcome(result)
+}
+
+/// How long [`timeout_head`]'s `Timeout` waits for a service's answer.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The pause before each of [`timeout_head`]'s retries.
+pub const HEAD_RETRY_DELAY: Duration = Duration::from_millis(100);
+
+/// A head-only answer: the response as hyper hands it over, its body still to read.
+type HeadResult = Result<Response<AttemptBody>, ::tower::BoxError>;
+
+/// Retries a timeout, a transport error, a 429 or a 5xx up to `retries_left` times, each
+/// after [`HEAD_RETRY_DELAY`].
+#[derive(Debug, Clone)]
+pub struct HeadPolicy {
+    retries_left: u32,
+}
+
+impl Policy<Req, Response<AttemptBody>, ::tower::BoxError> for HeadPolicy {
+    type Future = tokio::time::Sleep;
+
+    fn retry(&mut self, _request: &mut Req, result: &mut HeadResult) -> Option<Self::Future> {
+        let retryable = match result {
+            Ok(response) => {
+                let status = response.status();
+                status.is_server_error() || status == http::StatusCode::TOO_MANY_REQUESTS
+            }
+            Err(_) => true,
+        };
+        if !retryable || self.retries_left == 0 {
+            return None;
+        }
+        self.retries_left -= 1;
+        Some(tokio::time::sleep(HEAD_RETRY_DELAY))
+    }
+
+    fn clone_request(&mut self, request: &Req) -> Option<Req> {
+        Some(clone_request(request))
+    }
+}
+
+/// `Retry` (2 retries, [`HEAD_RETRY_DELAY`] apart) around `Timeout` ([`HEAD_TIMEOUT`])
+/// around a service answering at the response head; the body is read after `Retry` has
+/// answered. A head that comes in time is never timed again: a body that takes a minute
+/// takes the call a minute.
+pub async fn timeout_head(env: Env) -> Result<u16, AttemptError> {
+    let client = env.http_client();
+    let head_service = ::tower::service_fn(move |request: Req| client.request(request));
+    let service = Retry::new(
+        HeadPolicy { retries_left: 2 },
+        Timeout::new(head_service, HEAD_TIMEOUT),
+    );
+    let response = service
+        .oneshot(env.operation().request())
+        .await
+        .map_err(|_| AttemptError::Transport("request"))?;
+    let (parts, body) = response.into_parts();
+    body.collect()
+        .await
+        .map_err(|_| AttemptError::Transport("body"))?;
+    AttemptError::classify(parts.status.as_u16(), &parts.headers)
 }

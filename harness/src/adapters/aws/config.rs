@@ -44,9 +44,9 @@ pub fn behavior_version() -> BehaviorVersion {
 /// - retry mode standard (`RetryConfig::standard()`: 3 attempts, backoff base 1 s, at most
 ///   20 s, full jitter); override it on the service's config builder (`.retry_config(..)`);
 /// - stalled-stream protection off: it would run on virtual time (it reads the time source
-///   and sleeps above), but a body slow enough to trip it cannot be scripted yet (`trickle`
-///   is planned), so it stays off until a scenario can test it; a body that stalls is ended
-///   by the SDK's operation timeouts, when set;
+///   and sleeps above), and `trickle` can script a body slow enough to trip it, but no
+///   scenario tests it yet, so it stays off; a body that stalls is ended by the SDK's
+///   operation timeouts, when set;
 /// - the behaviour version [`behavior_version()`], so that a newer SDK's defaults do not
 ///   change a pinned verdict unnoticed.
 ///

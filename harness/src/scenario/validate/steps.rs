@@ -160,8 +160,15 @@ impl Validator<'_> {
             ("body", s.body.is_some(), s.status.is_some()),
             ("trickle", s.trickle.is_some(), s.status.is_some()),
         ];
+        let hangs = s.fail == Some(FailSpec::Hang);
         for (key, set, allowed) in response_fields {
-            if set && !allowed {
+            if key == "trickle" && set && hangs {
+                // Said once, in the words of the clash, rather than as a missing `status`.
+                self.err_key(
+                    &join(path, key),
+                    "`trickle` spreads a response body over time, and `fail: hang` never sends one",
+                );
+            } else if set && !allowed {
                 self.err_key(
                     &join(path, key),
                     format!("`{key}` is part of a response and needs `status`"),
@@ -282,6 +289,12 @@ impl Validator<'_> {
         }
         if let Some(t) = s.trickle {
             self.positive(&join(path, "trickle"), t, "`trickle`");
+            if s.status.is_some() && s.body.is_none_or(str::is_empty) {
+                self.err_key(
+                    &join(path, "trickle"),
+                    "`trickle` spreads the body over time, and this step has no `body` to spread",
+                );
+            }
         }
         if let Some(then) = s.then {
             self.step(&join(path, "then"), &script_view(then), kind, true);

@@ -301,7 +301,11 @@ fn the_listed_library_files_20_times_in_a_row() {
             println!("        first failure:\n{failure}");
         }
     }
-    assert_eq!(total, files.len() * ROUNDS, "not every run passed: see above");
+    assert_eq!(
+        total,
+        files.len() * ROUNDS,
+        "not every run passed: see above"
+    );
 }
 
 /// A client that never comes: serving gives up at its timeout, and says so in its own words.

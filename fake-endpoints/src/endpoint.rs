@@ -3,7 +3,6 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-#[cfg(feature = "wiremock")]
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -19,9 +18,10 @@ use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestI
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
 use crate::retry_after::RetryAfter;
-use crate::route::{Matcher, Scope};
+use crate::route::{Matcher, Route, Scope};
 use crate::script::{ScopeKey, Script};
 use crate::step::{Commit, Fail, SentResponse, Step};
+use crate::timeline::Timeline;
 use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
@@ -96,11 +96,57 @@ struct State {
 struct RouteState {
     matcher: Matcher,
     scope: Scope,
-    script: Script,
+    steps: Steps,
     /// Each step's response rendered once, when it does not depend on the moment it is sent
     /// (no HTTP-date `Retry-After`): step tasks share it instead of rendering it again.
     rendered: Vec<Option<Arc<SentResponse>>>,
 }
+
+/// How a route chooses a request's step: by count or by time.
+enum Steps {
+    Script(Script),
+    Timeline(Timeline),
+}
+
+impl RouteState {
+    fn new(route: Route) -> Self {
+        let steps = if route.timeline.is_empty() {
+            Steps::Script(Script::new(route.script))
+        } else {
+            Steps::Timeline(Timeline::new(route.timeline))
+        };
+        let rendered = match &steps {
+            Steps::Script(script) => script.steps().iter().map(|step| prerender(step)).collect(),
+            Steps::Timeline(timeline) => timeline.steps().map(|step| prerender(step)).collect(),
+        };
+        RouteState {
+            matcher: route.matcher,
+            scope: route.scope,
+            steps,
+            rendered,
+        }
+    }
+
+    /// The step answering a request of scope `key` arriving at `now`: its index (none for a
+    /// timeline's gap), the step, and its response if rendered in advance.
+    fn choose(&mut self, key: &ScopeKey, now: Duration) -> Planned {
+        let (index, step) = match &mut self.steps {
+            Steps::Script(script) => {
+                let (index, step) = script.next_shared(key);
+                (Some(index), step)
+            }
+            Steps::Timeline(timeline) => {
+                let (index, step) = timeline.at(now);
+                (index, Arc::clone(step))
+            }
+        };
+        let rendered = index.and_then(|i| self.rendered.get(i).cloned().flatten());
+        (index, step, rendered)
+    }
+}
+
+/// A chosen step: its index (if any), the step, and its response if rendered in advance.
+type Planned = (Option<usize>, Arc<Step>, Option<Arc<SentResponse>>);
 
 /// A request read completely from a connection.
 pub(crate) struct Arrival {
@@ -194,19 +240,7 @@ impl Endpoint {
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let in_flight = status_only(dedupe.as_ref().map(|d| d.in_flight_status));
         let mismatch = status_only(dedupe.as_ref().map(|d| d.mismatch_status));
-        let routes = routes
-            .into_iter()
-            .map(|route| {
-                let script = Script::new(route.script);
-                let rendered = script.steps().iter().map(|step| prerender(step)).collect();
-                RouteState {
-                    matcher: route.matcher,
-                    scope: route.scope,
-                    script,
-                    rendered,
-                }
-            })
-            .collect();
+        let routes = routes.into_iter().map(RouteState::new).collect();
         Self {
             inner: Arc::new(Inner {
                 name,
@@ -358,7 +392,6 @@ impl Endpoint {
 
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        type Planned = (usize, Arc<Step>, Option<Arc<SentResponse>>);
         let plan: Result<Planned, Arc<SentResponse>> = match route {
             None => Err(Arc::clone(&inner.not_found)),
             Some(route) => {
@@ -382,9 +415,7 @@ impl Endpoint {
                     | None => {
                         let route_state = &mut state.routes[route];
                         let scope_key = scope_key(route_state.scope, conn_id, &parts.headers, &key);
-                        let (index, step) = route_state.script.next_shared(&scope_key);
-                        let rendered = route_state.rendered.get(index).cloned().flatten();
-                        Ok((index, step, rendered))
+                        Ok(route_state.choose(&scope_key, Duration::from_millis(now_ms)))
                     }
                 }
             }
@@ -401,7 +432,7 @@ impl Endpoint {
             body,
             inbound,
             route,
-            step: plan.as_ref().ok().map(|(index, _, _)| *index),
+            step: plan.as_ref().ok().and_then(|(index, _, _)| *index),
             dedupe,
         });
 

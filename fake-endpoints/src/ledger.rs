@@ -89,7 +89,9 @@ pub struct RequestRecord {
     pub inbound: Range<u64>,
     /// The index of the matched route; `None` = unmatched (answered 404).
     pub route: Option<usize>,
-    /// The index of the step that ran, in the route's script; `None` if none ran.
+    /// The index of the step that ran, in the route's script or timeline; `None` if none ran
+    /// (a 404, a dedupe answer) or if the request arrived in no window of a timeline (answered
+    /// with a bare 200).
     pub step: Option<usize>,
     /// What dedupe did.
     pub dedupe: DedupeOutcome,

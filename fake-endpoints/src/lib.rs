@@ -43,6 +43,7 @@ mod script;
 mod serve;
 mod step;
 mod tcp;
+mod timeline;
 pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;
@@ -63,3 +64,4 @@ pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};
 pub use step::{Commit, Fail, Respond, SentResponse, Step};
 pub use tcp::ConnIds;
+pub use timeline::{Timeline, Window};

@@ -5,6 +5,7 @@ use std::fmt::Debug;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
 use crate::step::{Step, header_pair};
+use crate::timeline::Window;
 
 /// Which requests share a script counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,7 +44,7 @@ impl Matcher {
     }
 }
 
-/// A matcher, the script it runs, and the scope of the script's counter.
+/// A matcher, the script it runs (or the timeline), and the scope of the script's counter.
 ///
 /// ```
 /// use http::Method;
@@ -61,6 +62,9 @@ pub struct Route {
     pub matcher: Matcher,
     /// The steps, consumed in arrival order.
     pub script: Vec<Step>,
+    /// Steps chosen by the instant a request arrives instead; when not empty, the route runs
+    /// it and ignores `script` and `scope` (a timeline counts nothing).
+    pub timeline: Vec<Window>,
     /// Which requests share a counter.
     pub scope: Scope,
 }
@@ -111,6 +115,20 @@ impl Route {
     /// The steps this route runs.
     pub fn script(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
         self.script = steps.into_iter().collect();
+        self
+    }
+
+    /// Steps chosen by the virtual instant a request arrives, instead of a script: see
+    /// [`Timeline`](crate::Timeline).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{secs, Route, Step, Window};
+    ///
+    /// let route = Route::get("/health").timeline([Window::new(secs(0)..secs(30), Step::status(503))]);
+    /// assert_eq!(route.timeline.len(), 1);
+    /// ```
+    pub fn timeline(mut self, windows: impl IntoIterator<Item = Window>) -> Self {
+        self.timeline = windows.into_iter().collect();
         self
     }
 

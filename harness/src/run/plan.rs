@@ -8,13 +8,14 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
     Commit, ConnectStep, Dedupe, EndpointConfig, Fail, HttpDateFormat, KeepAlive, RetryAfter,
-    Route, Scope, Step,
+    Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
 use crate::scenario::{
     BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
     LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
+    TimelineStep,
 };
 
 /// One endpoint of the run.
@@ -235,6 +236,9 @@ fn endpoint_config(
     if let Some(script) = &spec.script {
         let steps = steps(scenario, &format!("{path}.script"), script, errors);
         config = config.route(Route::any().script(steps).scope(scope(spec.scope)));
+    } else if let Some(timeline) = &spec.timeline {
+        let windows = timeline_windows(scenario, &format!("{path}.timeline"), timeline, errors);
+        config = config.timeline(windows);
     } else if spec.routes.is_empty() {
         // An endpoint with neither `script` nor `routes` answers 200 to everything: an empty
         // script's only step.
@@ -267,6 +271,14 @@ fn endpoint_config(
                 scenario,
                 &format!("{route_path}.script"),
                 script,
+                errors,
+            ));
+        }
+        if let Some(timeline) = &route.timeline {
+            built = built.timeline(timeline_windows(
+                scenario,
+                &format!("{route_path}.timeline"),
+                timeline,
                 errors,
             ));
         }
@@ -329,6 +341,50 @@ fn steps(
         .enumerate()
         .map(|(i, spec)| step(scenario, &format!("{path}[{i}]"), spec, errors))
         .collect()
+}
+
+/// A `timeline:` as windows: `during: [a, b]` holds the instants from `a` up to, not
+/// including, `b`.
+fn timeline_windows(
+    scenario: &Scenario,
+    path: &str,
+    specs: &[TimelineStep],
+    errors: &mut Vec<ScenarioError>,
+) -> Vec<Window> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let during = spec.during.min.as_duration()..spec.during.max.as_duration();
+            let built = step(
+                scenario,
+                &format!("{path}[{i}]"),
+                &timeline_step(spec),
+                errors,
+            );
+            Window::new(during, built)
+        })
+        .collect()
+}
+
+/// A timeline step's step fields, as a script step (they differ only in `times` and
+/// `during`).
+fn timeline_step(t: &TimelineStep) -> StepSpec {
+    StepSpec {
+        status: t.status,
+        headers: t.headers.clone(),
+        body: t.body.clone(),
+        retry_after: t.retry_after.clone(),
+        latency: t.latency.clone(),
+        trickle: t.trickle,
+        fail: t.fail,
+        commit: t.commit,
+        p: t.p,
+        then: t.then.clone(),
+        r#else: t.r#else.clone(),
+        error_code: t.error_code,
+        times: None,
+    }
 }
 
 fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<ScenarioError>) -> Step {
@@ -504,6 +560,58 @@ mod tests {
             built.to_string(),
             "<code> backend: `backend: turmoil` is not supported yet"
         );
+    }
+
+    /// The timeline of a fixed-delay client against `timeline` (no latency).
+    fn timeline_run(timeline: &str, delay: &str, attempts: u32) -> String {
+        let src = format!(
+            "version: 1\nname: t\nendpoints: {{ api: {{ timeline: {timeline} }} }}\n\
+             operation: {{ endpoint: api }}\n\
+             client: {{ fixed: {{ delay: {delay}, max_attempts: {attempts} }} }}\n"
+        );
+        let scenario = Scenario::from_yaml_str(&src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        assert_eq!(report.end, crate::report::RunEnd::Completed);
+        report.trace().timeline()
+    }
+
+    /// `during: [a, b]` holds `a` and not `b`: a request at 29.999 s meets the outage, one at
+    /// 30.000 s does not; between windows and after the last, a bare 200 answers.
+    #[test]
+    fn a_timeline_window_holds_its_start_and_not_its_end() {
+        let outage = "[ { during: [0s, 30s], status: 503 } ]";
+        assert_eq!(
+            timeline_run(outage, "29999ms", 3),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 29.999s\n\
+             t=29.999s  #2  GET /  -> 503  conn 1 reused  gap 29.999s  => retry in 29.999s\n\
+             t=59.998s  #3  GET /  -> 200  conn 1 reused  gap 29.999s  => stop: success\n"
+        );
+        assert_eq!(
+            timeline_run(outage, "30s", 3),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 30.000s\n\
+             t=30.000s  #2  GET /  -> 200  conn 1 reused  gap 30.000s  => stop: success\n"
+        );
+        // A window may start where another ends; before, between and after them, 200.
+        let windows = "[ { during: [1s, 2s], status: 429 }, { during: [2s, 3s], status: 503 }, \
+                       { during: [4s, 5s], status: 500 } ]";
+        assert_eq!(
+            timeline_run(windows, "1s", 7),
+            "t=0.000s  #1  GET /  -> 200  conn 1 new  => stop: success\n"
+        );
+        let retry_all = "[ { during: [0s, 1s], status: 502 }, { during: [1s, 2s], status: 429 }, \
+                         { during: [2s, 3s], status: 503 }, { during: [4s, 5s], status: 500 } ]";
+        let statuses: Vec<String> = timeline_run(retry_all, "1s", 7)
+            .lines()
+            .map(|l| {
+                l.split("-> ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .chars()
+                    .take(3)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(statuses, ["502", "429", "503", "200"]);
     }
 
     #[test]

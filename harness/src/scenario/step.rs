@@ -107,7 +107,7 @@ step_struct! {
 
 step_struct! {
     /// One step of a `timeline:`: the step fields plus `during: [a, b]`, the window of virtual
-    /// time in which requests get this step (built later).
+    /// time in which requests get this step: from `a` up to, not including, `b`.
     ///
     /// ```
     /// use retrylab::scenario::{DurationRange, Millis, TimelineStep};
@@ -118,7 +118,8 @@ step_struct! {
     /// assert_eq!(t.during.max, Millis::from_secs(30));
     /// ```
     TimelineStep {
-        /// The window of virtual time, from the start of the run, inclusive.
+        /// The window of virtual time, from the start of the run: a request arriving at `t`
+        /// with `min <= t < max` gets this step.
         during: DurationRange,
     }
     {

@@ -213,7 +213,6 @@ impl Unsupported<'_> {
     }
 
     fn timeline(&mut self, path: &str, steps: &[TimelineStep]) {
-        self.flag(path, "`timeline`");
         for (i, step) in steps.iter().enumerate() {
             let sp = index(path, i);
             self.step_fields(

@@ -13,6 +13,7 @@ use crate::KeepAlive;
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
+use crate::draw::{Draw, Half, resolve};
 use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
@@ -20,7 +21,7 @@ use crate::ledger::{ResponseOutcome, ResponseRecord};
 use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Route, Scope};
 use crate::script::{ScopeKey, Script};
-use crate::step::{Commit, Fail, SentResponse, Step};
+use crate::step::{Branch, Commit, Fail, SentResponse, Step};
 use crate::timeline::Timeline;
 use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
 
@@ -97,6 +98,8 @@ struct RouteState {
     matcher: Matcher,
     scope: Scope,
     steps: Steps,
+    /// What the route's random steps draw.
+    draw: Box<dyn Draw>,
     /// Each step's response rendered once, when it does not depend on the moment it is sent
     /// (no HTTP-date `Retry-After`): step tasks share it instead of rendering it again.
     rendered: Vec<Option<Arc<SentResponse>>>,
@@ -123,6 +126,9 @@ impl RouteState {
             matcher: route.matcher,
             scope: route.scope,
             steps,
+            draw: route
+                .draws
+                .map_or_else(|| Box::new(Half) as Box<dyn Draw>, |d| d.make()),
             rendered,
         }
     }
@@ -141,12 +147,21 @@ impl RouteState {
             }
         };
         let rendered = index.and_then(|i| self.rendered.get(i).cloned().flatten());
-        (index, step, rendered)
+        // A random step's branch is drawn here, in arrival order, so the choices of a run
+        // follow its requests; its response is rendered when it is sent.
+        let (step, branches) = resolve(step, self.draw.as_mut());
+        (index, step, rendered, branches)
     }
 }
 
-/// A chosen step: its index (if any), the step, and its response if rendered in advance.
-type Planned = (Option<usize>, Arc<Step>, Option<Arc<SentResponse>>);
+/// A chosen step: its index (if any), the step, its response if rendered in advance, and
+/// the branches a random step took to it.
+type Planned = (
+    Option<usize>,
+    Arc<Step>,
+    Option<Arc<SentResponse>>,
+    Vec<Branch>,
+);
 
 /// A request read completely from a connection.
 pub(crate) struct Arrival {
@@ -392,7 +407,7 @@ impl Endpoint {
 
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        let plan: Result<Planned, Arc<SentResponse>> = match route {
+        let mut plan: Result<Planned, Arc<SentResponse>> = match route {
             None => Err(Arc::clone(&inner.not_found)),
             Some(route) => {
                 let decision = match (
@@ -421,6 +436,10 @@ impl Endpoint {
             }
         };
 
+        let (step_index, branches) = match &mut plan {
+            Ok((index, _, _, branches)) => (*index, std::mem::take(branches)),
+            Err(_) => (None, Vec::new()),
+        };
         inner.ledger.push_request(RequestRecord {
             id,
             conn_id,
@@ -432,11 +451,12 @@ impl Endpoint {
             body,
             inbound,
             route,
-            step: plan.as_ref().ok().and_then(|(index, _, _)| *index),
+            step: step_index,
+            branches,
             dedupe,
         });
 
-        let (_, step, rendered) = match plan {
+        let (_, step, rendered, _) = match plan {
             Ok(step) => step,
             Err(response) => return Some((id, Plan::Ready(response))),
         };
@@ -662,6 +682,10 @@ fn detach(parts: &mut request::Parts, body: &mut Bytes) {
 /// A step's response rendered in advance, unless it depends on when it is sent (an HTTP-date
 /// `Retry-After` is the virtual wall clock at that moment plus an offset).
 fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
+    if step.chance.is_some() {
+        // Which response it sends is drawn per request.
+        return None;
+    }
     match step.respond.retry_after {
         Some(RetryAfter::HttpDate { .. }) => None,
         // Any instant renders the same response.

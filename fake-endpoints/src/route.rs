@@ -4,6 +4,7 @@ use std::fmt::Debug;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
+use crate::draw::Draws;
 use crate::step::{Step, header_pair};
 use crate::timeline::Window;
 
@@ -67,6 +68,9 @@ pub struct Route {
     pub timeline: Vec<Window>,
     /// Which requests share a counter.
     pub scope: Scope,
+    /// Where the route's random steps ([`Step::chance`]) draw; without it every draw is one
+    /// half.
+    pub draws: Option<Draws>,
 }
 
 impl Route {
@@ -129,6 +133,28 @@ impl Route {
     /// ```
     pub fn timeline(mut self, windows: impl IntoIterator<Item = Window>) -> Self {
         self.timeline = windows.into_iter().collect();
+        self
+    }
+
+    /// Where the route's random steps draw: one source per endpoint built, so a run of the
+    /// same configuration sees the same choices.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Draw, Draws, Route, Step};
+    ///
+    /// struct Low;
+    /// impl Draw for Low {
+    ///     fn uniform(&mut self) -> f64 {
+    ///         0.1
+    ///     }
+    /// }
+    /// let route = Route::any()
+    ///     .script([Step::chance(0.3, Step::status(503), Step::status(200))])
+    ///     .draws(Draws::new(|| Box::new(Low)));
+    /// assert!(route.draws.is_some());
+    /// ```
+    pub fn draws(mut self, draws: Draws) -> Self {
+        self.draws = Some(draws);
         self
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
-    Commit, ConnectStep, Dedupe, EndpointConfig, Fail, HttpDateFormat, KeepAlive, RetryAfter,
-    Route, Scope, Step, Window,
+    Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
+    RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
@@ -103,6 +103,7 @@ impl Plan {
                 key_header.as_ref(),
                 &mut errors,
             );
+            let config = with_draws(config, seed);
             let latency = match scenario.network.endpoint_latency.get(name) {
                 Some(latency) => fixed_latency(
                     scenario,
@@ -321,6 +322,27 @@ fn endpoint_config(
     config
 }
 
+/// The label of the stream route `route` of endpoint `endpoint` draws its random steps from.
+pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
+    format!("endpoint/{endpoint}/route/{route}/p")
+}
+
+/// Gives each route with a random step its own substream of the run's seed, made afresh for
+/// each endpoint built from the configuration.
+fn with_draws(mut config: EndpointConfig, seed: u64) -> EndpointConfig {
+    for (i, route) in config.routes.iter_mut().enumerate() {
+        let random = route.script.iter().any(|s| s.chance.is_some())
+            || route.timeline.iter().any(|w| w.step.chance.is_some());
+        if random {
+            let label = draws_label(&config.name, i);
+            route.draws = Some(Draws::new(move || {
+                Box::new(crate::rng::Stream::new(seed, &label))
+            }));
+        }
+    }
+    config
+}
+
 fn scope(scope: ScriptScope) -> Scope {
     match scope {
         ScriptScope::Endpoint => Scope::Endpoint,
@@ -356,38 +378,23 @@ fn timeline_windows(
         .enumerate()
         .map(|(i, spec)| {
             let during = spec.during.min.as_duration()..spec.during.max.as_duration();
-            let built = step(
-                scenario,
-                &format!("{path}[{i}]"),
-                &timeline_step(spec),
-                errors,
-            );
+            let built = step(scenario, &format!("{path}[{i}]"), &spec.as_step(), errors);
             Window::new(during, built)
         })
         .collect()
 }
 
-/// A timeline step's step fields, as a script step (they differ only in `times` and
-/// `during`).
-fn timeline_step(t: &TimelineStep) -> StepSpec {
-    StepSpec {
-        status: t.status,
-        headers: t.headers.clone(),
-        body: t.body.clone(),
-        retry_after: t.retry_after.clone(),
-        latency: t.latency.clone(),
-        trickle: t.trickle,
-        fail: t.fail,
-        commit: t.commit,
-        p: t.p,
-        then: t.then.clone(),
-        r#else: t.r#else.clone(),
-        error_code: t.error_code,
-        times: None,
-    }
-}
-
 fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<ScenarioError>) -> Step {
+    if let (Some(p), Some(then), Some(otherwise)) = (spec.p, &spec.then, &spec.r#else) {
+        // `times` is the random step's own; everything else belongs to its branches.
+        let then = step(scenario, &format!("{path}.then"), then, errors);
+        let otherwise = step(scenario, &format!("{path}.else"), otherwise, errors);
+        let built = Step::chance(p.value(), then, otherwise);
+        return match spec.times {
+            Some(times) => built.times(times),
+            None => built,
+        };
+    }
     let mut built = match spec.status {
         Some(status) => Step::status(status),
         None => Step::status(200),
@@ -612,6 +619,86 @@ mod tests {
             })
             .collect();
         assert_eq!(statuses, ["502", "429", "503", "200"]);
+    }
+
+    /// A random step draws from its route's own substream of the seed: the first draws, the
+    /// branches they give and the attempts of a flaky endpoint are pinned here, so that a run
+    /// in any process, on any machine, takes the same branches for the same seed.
+    #[test]
+    fn a_random_step_takes_the_branches_its_seed_draws() {
+        let mut stream = crate::rng::Stream::new(1, &draws_label("api", 0));
+        let first: Vec<f64> = (0..4).map(|_| stream.uniform_f64()).collect();
+        assert_eq!(
+            first,
+            [
+                0.777654450620726,
+                0.14627570162035974,
+                0.02581430346025282,
+                0.6167283619569652
+            ]
+        );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/faults/flaky-endpoint.yaml");
+        let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let statuses = |seed| -> Vec<String> {
+            let report = scenario.run_builtin_with_seed(seed);
+            report
+                .trace()
+                .timeline()
+                .lines()
+                .map(|l| {
+                    l.split("-> ")
+                        .nth(1)
+                        .unwrap_or("")
+                        .chars()
+                        .take(3)
+                        .collect()
+                })
+                .collect()
+        };
+        // Seed 1's first draw, 0.78, is above 0.6: its first request gets the 200.
+        assert_eq!(statuses(1), ["200"]);
+        assert_eq!(statuses(3), ["503", "503", "503", "200"]);
+        let attempts: Vec<usize> = (1..=10).map(|seed| statuses(seed).len()).collect();
+        assert_eq!(attempts, [1, 12, 4, 3, 2, 3, 1, 2, 1, 1]);
+        // Again, in the same process: the same branches.
+        assert_eq!(
+            (1..=10)
+                .map(|seed| statuses(seed).len())
+                .collect::<Vec<_>>(),
+            attempts
+        );
+    }
+
+    /// A branch runs as a step of its own: its latency delays the answer, its commit is the
+    /// effect's, and the ledger records the branch each request took. `p: 1` always takes
+    /// `then`, `p: 0` never does.
+    #[test]
+    fn a_random_step_runs_the_branch_it_takes() {
+        let src = concat!(
+            "version: 1\nname: t\nendpoints:\n  api:\n    script:\n",
+            "      - { p: 0, then: { status: 200 }, else: { status: 503, latency: 250ms } }\n",
+            "      - { p: 1, then: { status: 503, commit: arrival }, else: { status: 200 } }\n",
+            "      - { p: 1, then: { p: 0, then: { status: 500 }, else: { status: 201 } },\n",
+            "          else: { status: 500 } }\n",
+            "operation: { endpoint: api }\n",
+            "client: { fixed: { delay: 1s, max_attempts: 3 } }\n",
+        );
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        assert_eq!(
+            report.trace().timeline(),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 1.000s\n\
+             t=1.250s  #2  GET /  -> 503  conn 1 reused  gap 1.000s  => retry in 1.000s\n\
+             t=2.250s  #3  GET /  -> 201  conn 1 reused  gap 1.000s  => stop: success\n"
+        );
+        use retrylab_endpoints::Branch::{Else, Then};
+        let ledger = &report.ledgers[0].1;
+        let branches: Vec<_> = ledger.requests.iter().map(|r| r.branches.clone()).collect();
+        assert_eq!(branches, [vec![Else], vec![Then], vec![Then, Else]]);
+        // The arrival commit of the second request's branch, and the 201's.
+        let effects: Vec<u64> = ledger.effects.iter().map(|e| e.at_ms).collect();
+        assert_eq!(effects, [1250, 2250]);
     }
 
     #[test]

@@ -62,7 +62,8 @@ macro_rules! step_struct {
             /// `never` otherwise).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub commit: Option<CommitSpec>,
-            /// Probability of taking `then` rather than `else` (built later).
+            /// Probability of taking `then` rather than `else`, drawn from the route's own
+            /// substream of the run's seed.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub p: Option<Probability>,
             /// The step taken with probability `p`.
@@ -123,6 +124,28 @@ step_struct! {
         during: DurationRange,
     }
     {
+    }
+}
+
+impl TimelineStep {
+    /// Its step fields, as a script step (they differ only in `times` and `during`), for
+    /// what treats both alike: support and the plan.
+    pub(crate) fn as_step(&self) -> StepSpec {
+        StepSpec {
+            status: self.status,
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            retry_after: self.retry_after.clone(),
+            latency: self.latency.clone(),
+            trickle: self.trickle,
+            fail: self.fail,
+            commit: self.commit,
+            p: self.p,
+            then: self.then.clone(),
+            r#else: self.r#else.clone(),
+            error_code: self.error_code,
+            times: None,
+        }
     }
 }
 

@@ -214,16 +214,7 @@ impl Unsupported<'_> {
 
     fn timeline(&mut self, path: &str, steps: &[TimelineStep]) {
         for (i, step) in steps.iter().enumerate() {
-            let sp = index(path, i);
-            self.step_fields(
-                &sp,
-                step.trickle.is_some(),
-                step.p.is_some(),
-                step.error_code.is_some(),
-            );
-            if let Some(l) = &step.latency {
-                self.latency(&join(&sp, "latency"), l);
-            }
+            self.step(&index(path, i), &step.as_step());
         }
     }
 
@@ -234,12 +225,7 @@ impl Unsupported<'_> {
     }
 
     fn step(&mut self, path: &str, step: &StepSpec) {
-        self.step_fields(
-            path,
-            step.trickle.is_some(),
-            step.p.is_some(),
-            step.error_code.is_some(),
-        );
+        self.step_fields(path, step.trickle.is_some(), step.error_code.is_some());
         if let Some(l) = &step.latency {
             self.latency(&join(path, "latency"), l);
         }
@@ -254,12 +240,9 @@ impl Unsupported<'_> {
         }
     }
 
-    fn step_fields(&mut self, path: &str, trickle: bool, p: bool, error_code: bool) {
+    fn step_fields(&mut self, path: &str, trickle: bool, error_code: bool) {
         if trickle {
             self.flag(&join(path, "trickle"), "`trickle`");
-        }
-        if p {
-            self.flag(&join(path, "p"), "a random step (`p`, `then`, `else`)");
         }
         if error_code {
             self.flag(&join(path, "error_code"), "`error_code`");

@@ -178,6 +178,19 @@ impl EndpointConfig {
         self.route(Route::any().script(steps))
     }
 
+    /// A bare timeline: appends one catch-all route whose steps are chosen by the instant a
+    /// request arrives (see [`Timeline`](crate::Timeline)).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{secs, EndpointConfig, Step, Window};
+    ///
+    /// let config = EndpointConfig::http("api").timeline([Window::new(secs(0)..secs(30), Step::status(503))]);
+    /// assert_eq!(config.routes[0].timeline[0].until, secs(30));
+    /// ```
+    pub fn timeline(self, windows: impl IntoIterator<Item = crate::Window>) -> Self {
+        self.route(Route::any().timeline(windows))
+    }
+
     /// Append a route.
     pub fn route(mut self, route: Route) -> Self {
         self.routes.push(route);

@@ -13,14 +13,16 @@ use crate::KeepAlive;
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
+use crate::draw::{Draw, Half, resolve};
 use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
 use crate::retry_after::RetryAfter;
-use crate::route::{Matcher, Scope};
+use crate::route::{Matcher, Route, Scope};
 use crate::script::{ScopeKey, Script};
-use crate::step::{Commit, Fail, SentResponse, Step};
+use crate::step::{Branch, Commit, Fail, SentResponse, Step};
+use crate::timeline::Timeline;
 use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
@@ -95,11 +97,71 @@ struct State {
 struct RouteState {
     matcher: Matcher,
     scope: Scope,
-    script: Script,
+    steps: Steps,
+    /// What the route's random steps draw.
+    draw: Box<dyn Draw>,
     /// Each step's response rendered once, when it does not depend on the moment it is sent
     /// (no HTTP-date `Retry-After`): step tasks share it instead of rendering it again.
     rendered: Vec<Option<Arc<SentResponse>>>,
 }
+
+/// How a route chooses a request's step: by count or by time.
+enum Steps {
+    Script(Script),
+    Timeline(Timeline),
+}
+
+impl RouteState {
+    fn new(route: Route) -> Self {
+        let steps = if route.timeline.is_empty() {
+            Steps::Script(Script::new(route.script))
+        } else {
+            Steps::Timeline(Timeline::new(route.timeline))
+        };
+        let rendered = match &steps {
+            Steps::Script(script) => script.steps().iter().map(|step| prerender(step)).collect(),
+            Steps::Timeline(timeline) => timeline.steps().map(|step| prerender(step)).collect(),
+        };
+        RouteState {
+            matcher: route.matcher,
+            scope: route.scope,
+            steps,
+            draw: route
+                .draws
+                .map_or_else(|| Box::new(Half) as Box<dyn Draw>, |d| d.make()),
+            rendered,
+        }
+    }
+
+    /// The step answering a request of scope `key` arriving at `now`: its index (none for a
+    /// timeline's gap), the step, and its response if rendered in advance.
+    fn choose(&mut self, key: &ScopeKey, now: Duration) -> Planned {
+        let (index, step) = match &mut self.steps {
+            Steps::Script(script) => {
+                let (index, step) = script.next_shared(key);
+                (Some(index), step)
+            }
+            Steps::Timeline(timeline) => {
+                let (index, step) = timeline.at(now);
+                (index, Arc::clone(step))
+            }
+        };
+        let rendered = index.and_then(|i| self.rendered.get(i).cloned().flatten());
+        // A random step's branch is drawn here, in arrival order, so the choices of a run
+        // follow its requests; its response is rendered when it is sent.
+        let (step, branches) = resolve(step, self.draw.as_mut());
+        (index, step, rendered, branches)
+    }
+}
+
+/// A chosen step: its index (if any), the step, its response if rendered in advance, and
+/// the branches a random step took to it.
+type Planned = (
+    Option<usize>,
+    Arc<Step>,
+    Option<Arc<SentResponse>>,
+    Vec<Branch>,
+);
 
 /// A request read completely from a connection.
 pub(crate) struct Arrival {
@@ -195,19 +257,7 @@ impl Endpoint {
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let in_flight = status_only(dedupe.as_ref().map(|d| d.in_flight_status));
         let mismatch = status_only(dedupe.as_ref().map(|d| d.mismatch_status));
-        let routes = routes
-            .into_iter()
-            .map(|route| {
-                let script = Script::new(route.script);
-                let rendered = script.steps().iter().map(|step| prerender(step)).collect();
-                RouteState {
-                    matcher: route.matcher,
-                    scope: route.scope,
-                    script,
-                    rendered,
-                }
-            })
-            .collect();
+        let routes = routes.into_iter().map(RouteState::new).collect();
         Self {
             inner: Arc::new(Inner {
                 name,
@@ -359,8 +409,7 @@ impl Endpoint {
 
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        type Planned = (usize, Arc<Step>, Option<Arc<SentResponse>>);
-        let plan: Result<Planned, Arc<SentResponse>> = match route {
+        let mut plan: Result<Planned, Arc<SentResponse>> = match route {
             None => Err(Arc::clone(&inner.not_found)),
             Some(route) => {
                 let decision = match (
@@ -383,14 +432,16 @@ impl Endpoint {
                     | None => {
                         let route_state = &mut state.routes[route];
                         let scope_key = scope_key(route_state.scope, conn_id, &parts.headers, &key);
-                        let (index, step) = route_state.script.next_shared(&scope_key);
-                        let rendered = route_state.rendered.get(index).cloned().flatten();
-                        Ok((index, step, rendered))
+                        Ok(route_state.choose(&scope_key, Duration::from_millis(now_ms)))
                     }
                 }
             }
         };
 
+        let (step_index, branches) = match &mut plan {
+            Ok((index, _, _, branches)) => (*index, std::mem::take(branches)),
+            Err(_) => (None, Vec::new()),
+        };
         inner.ledger.push_request(RequestRecord {
             id,
             conn_id,
@@ -402,11 +453,12 @@ impl Endpoint {
             body,
             inbound,
             route,
-            step: plan.as_ref().ok().map(|(index, _, _)| *index),
+            step: step_index,
+            branches,
             dedupe,
         });
 
-        let (_, step, rendered) = match plan {
+        let (_, step, rendered, _) = match plan {
             Ok(step) => step,
             Err(response) => return Some((id, Plan::Ready(response))),
         };
@@ -634,6 +686,10 @@ fn detach(parts: &mut request::Parts, body: &mut Bytes) {
 /// A step's response rendered in advance, unless it depends on when it is sent (an HTTP-date
 /// `Retry-After` is the virtual wall clock at that moment plus an offset).
 fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
+    if step.chance.is_some() {
+        // Which response it sends is drawn per request.
+        return None;
+    }
     match step.respond.retry_after {
         Some(RetryAfter::HttpDate { .. }) => None,
         // Any instant renders the same response.

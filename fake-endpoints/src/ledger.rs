@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 
 use crate::connect::ConnectAction;
-use crate::step::Fail;
+use crate::step::{Branch, Fail};
 
 /// A request's position in [`LedgerSnapshot::requests`] (0-based, in arrival order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,8 +89,13 @@ pub struct RequestRecord {
     pub inbound: Range<u64>,
     /// The index of the matched route; `None` = unmatched (answered 404).
     pub route: Option<usize>,
-    /// The index of the step that ran, in the route's script; `None` if none ran.
+    /// The index of the step that ran, in the route's script or timeline; `None` if none ran
+    /// (a 404, a dedupe answer) or if the request arrived in no window of a timeline (answered
+    /// with a bare 200).
     pub step: Option<usize>,
+    /// The branches its random step took, in order (a branch may choose again); empty when
+    /// the step was not random.
+    pub branches: Vec<Branch>,
     /// What dedupe did.
     pub dedupe: DedupeOutcome,
 }

@@ -34,6 +34,7 @@ mod conn;
 mod connect;
 pub mod date;
 mod dedupe;
+mod draw;
 mod endpoint;
 mod gate;
 mod ledger;
@@ -43,6 +44,7 @@ mod script;
 mod serve;
 mod step;
 mod tcp;
+mod timeline;
 pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;
@@ -52,6 +54,7 @@ pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
 pub use conn::{ConnInfo, ConnectionControl, NoReset};
 pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
 pub use dedupe::{DedupeDecision, DedupeTable};
+pub use draw::{Draw, Draws};
 pub use endpoint::Endpoint;
 pub use gate::Gate;
 pub use ledger::{
@@ -61,5 +64,6 @@ pub use ledger::{
 pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};
-pub use step::{Commit, Fail, Respond, SentResponse, Step};
+pub use step::{Branch, Chance, Commit, Fail, Respond, SentResponse, Step};
 pub use tcp::ConnIds;
+pub use timeline::{Timeline, Window};

@@ -4,7 +4,9 @@ use std::fmt::Debug;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
+use crate::draw::Draws;
 use crate::step::{Step, header_pair};
+use crate::timeline::Window;
 
 /// Which requests share a script counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,7 +45,7 @@ impl Matcher {
     }
 }
 
-/// A matcher, the script it runs, and the scope of the script's counter.
+/// A matcher, the script it runs (or the timeline), and the scope of the script's counter.
 ///
 /// ```
 /// use http::Method;
@@ -61,8 +63,14 @@ pub struct Route {
     pub matcher: Matcher,
     /// The steps, consumed in arrival order.
     pub script: Vec<Step>,
+    /// Steps chosen by the instant a request arrives instead; when not empty, the route runs
+    /// it and ignores `script` and `scope` (a timeline counts nothing).
+    pub timeline: Vec<Window>,
     /// Which requests share a counter.
     pub scope: Scope,
+    /// Where the route's random steps ([`Step::chance`]) draw; without it every draw is one
+    /// half.
+    pub draws: Option<Draws>,
 }
 
 impl Route {
@@ -111,6 +119,42 @@ impl Route {
     /// The steps this route runs.
     pub fn script(mut self, steps: impl IntoIterator<Item = Step>) -> Self {
         self.script = steps.into_iter().collect();
+        self
+    }
+
+    /// Steps chosen by the virtual instant a request arrives, instead of a script: see
+    /// [`Timeline`](crate::Timeline).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{secs, Route, Step, Window};
+    ///
+    /// let route = Route::get("/health").timeline([Window::new(secs(0)..secs(30), Step::status(503))]);
+    /// assert_eq!(route.timeline.len(), 1);
+    /// ```
+    pub fn timeline(mut self, windows: impl IntoIterator<Item = Window>) -> Self {
+        self.timeline = windows.into_iter().collect();
+        self
+    }
+
+    /// Where the route's random steps draw: one source per endpoint built, so a run of the
+    /// same configuration sees the same choices.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Draw, Draws, Route, Step};
+    ///
+    /// struct Low;
+    /// impl Draw for Low {
+    ///     fn uniform(&mut self) -> f64 {
+    ///         0.1
+    ///     }
+    /// }
+    /// let route = Route::any()
+    ///     .script([Step::chance(0.3, Step::status(503), Step::status(200))])
+    ///     .draws(Draws::new(|| Box::new(Low)));
+    /// assert!(route.draws.is_some());
+    /// ```
+    pub fn draws(mut self, draws: Draws) -> Self {
+        self.draws = Some(draws);
         self
     }
 

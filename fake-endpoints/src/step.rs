@@ -1,6 +1,7 @@
 //! One step of a script: what a route does for one request.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -146,6 +147,49 @@ pub enum Commit {
     Never,
 }
 
+/// A random step's choice: `then` with probability `p`, else `otherwise`.
+#[derive(Clone, Debug)]
+pub struct Chance {
+    /// The probability of `then`, in `[0, 1]`.
+    pub p: f64,
+    /// The step taken when the draw is below `p`.
+    pub then: Arc<Step>,
+    /// The step taken otherwise.
+    pub otherwise: Arc<Step>,
+}
+
+/// Which branch of a random step answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Branch {
+    /// `then`, taken with probability `p`.
+    Then,
+    /// `else`.
+    Else,
+}
+
+impl Chance {
+    /// The branch a draw `u` in `[0, 1)` takes: `then` when `u < p`, so `p: 1` always takes
+    /// it and `p: 0` never does.
+    pub fn branch(&self, u: f64) -> (Branch, &Arc<Step>) {
+        if u < self.p {
+            (Branch::Then, &self.then)
+        } else {
+            (Branch::Else, &self.otherwise)
+        }
+    }
+}
+
+/// Equal when `p` has the same bits: a probability is never NaN here.
+impl PartialEq for Chance {
+    fn eq(&self, other: &Self) -> bool {
+        self.p.to_bits() == other.p.to_bits()
+            && self.then == other.then
+            && self.otherwise == other.otherwise
+    }
+}
+
+impl Eq for Chance {}
+
 /// What a route does for one request: a response, or a failure, after a latency.
 ///
 /// ```
@@ -179,6 +223,10 @@ pub struct Step {
     pub times: u32,
     /// When the effect commits; `None` = the default (see [`Step::effective_commit`]).
     pub commit: Option<Commit>,
+    /// A random step: the choice that decides which step answers (its `respond`, `fail`,
+    /// `latency` and `commit` are the branch's, and the fields above are unused but
+    /// `times`).
+    pub chance: Option<Chance>,
 }
 
 impl Step {
@@ -202,6 +250,30 @@ impl Step {
             trickle: Duration::ZERO,
             times: 1,
             commit: None,
+            chance: None,
+        }
+    }
+
+    /// A random step: `then` with probability `p` (in `[0, 1]`), else `otherwise`. It counts
+    /// as one step of its script whichever branch it takes, so `times` belongs to it; the
+    /// draws come from the route's [`Draws`](crate::Draws).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Fail, Step};
+    ///
+    /// let flaky = Step::chance(0.3, Step::status(503), Step::status(200)).times(5);
+    /// assert_eq!(flaky.times, 5);
+    /// assert_eq!(flaky.chance.unwrap().p, 0.3);
+    /// # let _ = Step::chance(0.1, Step::fail(Fail::Reset), Step::status(200));
+    /// ```
+    pub fn chance(p: f64, then: Step, otherwise: Step) -> Self {
+        Self {
+            chance: Some(Chance {
+                p,
+                then: Arc::new(then),
+                otherwise: Arc::new(otherwise),
+            }),
+            ..Self::status(200)
         }
     }
 
@@ -383,6 +455,20 @@ mod tests {
     use super::*;
     use crate::clock::DEFAULT_EPOCH_UNIX_MS;
     use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn certain_and_impossible_choices() {
+        let sure = Chance {
+            p: 1.0,
+            then: Arc::new(Step::status(503)),
+            otherwise: Arc::new(Step::status(200)),
+        };
+        let (branch, step) = sure.branch(0.999_999);
+        assert_eq!((branch, step.respond.status.as_u16()), (Branch::Then, 503));
+        let never = Chance { p: 0.0, ..sure };
+        let (branch, step) = never.branch(0.0);
+        assert_eq!((branch, step.respond.status.as_u16()), (Branch::Else, 200));
+    }
 
     #[test]
     fn default_commit_depends_on_status_and_failure() {

@@ -102,6 +102,7 @@
 //!   connection open without answering;
 //! - `fail: { close | reset: { after_bytes } }`: a response cut mid-way;
 //! - `trickle`: a body spread over time;
+//! - either of these in a timeline's window or in a branch of a random step;
 //! - `scope: connection`: a step counter per connection (wiremock does not say which connection
 //!   a request came on);
 //! - `keep_alive`: closing connections after an idle time or a number of requests;
@@ -130,7 +131,7 @@ use crate::connect::ConnectAction;
 use crate::endpoint::{Arrival, Endpoint};
 use crate::ledger::Ledger;
 use crate::route::{Matcher, Scope};
-use crate::step::{Fail, SentResponse};
+use crate::step::{Fail, SentResponse, Step};
 
 /// Where each refusal sends the user: the backend that can serve what wiremock cannot.
 const REAL_BACKEND: &str = "serve this endpoint with retrylab's real backend (`backend: real`)";
@@ -371,10 +372,17 @@ fn check(config: &EndpointConfig) -> Result<(), Unsupported> {
         } else {
             format!("{endpoint}.routes[{index}]")
         };
-        for (step_index, step) in route.script.iter().enumerate() {
-            if let Some(fail) = step.fail {
+        let script = route
+            .script
+            .iter()
+            .enumerate()
+            .map(|(i, step)| ("script", i, step));
+        let timeline = route.timeline.iter().enumerate();
+        let steps = script.chain(timeline.map(|(i, window)| ("timeline", i, &window.step)));
+        for (key, step_index, step) in steps {
+            if let Some((path, fail)) = failure(step, format!("{route_path}.{key}[{step_index}]")) {
                 return Err(Unsupported {
-                    path: format!("{route_path}.script[{step_index}].fail"),
+                    path: format!("{path}.fail"),
                     message: format!("{}; {REAL_BACKEND}", fail_message(fail)),
                 });
             }
@@ -425,6 +433,16 @@ fn check(config: &EndpointConfig) -> Result<(), Unsupported> {
     Ok(())
 }
 
+/// The first failure `step` at `path` may make, with its path: its own, or one of its
+/// branches' when it is random.
+fn failure(step: &Step, path: String) -> Option<(String, Fail)> {
+    if let Some(chance) = &step.chance {
+        return failure(&chance.then, format!("{path}.then"))
+            .or_else(|| failure(&chance.otherwise, format!("{path}.else")));
+    }
+    step.fail.map(|fail| (path, fail))
+}
+
 /// What a failing step asks for, in the scenario's words, and why wiremock cannot do it.
 fn fail_message(fail: Fail) -> String {
     match fail {
@@ -450,7 +468,7 @@ fn fail_message(fail: Fail) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ConnectStep, Route, Step, ms};
+    use crate::{ConnectStep, Route, Window, ms};
     use ::wiremock::Respond;
 
     fn config() -> EndpointConfig {
@@ -535,6 +553,26 @@ mod tests {
             refusal(both).path(),
             "endpoints.api.routes[0].script[1].fail"
         );
+    }
+
+    #[test]
+    fn a_failure_in_a_window_or_a_branch_is_named() {
+        let windowed = config().timeline([
+            Window::new(ms(0)..ms(10), Step::status(503)),
+            Window::new(ms(10)..ms(20), Step::fail(Fail::Hang)),
+        ]);
+        assert_eq!(refusal(windowed).path(), "endpoints.api.timeline[1].fail");
+        let flaky = config().script([Step::chance(
+            0.5,
+            Step::status(503),
+            Step::chance(0.5, Step::status(200), Step::fail(Fail::Reset)),
+        )]);
+        assert_eq!(
+            refusal(flaky).path(),
+            "endpoints.api.script[0].else.else.fail"
+        );
+        let served = config().script([Step::chance(0.5, Step::status(503), Step::status(200))]);
+        assert!(ScriptResponder::new(served).is_ok());
     }
 
     #[test]

@@ -104,6 +104,14 @@ impl Stream {
     }
 }
 
+/// A route's random steps draw from a stream of their own (`endpoint/<name>/route/<i>/p`),
+/// so the endpoints crate needs no generator of its own.
+impl retrylab_endpoints::Draw for Stream {
+    fn uniform(&mut self) -> f64 {
+        self.uniform_f64()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! both sides (and the two findings that need exact instants, a delay pinned at a bound and
 //! the nominal schedule, not made under one).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{Ctx, verdict_on};
@@ -11,7 +12,8 @@ use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
-use crate::scenario::{RetryAfterSpec, StepSpec};
+use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
+use retrylab_endpoints::Branch;
 use retrylab_endpoints::wire::attempt_tag;
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
@@ -42,19 +44,30 @@ pub(super) struct Answer {
 
 /// The scripted answers by attempt id, from the endpoints' ledgers: each request names its
 /// attempt (a header the harness surfaces add), its route and the step that ran.
-pub(super) fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
+pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
     let mut out = BTreeMap::new();
     for (name, ledger) in ctx.ledgers {
         let Some(endpoint) = ctx.scenario.endpoints.get(name) else {
             continue;
         };
-        // Routes as the plan builds them: a bare `script:` first, then `routes:` in order.
-        let mut scripts: Vec<&[StepSpec]> = Vec::new();
-        if let Some(script) = &endpoint.script {
-            scripts.push(script);
+        // Routes as the plan builds them: a bare `script:` or `timeline:` first, then
+        // `routes:` in order; a timeline's steps are indexed as written.
+        let steps_of =
+            |script: &'a Option<Vec<StepSpec>>, timeline: &Option<Vec<TimelineStep>>| match (
+                script, timeline,
+            ) {
+                (Some(script), _) => Cow::Borrowed(script.as_slice()),
+                (None, Some(timeline)) => {
+                    Cow::Owned(timeline.iter().map(TimelineStep::as_step).collect())
+                }
+                (None, None) => Cow::Borrowed(&[][..]),
+            };
+        let mut scripts: Vec<Cow<'a, [StepSpec]>> = Vec::new();
+        if endpoint.script.is_some() || endpoint.timeline.is_some() {
+            scripts.push(steps_of(&endpoint.script, &endpoint.timeline));
         }
         for route in &endpoint.routes {
-            scripts.push(route.script.as_deref().unwrap_or(&[]));
+            scripts.push(steps_of(&route.script, &route.timeline));
         }
         for request in &ledger.requests {
             let Some(attempt) = attempt_tag(&request.headers) else {
@@ -63,7 +76,17 @@ pub(super) fn answers(ctx: &Ctx<'_>) -> BTreeMap<u32, Answer> {
             let step = request
                 .route
                 .zip(request.step)
-                .and_then(|(route, step)| scripts.get(route)?.get(step));
+                .and_then(|(route, step)| scripts.get(route)?.get(step))
+                .map(|step| {
+                    // A random step answered with the branches it took.
+                    request.branches.iter().fold(step, |step, branch| {
+                        let next = match branch {
+                            Branch::Then => step.then.as_deref(),
+                            Branch::Else => step.r#else.as_deref(),
+                        };
+                        next.unwrap_or(step)
+                    })
+                });
             if let Some(step) = step {
                 let mut headers: Vec<(String, String)> = step
                     .headers

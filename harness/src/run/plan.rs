@@ -7,14 +7,15 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
-    Commit, ConnectStep, Dedupe, EndpointConfig, Fail, HttpDateFormat, KeepAlive, RetryAfter,
-    Route, Scope, Step,
+    Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
+    RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
 use crate::scenario::{
     BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
     LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
+    TimelineStep,
 };
 
 /// One endpoint of the run.
@@ -102,6 +103,7 @@ impl Plan {
                 key_header.as_ref(),
                 &mut errors,
             );
+            let config = with_draws(config, seed);
             let latency = match scenario.network.endpoint_latency.get(name) {
                 Some(latency) => fixed_latency(
                     scenario,
@@ -235,6 +237,9 @@ fn endpoint_config(
     if let Some(script) = &spec.script {
         let steps = steps(scenario, &format!("{path}.script"), script, errors);
         config = config.route(Route::any().script(steps).scope(scope(spec.scope)));
+    } else if let Some(timeline) = &spec.timeline {
+        let windows = timeline_windows(scenario, &format!("{path}.timeline"), timeline, errors);
+        config = config.timeline(windows);
     } else if spec.routes.is_empty() {
         // An endpoint with neither `script` nor `routes` answers 200 to everything: an empty
         // script's only step.
@@ -267,6 +272,14 @@ fn endpoint_config(
                 scenario,
                 &format!("{route_path}.script"),
                 script,
+                errors,
+            ));
+        }
+        if let Some(timeline) = &route.timeline {
+            built = built.timeline(timeline_windows(
+                scenario,
+                &format!("{route_path}.timeline"),
+                timeline,
                 errors,
             ));
         }
@@ -309,6 +322,27 @@ fn endpoint_config(
     config
 }
 
+/// The label of the stream route `route` of endpoint `endpoint` draws its random steps from.
+pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
+    format!("endpoint/{endpoint}/route/{route}/p")
+}
+
+/// Gives each route with a random step its own substream of the run's seed, made afresh for
+/// each endpoint built from the configuration.
+fn with_draws(mut config: EndpointConfig, seed: u64) -> EndpointConfig {
+    for (i, route) in config.routes.iter_mut().enumerate() {
+        let random = route.script.iter().any(|s| s.chance.is_some())
+            || route.timeline.iter().any(|w| w.step.chance.is_some());
+        if random {
+            let label = draws_label(&config.name, i);
+            route.draws = Some(Draws::new(move || {
+                Box::new(crate::rng::Stream::new(seed, &label))
+            }));
+        }
+    }
+    config
+}
+
 fn scope(scope: ScriptScope) -> Scope {
     match scope {
         ScriptScope::Endpoint => Scope::Endpoint,
@@ -331,7 +365,36 @@ fn steps(
         .collect()
 }
 
+/// A `timeline:` as windows: `during: [a, b]` holds the instants from `a` up to, not
+/// including, `b`.
+fn timeline_windows(
+    scenario: &Scenario,
+    path: &str,
+    specs: &[TimelineStep],
+    errors: &mut Vec<ScenarioError>,
+) -> Vec<Window> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let during = spec.during.min.as_duration()..spec.during.max.as_duration();
+            let built = step(scenario, &format!("{path}[{i}]"), &spec.as_step(), errors);
+            Window::new(during, built)
+        })
+        .collect()
+}
+
 fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<ScenarioError>) -> Step {
+    if let (Some(p), Some(then), Some(otherwise)) = (spec.p, &spec.then, &spec.r#else) {
+        // `times` is the random step's own; everything else belongs to its branches.
+        let then = step(scenario, &format!("{path}.then"), then, errors);
+        let otherwise = step(scenario, &format!("{path}.else"), otherwise, errors);
+        let built = Step::chance(p.value(), then, otherwise);
+        return match spec.times {
+            Some(times) => built.times(times),
+            None => built,
+        };
+    }
     let mut built = match spec.status {
         Some(status) => Step::status(status),
         None => Step::status(200),
@@ -507,6 +570,138 @@ mod tests {
             built.to_string(),
             "<code> backend: `backend: turmoil` is not supported yet"
         );
+    }
+
+    /// The timeline of a fixed-delay client against `timeline` (no latency).
+    fn timeline_run(timeline: &str, delay: &str, attempts: u32) -> String {
+        let src = format!(
+            "version: 1\nname: t\nendpoints: {{ api: {{ timeline: {timeline} }} }}\n\
+             operation: {{ endpoint: api }}\n\
+             client: {{ fixed: {{ delay: {delay}, max_attempts: {attempts} }} }}\n"
+        );
+        let scenario = Scenario::from_yaml_str(&src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        assert_eq!(report.end, crate::report::RunEnd::Completed);
+        report.trace().timeline()
+    }
+
+    /// `during: [a, b]` holds `a` and not `b`: a request at 29.999 s meets the outage, one at
+    /// 30.000 s does not; between windows and after the last, a bare 200 answers.
+    #[test]
+    fn a_timeline_window_holds_its_start_and_not_its_end() {
+        let outage = "[ { during: [0s, 30s], status: 503 } ]";
+        assert_eq!(
+            timeline_run(outage, "29999ms", 3),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 29.999s\n\
+             t=29.999s  #2  GET /  -> 503  conn 1 reused  gap 29.999s  => retry in 29.999s\n\
+             t=59.998s  #3  GET /  -> 200  conn 1 reused  gap 29.999s  => stop: success\n"
+        );
+        assert_eq!(
+            timeline_run(outage, "30s", 3),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 30.000s\n\
+             t=30.000s  #2  GET /  -> 200  conn 1 reused  gap 30.000s  => stop: success\n"
+        );
+        // A window may start where another ends; before, between and after them, 200.
+        let windows = "[ { during: [1s, 2s], status: 429 }, { during: [2s, 3s], status: 503 }, \
+                       { during: [4s, 5s], status: 500 } ]";
+        assert_eq!(
+            timeline_run(windows, "1s", 7),
+            "t=0.000s  #1  GET /  -> 200  conn 1 new  => stop: success\n"
+        );
+        let retry_all = "[ { during: [0s, 1s], status: 502 }, { during: [1s, 2s], status: 429 }, \
+                         { during: [2s, 3s], status: 503 }, { during: [4s, 5s], status: 500 } ]";
+        let statuses: Vec<String> = timeline_run(retry_all, "1s", 7)
+            .lines()
+            .map(|l| {
+                l.split("-> ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .chars()
+                    .take(3)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(statuses, ["502", "429", "503", "200"]);
+    }
+
+    /// A random step draws from its route's own substream of the seed: the first draws, the
+    /// branches they give and the attempts of a flaky endpoint are pinned here, so that a run
+    /// in any process, on any machine, takes the same branches for the same seed.
+    #[test]
+    fn a_random_step_takes_the_branches_its_seed_draws() {
+        let mut stream = crate::rng::Stream::new(1, &draws_label("api", 0));
+        let first: Vec<f64> = (0..4).map(|_| stream.uniform_f64()).collect();
+        assert_eq!(
+            first,
+            [
+                0.777654450620726,
+                0.14627570162035974,
+                0.02581430346025282,
+                0.6167283619569652
+            ]
+        );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/faults/flaky-endpoint.yaml");
+        let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let statuses = |seed| -> Vec<String> {
+            let report = scenario.run_builtin_with_seed(seed);
+            report
+                .trace()
+                .timeline()
+                .lines()
+                .map(|l| {
+                    l.split("-> ")
+                        .nth(1)
+                        .unwrap_or("")
+                        .chars()
+                        .take(3)
+                        .collect()
+                })
+                .collect()
+        };
+        // Seed 1's first draw, 0.78, is above 0.6: its first request gets the 200.
+        assert_eq!(statuses(1), ["200"]);
+        assert_eq!(statuses(3), ["503", "503", "503", "200"]);
+        let attempts: Vec<usize> = (1..=10).map(|seed| statuses(seed).len()).collect();
+        assert_eq!(attempts, [1, 12, 4, 3, 2, 3, 1, 2, 1, 1]);
+        // Again, in the same process: the same branches.
+        assert_eq!(
+            (1..=10)
+                .map(|seed| statuses(seed).len())
+                .collect::<Vec<_>>(),
+            attempts
+        );
+    }
+
+    /// A branch runs as a step of its own: its latency delays the answer, its commit is the
+    /// effect's, and the ledger records the branch each request took. `p: 1` always takes
+    /// `then`, `p: 0` never does.
+    #[test]
+    fn a_random_step_runs_the_branch_it_takes() {
+        let src = concat!(
+            "version: 1\nname: t\nendpoints:\n  api:\n    script:\n",
+            "      - { p: 0, then: { status: 200 }, else: { status: 503, latency: 250ms } }\n",
+            "      - { p: 1, then: { status: 503, commit: arrival }, else: { status: 200 } }\n",
+            "      - { p: 1, then: { p: 0, then: { status: 500 }, else: { status: 201 } },\n",
+            "          else: { status: 500 } }\n",
+            "operation: { endpoint: api }\n",
+            "client: { fixed: { delay: 1s, max_attempts: 3 } }\n",
+        );
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        assert_eq!(
+            report.trace().timeline(),
+            "t=0.000s  #1  GET /  -> 503  conn 1 new  => retry in 1.000s\n\
+             t=1.250s  #2  GET /  -> 503  conn 1 reused  gap 1.000s  => retry in 1.000s\n\
+             t=2.250s  #3  GET /  -> 201  conn 1 reused  gap 1.000s  => stop: success\n"
+        );
+        use retrylab_endpoints::Branch::{Else, Then};
+        let ledger = &report.ledgers[0].1;
+        let branches: Vec<_> = ledger.requests.iter().map(|r| r.branches.clone()).collect();
+        assert_eq!(branches, [vec![Else], vec![Then], vec![Then, Else]]);
+        // The arrival commit of the second request's branch, and the 201's.
+        let effects: Vec<u64> = ledger.effects.iter().map(|e| e.at_ms).collect();
+        assert_eq!(effects, [1250, 2250]);
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct EndpointSpec {
     /// The catch-all route's steps, consumed in request arrival order (at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<StepSpec>>,
-    /// Steps chosen by virtual time instead of by request count (built later; at most
+    /// Steps chosen by the virtual instant a request arrives instead of by request count (at most
     /// 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineStep>>,
@@ -205,7 +205,7 @@ pub struct RouteSpec {
     /// The route's steps (at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<StepSpec>>,
-    /// Steps chosen by virtual time instead (built later; at most 1,000).
+    /// Steps chosen by the virtual instant a request arrives instead (at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineStep>>,
     /// Which requests share the route's step counter (default `endpoint`).

@@ -63,7 +63,8 @@ macro_rules! step_struct {
             /// `never` otherwise).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub commit: Option<CommitSpec>,
-            /// Probability of taking `then` rather than `else` (built later).
+            /// Probability of taking `then` rather than `else`, drawn from the route's own
+            /// substream of the run's seed.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub p: Option<Probability>,
             /// The step taken with probability `p`.
@@ -108,7 +109,7 @@ step_struct! {
 
 step_struct! {
     /// One step of a `timeline:`: the step fields plus `during: [a, b]`, the window of virtual
-    /// time in which requests get this step (built later).
+    /// time in which requests get this step: from `a` up to, not including, `b`.
     ///
     /// ```
     /// use retrylab::scenario::{DurationRange, Millis, TimelineStep};
@@ -119,10 +120,33 @@ step_struct! {
     /// assert_eq!(t.during.max, Millis::from_secs(30));
     /// ```
     TimelineStep {
-        /// The window of virtual time, from the start of the run, inclusive.
+        /// The window of virtual time, from the start of the run: a request arriving at `t`
+        /// with `min <= t < max` gets this step.
         during: DurationRange,
     }
     {
+    }
+}
+
+impl TimelineStep {
+    /// Its step fields, as a script step (they differ only in `times` and `during`), for
+    /// what treats both alike: support and the plan.
+    pub(crate) fn as_step(&self) -> StepSpec {
+        StepSpec {
+            status: self.status,
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            retry_after: self.retry_after.clone(),
+            latency: self.latency.clone(),
+            trickle: self.trickle,
+            fail: self.fail,
+            commit: self.commit,
+            p: self.p,
+            then: self.then.clone(),
+            r#else: self.r#else.clone(),
+            error_code: self.error_code,
+            times: None,
+        }
     }
 }
 

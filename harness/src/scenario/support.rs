@@ -213,13 +213,8 @@ impl Unsupported<'_> {
     }
 
     fn timeline(&mut self, path: &str, steps: &[TimelineStep]) {
-        self.flag(path, "`timeline`");
         for (i, step) in steps.iter().enumerate() {
-            let sp = index(path, i);
-            self.step_fields(&sp, step.p.is_some(), step.error_code.is_some());
-            if let Some(l) = &step.latency {
-                self.latency(&join(&sp, "latency"), l);
-            }
+            self.step(&index(path, i), &step.as_step());
         }
     }
 
@@ -230,7 +225,9 @@ impl Unsupported<'_> {
     }
 
     fn step(&mut self, path: &str, step: &StepSpec) {
-        self.step_fields(path, step.p.is_some(), step.error_code.is_some());
+        if step.error_code.is_some() {
+            self.flag(&join(path, "error_code"), "`error_code`");
+        }
         if let Some(l) = &step.latency {
             self.latency(&join(path, "latency"), l);
         }
@@ -242,15 +239,6 @@ impl Unsupported<'_> {
         }
         if let Some(otherwise) = &step.r#else {
             self.step(&join(path, "else"), otherwise);
-        }
-    }
-
-    fn step_fields(&mut self, path: &str, p: bool, error_code: bool) {
-        if p {
-            self.flag(&join(path, "p"), "a random step (`p`, `then`, `else`)");
-        }
-        if error_code {
-            self.flag(&join(path, "error_code"), "`error_code`");
         }
     }
 

@@ -74,12 +74,32 @@ impl Validator<'_> {
             self.err_expected(path, "empty timeline", "at least one step");
         }
         self.too_many(path, steps.len(), MAX_STEPS, "steps", "in a timeline");
+        // Windows are half-open, `[a, b)`: one may start where another ends, and one that
+        // ends where it starts holds no instant at all.
+        for (i, step) in steps.iter().enumerate() {
+            let w = step.during;
+            if w.min == w.max {
+                self.err_expected(
+                    &join(&index(path, i), "during"),
+                    format!(
+                        "window [{}, {}] is empty: it holds the instants from {} up to, not including, {}",
+                        w.min, w.max, w.min, w.max
+                    ),
+                    "an end after the start",
+                );
+            }
+        }
         let mut windows: Vec<(usize, DurationRange)> =
             steps.iter().map(|s| s.during).enumerate().collect();
         windows.sort_by_key(|(_, w)| (w.min, w.max));
-        for pair in windows.windows(2) {
-            let ((i, a), (j, b)) = (pair[0], pair[1]);
-            if b.min <= a.max {
+        let mut latest: Option<(usize, DurationRange)> = None;
+        for (j, b) in windows {
+            if b.min == b.max {
+                continue;
+            }
+            if let Some((i, a)) = latest
+                && b.min < a.max
+            {
                 self.err(
                     &join(&index(path, j), "during"),
                     format!(
@@ -87,6 +107,9 @@ impl Validator<'_> {
                         b.min, b.max, a.min, a.max
                     ),
                 );
+            }
+            if latest.is_none_or(|(_, a)| b.max > a.max) {
+                latest = Some((j, b));
             }
         }
         for (i, step) in steps.iter().enumerate() {

@@ -27,6 +27,7 @@ use retrylab_endpoints::wire::{
 
 use super::connector::EnvConnector;
 use crate::backend::sim::ConnId;
+use crate::policy::RetryAfterValue;
 use crate::trace::record::Recorder;
 use crate::trace::{AttemptOutcome, EndKind, IoKind};
 
@@ -172,10 +173,10 @@ impl HttpClient {
             match future.await {
                 Ok(response) => {
                     let conn_id = response.extensions().get::<ConnId>().map(|c| c.0);
-                    let retry_after = response
-                        .headers()
-                        .get(http::header::RETRY_AFTER)
-                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                    // All field lines, as the reference policies read them: recording only
+                    // the first made the `retry_after` check bound a wait by one of two
+                    // disagreeing values that a correct client ignores.
+                    let retry_after = RetryAfterValue::recorded_text(response.headers());
                     guard.recorder.head(
                         id,
                         response.status().as_u16(),

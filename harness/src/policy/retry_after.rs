@@ -90,6 +90,29 @@ impl RetryAfterValue {
         RetryAfterValue::from_field_values(raws.iter().map(String::as_str))
     }
 
+    /// The text a trace records for a response's `Retry-After` field lines: the first line
+    /// when every line parses to the same value (so a check re-parsing it sees what a policy
+    /// sees), else all of them joined by `, ` (invalid, as for a policy); `None` without any.
+    ///
+    /// ```
+    /// use http::{HeaderMap, HeaderValue, header::RETRY_AFTER};
+    /// use retrylab::policy::RetryAfterValue;
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.append(RETRY_AFTER, HeaderValue::from_static("2"));
+    /// headers.append(RETRY_AFTER, HeaderValue::from_static("02"));
+    /// assert_eq!(RetryAfterValue::recorded_text(&headers).as_deref(), Some("2"));
+    /// headers.append(RETRY_AFTER, HeaderValue::from_static("5"));
+    /// assert_eq!(RetryAfterValue::recorded_text(&headers).as_deref(), Some("2, 02, 5"));
+    /// ```
+    pub fn recorded_text(headers: &http::HeaderMap) -> Option<String> {
+        let first = headers.get(http::header::RETRY_AFTER)?;
+        match RetryAfterValue::from_headers(headers)? {
+            RetryAfterValue::Invalid(joined) => Some(joined),
+            _ => Some(String::from_utf8_lossy(first.as_bytes()).into_owned()),
+        }
+    }
+
     /// False for [`RetryAfterValue::Invalid`].
     pub fn is_valid(&self) -> bool {
         !matches!(self, RetryAfterValue::Invalid(_))

@@ -21,6 +21,8 @@
 //! | `tokio_retry2_max_duration` | tokio-retry2 | `FixedInterval` `.max_duration(5s)` |
 //! | `backoff_virtual_clock` | backoff | `ExponentialBackoff<VirtualStdClock>`, `max_elapsed_time` 10s |
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
+//! | `naive_retry_after_date_as_seconds` | none | a loop reading `Retry-After` as its first number: an HTTP-date waits its day of the month |
+//! | `naive_retry_after_garbage_immediately` | none | a loop retrying at once on a `Retry-After` it cannot parse |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
@@ -56,6 +58,7 @@ pub mod backoff;
 pub mod backon;
 pub mod black_box;
 pub mod curl;
+pub mod naive_retry_after;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
 #[cfg(feature = "reqwest")]
@@ -90,7 +93,15 @@ pub fn registry() -> Clients {
         .register("tokio_retry2_retry_after", tokio_retry2::retry_after)
         .register("tokio_retry2_max_duration", tokio_retry2::max_duration)
         .register("backoff_virtual_clock", backoff::virtual_clock)
-        .register("backoff_system_clock", backoff::system_clock);
+        .register("backoff_system_clock", backoff::system_clock)
+        .register(
+            "naive_retry_after_date_as_seconds",
+            naive_retry_after::date_as_seconds,
+        )
+        .register(
+            "naive_retry_after_garbage_immediately",
+            naive_retry_after::garbage_immediately,
+        );
     with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))
 }
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
     Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
-    RetryAfter, Route, Scope, Step, Window,
+    LatencyDistribution, RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
@@ -180,6 +180,27 @@ fn fixed_latency(
     keep(scenario.fixed_latency(path, latency), errors).map_or(Duration::ZERO, |d| d.as_duration())
 }
 
+/// A step's latency: fixed, or the distribution each request draws from (every kind runs on
+/// a step, on both backends: the endpoint draws it).
+fn step_latency(latency: &LatencySpec) -> Result<Duration, LatencyDistribution> {
+    match latency {
+        LatencySpec::Fixed(d) => Ok(d.as_duration()),
+        LatencySpec::Uniform(r) => Err(LatencyDistribution::Uniform {
+            low_ms: r.min.as_ms(),
+            high_ms: r.max.as_ms(),
+        }),
+        LatencySpec::Lognormal(l) => Err(LatencyDistribution::Lognormal {
+            median_ms: l.median.as_ms(),
+            sigma: l.sigma,
+            max_ms: l.max.map(|m| m.as_ms()),
+        }),
+        LatencySpec::Exponential(e) => Err(LatencyDistribution::Exponential {
+            mean_ms: e.mean.as_ms(),
+            max_ms: e.max.map(|m| m.as_ms()),
+        }),
+    }
+}
+
 fn operation(scenario: &Scenario, errors: &mut Vec<ScenarioError>) -> Operation {
     let spec = &scenario.operation;
     let method = keep(scenario.method_at("operation.method", &spec.method), errors);
@@ -327,20 +348,43 @@ pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
     format!("endpoint/{endpoint}/route/{route}/p")
 }
 
-/// Gives each route with a random step its own substream of the run's seed, made afresh for
-/// each endpoint built from the configuration.
+/// The label of the stream route `route` of endpoint `endpoint` draws its sampled step
+/// latencies from: apart from the random steps' stream, so adding a latency distribution
+/// does not shift their choices.
+pub(crate) fn latency_draws_label(endpoint: &str, route: usize) -> String {
+    format!("endpoint/{endpoint}/route/{route}/latency")
+}
+
+/// Gives each route with a random step, or a sampled latency, its own substreams of the
+/// run's seed, made afresh for each endpoint built from the configuration.
 fn with_draws(mut config: EndpointConfig, seed: u64) -> EndpointConfig {
+    fn stream(seed: u64, label: String) -> Draws {
+        Draws::new(move || Box::new(crate::rng::Stream::new(seed, &label)))
+    }
     for (i, route) in config.routes.iter_mut().enumerate() {
-        let random = route.script.iter().any(|s| s.chance.is_some())
-            || route.timeline.iter().any(|w| w.step.chance.is_some());
-        if random {
-            let label = draws_label(&config.name, i);
-            route.draws = Some(Draws::new(move || {
-                Box::new(crate::rng::Stream::new(seed, &label))
-            }));
+        let steps = || {
+            route
+                .script
+                .iter()
+                .chain(route.timeline.iter().map(|w| &w.step))
+        };
+        if steps().any(|s| s.chance.is_some()) {
+            route.draws = Some(stream(seed, draws_label(&config.name, i)));
+        }
+        if steps().any(sampled) {
+            route.latency_draws = Some(stream(seed, latency_draws_label(&config.name, i)));
         }
     }
     config
+}
+
+/// Whether `step`, or a branch it may take, draws its latency.
+fn sampled(step: &Step) -> bool {
+    step.latency_distribution.is_some()
+        || step
+            .chance
+            .as_ref()
+            .is_some_and(|c| sampled(&c.then) || sampled(&c.otherwise))
 }
 
 fn scope(scope: ScriptScope) -> Scope {
@@ -438,12 +482,10 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
         });
     }
     if let Some(latency) = &spec.latency {
-        built = built.latency(fixed_latency(
-            scenario,
-            &format!("{path}.latency"),
-            latency,
-            errors,
-        ));
+        built = match step_latency(latency) {
+            Ok(fixed) => built.latency(fixed),
+            Err(distribution) => built.latency_sampled(distribution),
+        };
     }
     if let Some(trickle) = spec.trickle {
         built = built.trickle(trickle.as_duration());
@@ -671,6 +713,62 @@ mod tests {
                 .collect::<Vec<_>>(),
             attempts
         );
+    }
+
+    /// A step's latency distribution draws from the route's own latency substream: the first
+    /// draws of each kind under seed 1, pinned; then the slow broker's seeds, run twice.
+    #[test]
+    fn a_sampled_latency_takes_the_draws_its_seed_gives() {
+        let first = |d: LatencyDistribution| -> Vec<u128> {
+            let mut stream = crate::rng::Stream::new(1, &latency_draws_label("api", 0));
+            (0..5).map(|_| d.sample(&mut stream).as_millis()).collect()
+        };
+        let uniform = first(LatencyDistribution::Uniform {
+            low_ms: 100,
+            high_ms: 200,
+        });
+        let lognormal = first(LatencyDistribution::Lognormal {
+            median_ms: 20,
+            sigma: 2.0,
+            max_ms: Some(10_000),
+        });
+        let exponential = first(LatencyDistribution::Exponential {
+            mean_ms: 50,
+            max_ms: None,
+        });
+        assert_eq!(uniform, [189, 138, 164, 117, 195]);
+        assert_eq!(lognormal, [1, 81, 99, 12, 95]);
+        assert_eq!(exponential, [110, 24, 52, 9, 148]);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/faults/slow-broker.yaml");
+        let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        // (attempts, when the server sent each answer) for each seed.
+        let run = |seed| {
+            let report = scenario.run_builtin_with_seed(seed);
+            let ledger = &report.ledgers[0].1;
+            let sent: Vec<u64> = ledger.responses.iter().map(|r| r.at_ms).collect();
+            (report.trace().timeline().lines().count(), sent)
+        };
+        let seeds: Vec<_> = (1..=20).map(run).collect();
+        let slow: Vec<u64> = (1..=20u64)
+            .filter(|s| seeds[*s as usize - 1].0 > 1)
+            .collect();
+        assert_eq!(slow, [3, 12, 17]);
+        // Seed 3 draws 356ms, then 0ms: the first attempt is abandoned at its 100ms timeout,
+        // the retry sent at 200ms is answered at once.
+        let mut stream = crate::rng::Stream::new(3, &latency_draws_label("broker", 0));
+        let broker = LatencyDistribution::Lognormal {
+            median_ms: 20,
+            sigma: 2.0,
+            max_ms: Some(10_000),
+        };
+        let draws: Vec<u128> = (0..3)
+            .map(|_| broker.sample(&mut stream).as_millis())
+            .collect();
+        assert_eq!(draws, [356, 0, 112]);
+        assert_eq!(seeds[2], (2, vec![100, 200]));
+        // The same seeds again, in the same process: the same latencies.
+        assert_eq!((1..=20).map(run).collect::<Vec<_>>(), seeds);
     }
 
     /// A branch runs as a step of its own: its latency delays the answer, its commit is the

@@ -228,9 +228,7 @@ impl Unsupported<'_> {
         if step.error_code.is_some() {
             self.flag(&join(path, "error_code"), "`error_code`");
         }
-        if let Some(l) = &step.latency {
-            self.latency(&join(path, "latency"), l);
-        }
+        // Every latency distribution runs on a step: the endpoint draws it.
         if let Some(RetryAfterSpec::HttpDate { offset, .. }) = &step.retry_after {
             self.push(self.s.http_date_offset(&join(path, "retry_after"), *offset));
         }

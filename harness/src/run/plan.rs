@@ -23,8 +23,9 @@ use crate::scenario::{
 pub(crate) struct PlannedEndpoint {
     pub(crate) name: String,
     pub(crate) config: EndpointConfig,
-    /// One-way latency, each direction.
-    pub(crate) latency: Duration,
+    /// One-way latency, each direction: fixed, or drawn per segment (and SYN) from its own
+    /// substream, [`network_latency_label`].
+    pub(crate) latency: Result<Duration, LatencyDistribution>,
 }
 
 /// A fault at a fixed virtual instant.
@@ -86,12 +87,7 @@ impl Plan {
                 &mut errors,
             )
         });
-        let default_latency = fixed_latency(
-            scenario,
-            "network.latency",
-            &scenario.network.latency,
-            &mut errors,
-        );
+        let default_latency = step_latency(&scenario.network.latency);
         let mut endpoints = Vec::with_capacity(scenario.endpoints.len());
         for (name, spec) in &scenario.endpoints {
             let path = format!("endpoints.{name}");
@@ -105,13 +101,8 @@ impl Plan {
             );
             let config = with_draws(config, seed);
             let latency = match scenario.network.endpoint_latency.get(name) {
-                Some(latency) => fixed_latency(
-                    scenario,
-                    &format!("network.endpoint_latency.{name}"),
-                    latency,
-                    &mut errors,
-                ),
-                None => default_latency,
+                Some(latency) => step_latency(latency),
+                None => default_latency.clone(),
             };
             endpoints.push(PlannedEndpoint {
                 name: name.clone(),
@@ -139,7 +130,8 @@ impl Plan {
             name: scenario.name.clone(),
             seed,
             epoch_unix_ms,
-            default_latency,
+            // Every host gets its own latency below; this one is the network's default.
+            default_latency: default_latency.unwrap_or(Duration::ZERO),
             endpoints,
             faults,
             https_as_http: false,
@@ -171,17 +163,9 @@ fn keep<T>(converted: Result<T, Box<ScenarioError>>, errors: &mut Vec<ScenarioEr
     converted.map_err(|e| errors.push(*e)).ok()
 }
 
-fn fixed_latency(
-    scenario: &Scenario,
-    path: &str,
-    latency: &LatencySpec,
-    errors: &mut Vec<ScenarioError>,
-) -> Duration {
-    keep(scenario.fixed_latency(path, latency), errors).map_or(Duration::ZERO, |d| d.as_duration())
-}
-
-/// A step's latency: fixed, or the distribution each request draws from (every kind runs on
-/// a step, on both backends: the endpoint draws it).
+/// A latency: fixed, or the distribution each request (step) or segment (network) draws
+/// from. A step's runs on both backends (the endpoint draws it); the real backend refuses
+/// network latency of any kind.
 fn step_latency(latency: &LatencySpec) -> Result<Duration, LatencyDistribution> {
     match latency {
         LatencySpec::Fixed(d) => Ok(d.as_duration()),
@@ -346,6 +330,12 @@ fn endpoint_config(
 /// The label of the stream route `route` of endpoint `endpoint` draws its random steps from.
 pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
     format!("endpoint/{endpoint}/route/{route}/p")
+}
+
+/// The label of the stream the sim network draws the latency of every segment and SYN to
+/// or from `endpoint` from, when its latency is a distribution.
+pub(crate) fn network_latency_label(endpoint: &str) -> String {
+    format!("network/{endpoint}/latency")
 }
 
 /// The label of the stream route `route` of endpoint `endpoint` draws its sampled step
@@ -769,6 +759,38 @@ mod tests {
         assert_eq!(seeds[2], (2, vec![100, 200]));
         // The same seeds again, in the same process: the same latencies.
         assert_eq!((1..=20).map(run).collect::<Vec<_>>(), seeds);
+    }
+
+    /// A network latency distribution draws each segment's (and SYN's) one-way latency from
+    /// the endpoint's own substream, in the order they are sent.
+    #[test]
+    fn a_sampled_network_latency_draws_per_segment() {
+        let src = concat!(
+            "version: 1\nname: t\nendpoints:\n  api:\n    script:\n",
+            "      - { status: 200, body: ok }\n",
+            "network:\n  latency: { uniform: [1ms, 9ms] }\n",
+            "operation: { endpoint: api }\n",
+        );
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let mut stream = crate::rng::Stream::new(1, &network_latency_label("api"));
+        let uniform = LatencyDistribution::Uniform {
+            low_ms: 1,
+            high_ms: 9,
+        };
+        let draws: Vec<u128> = (0..6)
+            .map(|_| uniform.sample(&mut stream).as_millis())
+            .collect();
+        assert_eq!(draws, [2, 1, 7, 3, 2, 9]);
+        let report = scenario.run_builtin_with_seed(1);
+        // SYN 2ms, SYN-ACK 1ms, the request 7ms: it arrives at 10ms, answered at once; the
+        // answer takes the fourth draw, 3ms, and the call ends at 13ms.
+        let ledger = &report.ledgers[0].1;
+        assert_eq!(ledger.requests[0].at_ms, 10);
+        assert_eq!(ledger.responses[0].at_ms, 10);
+        assert_eq!(report.trace().calls[0].end_ms, Some(13));
+        let again = scenario.run_builtin_with_seed(1);
+        assert_eq!(again.trace().timeline(), report.trace().timeline());
+        assert_eq!(again.trace().calls[0].end_ms, Some(13));
     }
 
     /// A branch runs as a step of its own: its latency delays the answer, its commit is the

@@ -10,10 +10,11 @@ use http::{HeaderName, HeaderValue, StatusCode, Uri, request, uri};
 use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
+use crate::choice::{Half, resolve};
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::dedupe::{DedupeDecision, DedupeTable};
-use crate::draw::{Draw, Half, resolve};
+use crate::draw::Draw;
 use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
@@ -100,6 +101,8 @@ struct RouteState {
     steps: Steps,
     /// What the route's random steps draw.
     draw: Box<dyn Draw>,
+    /// What the route's sampled latencies draw.
+    latency_draw: Box<dyn Draw>,
     /// Each step's response rendered once, when it does not depend on the moment it is sent
     /// (no HTTP-date `Retry-After`): step tasks share it instead of rendering it again.
     rendered: Vec<Option<Arc<SentResponse>>>,
@@ -129,6 +132,9 @@ impl RouteState {
             draw: route
                 .draws
                 .map_or_else(|| Box::new(Half) as Box<dyn Draw>, |d| d.make()),
+            latency_draw: route
+                .latency_draws
+                .map_or_else(|| Box::new(Half) as Box<dyn Draw>, |d| d.make()),
             rendered,
         }
     }
@@ -149,7 +155,17 @@ impl RouteState {
         let rendered = index.and_then(|i| self.rendered.get(i).cloned().flatten());
         // A random step's branch is drawn here, in arrival order, so the choices of a run
         // follow its requests; its response is rendered when it is sent.
-        let (step, branches) = resolve(step, self.draw.as_mut());
+        let (mut step, branches) = resolve(step, self.draw.as_mut());
+        // A sampled latency is drawn here too, once per request in arrival order, after the
+        // branch (whose own latency may be the sampled one).
+        if let Some(distribution) = &step.latency_distribution {
+            let latency = distribution.sample(self.latency_draw.as_mut());
+            step = Arc::new(Step {
+                latency,
+                latency_distribution: None,
+                ..Step::clone(&step)
+            });
+        }
         (index, step, rendered, branches)
     }
 }

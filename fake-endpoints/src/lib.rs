@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod body;
+mod choice;
 mod clock;
 mod config;
 mod conn;
@@ -37,6 +38,7 @@ mod dedupe;
 mod draw;
 mod endpoint;
 mod gate;
+mod latency;
 mod ledger;
 mod retry_after;
 mod route;
@@ -57,6 +59,7 @@ pub use dedupe::{DedupeDecision, DedupeTable};
 pub use draw::{Draw, Draws};
 pub use endpoint::Endpoint;
 pub use gate::Gate;
+pub use latency::LatencyDistribution;
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,

@@ -71,6 +71,10 @@ pub struct Route {
     /// Where the route's random steps ([`Step::chance`]) draw; without it every draw is one
     /// half.
     pub draws: Option<Draws>,
+    /// Where the route's sampled latencies ([`Step::latency_sampled`]) draw: a source apart
+    /// from `draws`, so a latency distribution does not shift the random steps' choices.
+    /// Without it every draw is one half.
+    pub latency_draws: Option<Draws>,
 }
 
 impl Route {
@@ -155,6 +159,28 @@ impl Route {
     /// ```
     pub fn draws(mut self, draws: Draws) -> Self {
         self.draws = Some(draws);
+        self
+    }
+
+    /// Where the route's sampled latencies draw (see [`Route::draws`] for the sources).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Draw, Draws, LatencyDistribution, Route, Step};
+    ///
+    /// struct Low;
+    /// impl Draw for Low {
+    ///     fn uniform(&mut self) -> f64 {
+    ///         0.1
+    ///     }
+    /// }
+    /// let slow = LatencyDistribution::Uniform { low_ms: 10, high_ms: 20 };
+    /// let route = Route::any()
+    ///     .script([Step::status(200).latency_sampled(slow)])
+    ///     .latency_draws(Draws::new(|| Box::new(Low)));
+    /// assert!(route.latency_draws.is_some());
+    /// ```
+    pub fn latency_draws(mut self, draws: Draws) -> Self {
+        self.latency_draws = Some(draws);
         self
     }
 

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::header::RETRY_AFTER;
 use http::{HeaderName, HeaderValue, StatusCode};
 
+use crate::latency::LatencyDistribution;
 use crate::retry_after::RetryAfter;
 
 /// A response as a step declares it, before the moment it is sent fixes its `Retry-After`.
@@ -215,6 +216,10 @@ pub struct Step {
     pub fail: Option<Fail>,
     /// Delay between the request's arrival and the head (or the failure).
     pub latency: Duration,
+    /// When set, each request draws its latency from this distribution (from the route's
+    /// latency draws, [`Route::latency_draws`](crate::Route::latency_draws)) instead of
+    /// waiting `latency`.
+    pub latency_distribution: Option<LatencyDistribution>,
     /// Time over which the body is spread after the head, in whole milliseconds (zero: the
     /// body goes out with the head). See [`Step::trickle`] for the chunking.
     pub trickle: Duration,
@@ -247,6 +252,7 @@ impl Step {
             respond,
             fail: None,
             latency: Duration::ZERO,
+            latency_distribution: None,
             trickle: Duration::ZERO,
             times: 1,
             commit: None,
@@ -320,6 +326,21 @@ impl Step {
     /// Wait this long after the request arrived before the head (or the failure).
     pub fn latency(mut self, latency: Duration) -> Self {
         self.latency = latency;
+        self
+    }
+
+    /// Draw each request's latency from `distribution` instead (from the route's
+    /// [`latency_draws`](crate::Route::latency_draws); without them every draw is one half).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{LatencyDistribution, Step};
+    ///
+    /// let step = Step::status(200)
+    ///     .latency_sampled(LatencyDistribution::Exponential { mean_ms: 20, max_ms: Some(2000) });
+    /// assert!(step.latency_distribution.is_some());
+    /// ```
+    pub fn latency_sampled(mut self, distribution: LatencyDistribution) -> Self {
+        self.latency_distribution = Some(distribution);
         self
     }
 

@@ -415,7 +415,14 @@ where
             for (planned, (name, endpoint)) in plan.endpoints.iter().zip(&endpoints) {
                 network.add_host(name, Arc::new(EndpointHost::new(endpoint.clone())));
                 // The host was added just above, so the name is known.
-                let _ = network.set_latency(name, planned.latency, planned.latency);
+                let _ = match &planned.latency {
+                    Ok(fixed) => network.set_latency(name, *fixed, *fixed),
+                    Err(distribution) => network.set_sampled_latency(
+                        name,
+                        distribution.clone(),
+                        crate::rng::Stream::new(plan.seed, &plan::network_latency_label(name)),
+                    ),
+                };
             }
             faults::schedule(&network, &plan.faults);
             Net::Sim(network)

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
     Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
-    RetryAfter, Route, Scope, Step, Window,
+    LatencyDistribution, RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
@@ -23,8 +23,9 @@ use crate::scenario::{
 pub(crate) struct PlannedEndpoint {
     pub(crate) name: String,
     pub(crate) config: EndpointConfig,
-    /// One-way latency, each direction.
-    pub(crate) latency: Duration,
+    /// One-way latency, each direction: fixed, or drawn per segment (and SYN) from its own
+    /// substream, [`network_latency_label`].
+    pub(crate) latency: Result<Duration, LatencyDistribution>,
 }
 
 /// A fault at a fixed virtual instant.
@@ -86,12 +87,7 @@ impl Plan {
                 &mut errors,
             )
         });
-        let default_latency = fixed_latency(
-            scenario,
-            "network.latency",
-            &scenario.network.latency,
-            &mut errors,
-        );
+        let default_latency = step_latency(&scenario.network.latency);
         let mut endpoints = Vec::with_capacity(scenario.endpoints.len());
         for (name, spec) in &scenario.endpoints {
             let path = format!("endpoints.{name}");
@@ -105,13 +101,8 @@ impl Plan {
             );
             let config = with_draws(config, seed);
             let latency = match scenario.network.endpoint_latency.get(name) {
-                Some(latency) => fixed_latency(
-                    scenario,
-                    &format!("network.endpoint_latency.{name}"),
-                    latency,
-                    &mut errors,
-                ),
-                None => default_latency,
+                Some(latency) => step_latency(latency),
+                None => default_latency.clone(),
             };
             endpoints.push(PlannedEndpoint {
                 name: name.clone(),
@@ -139,7 +130,8 @@ impl Plan {
             name: scenario.name.clone(),
             seed,
             epoch_unix_ms,
-            default_latency,
+            // Every host gets its own latency below; this one is the network's default.
+            default_latency: default_latency.unwrap_or(Duration::ZERO),
             endpoints,
             faults,
             https_as_http: false,
@@ -171,13 +163,26 @@ fn keep<T>(converted: Result<T, Box<ScenarioError>>, errors: &mut Vec<ScenarioEr
     converted.map_err(|e| errors.push(*e)).ok()
 }
 
-fn fixed_latency(
-    scenario: &Scenario,
-    path: &str,
-    latency: &LatencySpec,
-    errors: &mut Vec<ScenarioError>,
-) -> Duration {
-    keep(scenario.fixed_latency(path, latency), errors).map_or(Duration::ZERO, |d| d.as_duration())
+/// A latency: fixed, or the distribution each request (step) or segment (network) draws
+/// from. A step's runs on both backends (the endpoint draws it); the real backend refuses
+/// network latency of any kind.
+fn step_latency(latency: &LatencySpec) -> Result<Duration, LatencyDistribution> {
+    match latency {
+        LatencySpec::Fixed(d) => Ok(d.as_duration()),
+        LatencySpec::Uniform(r) => Err(LatencyDistribution::Uniform {
+            low_ms: r.min.as_ms(),
+            high_ms: r.max.as_ms(),
+        }),
+        LatencySpec::Lognormal(l) => Err(LatencyDistribution::Lognormal {
+            median_ms: l.median.as_ms(),
+            sigma: l.sigma,
+            max_ms: l.max.map(|m| m.as_ms()),
+        }),
+        LatencySpec::Exponential(e) => Err(LatencyDistribution::Exponential {
+            mean_ms: e.mean.as_ms(),
+            max_ms: e.max.map(|m| m.as_ms()),
+        }),
+    }
 }
 
 fn operation(scenario: &Scenario, errors: &mut Vec<ScenarioError>) -> Operation {
@@ -327,20 +332,49 @@ pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
     format!("endpoint/{endpoint}/route/{route}/p")
 }
 
-/// Gives each route with a random step its own substream of the run's seed, made afresh for
-/// each endpoint built from the configuration.
+/// The label of the stream the sim network draws the latency of every segment and SYN to
+/// or from `endpoint` from, when its latency is a distribution.
+pub(crate) fn network_latency_label(endpoint: &str) -> String {
+    format!("network/{endpoint}/latency")
+}
+
+/// The label of the stream route `route` of endpoint `endpoint` draws its sampled step
+/// latencies from: apart from the random steps' stream, so adding a latency distribution
+/// does not shift their choices.
+pub(crate) fn latency_draws_label(endpoint: &str, route: usize) -> String {
+    format!("endpoint/{endpoint}/route/{route}/latency")
+}
+
+/// Gives each route with a random step, or a sampled latency, its own substreams of the
+/// run's seed, made afresh for each endpoint built from the configuration.
 fn with_draws(mut config: EndpointConfig, seed: u64) -> EndpointConfig {
+    fn stream(seed: u64, label: String) -> Draws {
+        Draws::new(move || Box::new(crate::rng::Stream::new(seed, &label)))
+    }
     for (i, route) in config.routes.iter_mut().enumerate() {
-        let random = route.script.iter().any(|s| s.chance.is_some())
-            || route.timeline.iter().any(|w| w.step.chance.is_some());
-        if random {
-            let label = draws_label(&config.name, i);
-            route.draws = Some(Draws::new(move || {
-                Box::new(crate::rng::Stream::new(seed, &label))
-            }));
+        let steps = || {
+            route
+                .script
+                .iter()
+                .chain(route.timeline.iter().map(|w| &w.step))
+        };
+        if steps().any(|s| s.chance.is_some()) {
+            route.draws = Some(stream(seed, draws_label(&config.name, i)));
+        }
+        if steps().any(sampled) {
+            route.latency_draws = Some(stream(seed, latency_draws_label(&config.name, i)));
         }
     }
     config
+}
+
+/// Whether `step`, or a branch it may take, draws its latency.
+fn sampled(step: &Step) -> bool {
+    step.latency_distribution.is_some()
+        || step
+            .chance
+            .as_ref()
+            .is_some_and(|c| sampled(&c.then) || sampled(&c.otherwise))
 }
 
 fn scope(scope: ScriptScope) -> Scope {
@@ -438,12 +472,10 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
         });
     }
     if let Some(latency) = &spec.latency {
-        built = built.latency(fixed_latency(
-            scenario,
-            &format!("{path}.latency"),
-            latency,
-            errors,
-        ));
+        built = match step_latency(latency) {
+            Ok(fixed) => built.latency(fixed),
+            Err(distribution) => built.latency_sampled(distribution),
+        };
     }
     if let Some(trickle) = spec.trickle {
         built = built.trickle(trickle.as_duration());
@@ -671,6 +703,94 @@ mod tests {
                 .collect::<Vec<_>>(),
             attempts
         );
+    }
+
+    /// A step's latency distribution draws from the route's own latency substream: the first
+    /// draws of each kind under seed 1, pinned; then the slow broker's seeds, run twice.
+    #[test]
+    fn a_sampled_latency_takes_the_draws_its_seed_gives() {
+        let first = |d: LatencyDistribution| -> Vec<u128> {
+            let mut stream = crate::rng::Stream::new(1, &latency_draws_label("api", 0));
+            (0..5).map(|_| d.sample(&mut stream).as_millis()).collect()
+        };
+        let uniform = first(LatencyDistribution::Uniform {
+            low_ms: 100,
+            high_ms: 200,
+        });
+        let lognormal = first(LatencyDistribution::Lognormal {
+            median_ms: 20,
+            sigma: 2.0,
+            max_ms: Some(10_000),
+        });
+        let exponential = first(LatencyDistribution::Exponential {
+            mean_ms: 50,
+            max_ms: None,
+        });
+        assert_eq!(uniform, [189, 138, 164, 117, 195]);
+        assert_eq!(lognormal, [1, 81, 99, 12, 95]);
+        assert_eq!(exponential, [110, 24, 52, 9, 148]);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/faults/slow-broker.yaml");
+        let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        // (attempts, when the server sent each answer) for each seed.
+        let run = |seed| {
+            let report = scenario.run_builtin_with_seed(seed);
+            let ledger = &report.ledgers[0].1;
+            let sent: Vec<u64> = ledger.responses.iter().map(|r| r.at_ms).collect();
+            (report.trace().timeline().lines().count(), sent)
+        };
+        let seeds: Vec<_> = (1..=20).map(run).collect();
+        let slow: Vec<u64> = (1..=20u64)
+            .filter(|s| seeds[*s as usize - 1].0 > 1)
+            .collect();
+        assert_eq!(slow, [3, 12, 17]);
+        // Seed 3 draws 356ms, then 0ms: the first attempt is abandoned at its 100ms timeout,
+        // the retry sent at 200ms is answered at once.
+        let mut stream = crate::rng::Stream::new(3, &latency_draws_label("broker", 0));
+        let broker = LatencyDistribution::Lognormal {
+            median_ms: 20,
+            sigma: 2.0,
+            max_ms: Some(10_000),
+        };
+        let draws: Vec<u128> = (0..3)
+            .map(|_| broker.sample(&mut stream).as_millis())
+            .collect();
+        assert_eq!(draws, [356, 0, 112]);
+        assert_eq!(seeds[2], (2, vec![100, 200]));
+        // The same seeds again, in the same process: the same latencies.
+        assert_eq!((1..=20).map(run).collect::<Vec<_>>(), seeds);
+    }
+
+    /// A network latency distribution draws each segment's (and SYN's) one-way latency from
+    /// the endpoint's own substream, in the order they are sent.
+    #[test]
+    fn a_sampled_network_latency_draws_per_segment() {
+        let src = concat!(
+            "version: 1\nname: t\nendpoints:\n  api:\n    script:\n",
+            "      - { status: 200, body: ok }\n",
+            "network:\n  latency: { uniform: [1ms, 9ms] }\n",
+            "operation: { endpoint: api }\n",
+        );
+        let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let mut stream = crate::rng::Stream::new(1, &network_latency_label("api"));
+        let uniform = LatencyDistribution::Uniform {
+            low_ms: 1,
+            high_ms: 9,
+        };
+        let draws: Vec<u128> = (0..6)
+            .map(|_| uniform.sample(&mut stream).as_millis())
+            .collect();
+        assert_eq!(draws, [2, 1, 7, 3, 2, 9]);
+        let report = scenario.run_builtin_with_seed(1);
+        // SYN 2ms, SYN-ACK 1ms, the request 7ms: it arrives at 10ms, answered at once; the
+        // answer takes the fourth draw, 3ms, and the call ends at 13ms.
+        let ledger = &report.ledgers[0].1;
+        assert_eq!(ledger.requests[0].at_ms, 10);
+        assert_eq!(ledger.responses[0].at_ms, 10);
+        assert_eq!(report.trace().calls[0].end_ms, Some(13));
+        let again = scenario.run_builtin_with_seed(1);
+        assert_eq!(again.trace().timeline(), report.trace().timeline());
+        assert_eq!(again.trace().calls[0].end_ms, Some(13));
     }
 
     /// A branch runs as a step of its own: its latency delays the answer, its commit is the

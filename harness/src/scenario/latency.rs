@@ -13,8 +13,8 @@ use super::values::{DurationRange, one_key_map};
 /// `{ exponential: { mean, max } }`.
 ///
 /// Distributions are drawn from the scenario's labelled random substreams, so a seed gives
-/// the same latencies every run. Only the fixed form is supported by the first version; the
-/// distributions parse and are reported by [`Scenario::unsupported`](crate::scenario::Scenario::unsupported).
+/// the same latencies every run: a step's per request, the sim network's per segment (see
+/// `docs/scenario-format.md#latency` for the labels and the samplers).
 ///
 /// ```
 /// use retrylab::scenario::{LatencySpec, Millis};

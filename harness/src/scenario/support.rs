@@ -13,7 +13,6 @@ use super::client::ClientSpec;
 use super::duration::{Millis, OffsetMillis};
 use super::endpoint::{EndpointKind, EndpointSpec};
 use super::error::{ScenarioError, ScenarioErrors};
-use super::latency::LatencySpec;
 use super::locations::{index, join};
 use super::model::Scenario;
 use super::network::FaultSpec;
@@ -23,7 +22,7 @@ use super::turmoil::BackendKind;
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
-    /// partitions and fixed per-endpoint latencies, which the sim network runs), endpoint
+    /// partitions and latencies, which the sim network runs), endpoint
     /// kinds other than `http` and `dead_letter`, policies the policy table does not mark
     /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
     /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
@@ -51,22 +50,6 @@ impl Scenario {
         };
         out.scenario();
         ScenarioErrors::sorted(out.errors).0
-    }
-
-    /// A latency as this version runs it, a fixed duration; a distribution is not supported
-    /// yet (located at its kind, `network.latency.uniform`).
-    pub(crate) fn fixed_latency(
-        &self,
-        path: &str,
-        latency: &LatencySpec,
-    ) -> Result<Millis, Box<ScenarioError>> {
-        match latency {
-            LatencySpec::Fixed(d) => Ok(*d),
-            other => Err(Box::new(self.not_supported(
-                &join(path, other.kind()),
-                format_args!("the `{}` latency distribution", other.kind()),
-            ))),
-        }
     }
 
     /// `network.faults[i]` as this version runs it, a partition: (at, endpoint, for). Other
@@ -137,10 +120,6 @@ impl Unsupported<'_> {
                 continue;
             }
             self.endpoint(&join("endpoints", name), e);
-        }
-        self.latency("network.latency", &s.network.latency);
-        for (name, latency) in &s.network.endpoint_latency {
-            self.latency(&join("network.endpoint_latency", name), latency);
         }
         // The sim network holds segments during a partition; crashes come later.
         for (i, f) in s.network.faults.iter().enumerate() {
@@ -228,9 +207,7 @@ impl Unsupported<'_> {
         if step.error_code.is_some() {
             self.flag(&join(path, "error_code"), "`error_code`");
         }
-        if let Some(l) = &step.latency {
-            self.latency(&join(path, "latency"), l);
-        }
+        // Every latency distribution runs on a step: the endpoint draws it.
         if let Some(RetryAfterSpec::HttpDate { offset, .. }) = &step.retry_after {
             self.push(self.s.http_date_offset(&join(path, "retry_after"), *offset));
         }
@@ -240,10 +217,6 @@ impl Unsupported<'_> {
         if let Some(otherwise) = &step.r#else {
             self.step(&join(path, "else"), otherwise);
         }
-    }
-
-    fn latency(&mut self, path: &str, l: &LatencySpec) {
-        self.push(self.s.fixed_latency(path, l));
     }
 
     fn policy(&mut self, path: &str, policy: &ClientSpec) {

@@ -93,7 +93,7 @@ fn arrive_syn(net: &Network, conn: ConnId, host: HostId, epoch: Option<u64>) -> 
     let decision = handler.on_syn(conn);
     let mut inner = net.lock();
     let at = inner.ms(now);
-    let reply_at = now + inner.host(host).from;
+    let reply_at = now + inner.latency(host, super::Dir::ServerToClient);
     let outcome = match decision {
         ConnectAction::Accept => SynOutcome::Accept,
         ConnectAction::Refuse => SynOutcome::Refuse,
@@ -150,7 +150,7 @@ impl Connect {
                     inner.next_conn += 1;
                     let at = inner.ms(now);
                     inner.events.push(NetEvent::ConnectStart { at, conn, host });
-                    let syn_at = now + inner.host(host).to;
+                    let syn_at = now + inner.latency(host, super::Dir::ClientToServer);
                     let epoch = inner.syn_epoch(host);
                     State::Syn {
                         conn,

@@ -76,6 +76,7 @@ impl Network {
             handler: host,
             to: latency,
             from: latency,
+            sampled: None,
             partitioned: false,
             partitions: 0,
             heal_wakers: Vec::new(),
@@ -97,6 +98,23 @@ impl Network {
         let entry = inner.host_mut(id);
         entry.to = to_host;
         entry.from = from_host;
+        Ok(())
+    }
+
+    /// Draws the one-way latency of every segment and SYN to or from `host` from
+    /// `distribution`, with `stream`, from now on.
+    pub(crate) fn set_sampled_latency(
+        &self,
+        host: &str,
+        distribution: retrylab_endpoints::LatencyDistribution,
+        stream: crate::rng::Stream,
+    ) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        inner.host_mut(id).sampled = Some(super::state::SampledLatency {
+            distribution,
+            stream,
+        });
         Ok(())
     }
 

@@ -24,11 +24,20 @@ pub(super) struct HostEntry {
     pub to: Duration,
     /// One-way latency host -> client.
     pub from: Duration,
+    /// When set, every segment and SYN to or from the host draws its one-way latency here
+    /// instead, in the order they are sent.
+    pub sampled: Option<SampledLatency>,
     pub partitioned: bool,
     /// Number of partitions started so far: a SYN that sees it change in flight was lost.
     pub partitions: u64,
     /// Connects whose reply is held by the partition, woken at heal.
     pub heal_wakers: Vec<Waker>,
+}
+
+/// A host's latency distribution and its own substream of the seed.
+pub(crate) struct SampledLatency {
+    pub(crate) distribution: retrylab_endpoints::LatencyDistribution,
+    pub(crate) stream: crate::rng::Stream,
 }
 
 /// The state of one end of a connection.
@@ -185,8 +194,14 @@ impl Inner {
         epoch.is_none() || epoch != self.syn_epoch(host)
     }
 
-    fn latency(&self, host: HostId, dir: Dir) -> Duration {
-        let h = self.host(host);
+    /// The one-way latency of the next segment (or SYN) `dir` of `host`: fixed, or drawn.
+    /// Delivery order holds whatever is drawn: a segment is never delivered before the one
+    /// sent before it.
+    pub(super) fn latency(&mut self, host: HostId, dir: Dir) -> Duration {
+        let h = self.host_mut(host);
+        if let Some(s) = &mut h.sampled {
+            return s.distribution.sample(&mut s.stream);
+        }
         match dir {
             Dir::ClientToServer => h.to,
             Dir::ServerToClient => h.from,

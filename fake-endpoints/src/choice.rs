@@ -32,12 +32,7 @@ pub(crate) fn resolve(mut step: Arc<Step>, draw: &mut dyn Draw) -> (Arc<Step>, V
 mod tests {
     use super::*;
 
-    struct Seq(Vec<f64>);
-    impl Draw for Seq {
-        fn uniform(&mut self) -> f64 {
-            self.0.remove(0)
-        }
-    }
+    use crate::draw::Seq;
 
     #[test]
     fn below_p_takes_then_and_nested_choices_draw_again() {

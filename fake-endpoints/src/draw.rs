@@ -70,3 +70,14 @@ impl PartialEq for Draws {
 }
 
 impl Eq for Draws {}
+
+/// Draws given in advance, for tests of what consumes them.
+#[cfg(test)]
+pub(crate) struct Seq(pub(crate) Vec<f64>);
+
+#[cfg(test)]
+impl Draw for Seq {
+    fn uniform(&mut self) -> f64 {
+        self.0.remove(0)
+    }
+}

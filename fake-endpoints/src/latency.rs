@@ -107,12 +107,7 @@ fn clamp_round(ms: f64, max_ms: Option<u64>) -> u64 {
 mod tests {
     use super::*;
 
-    struct Seq(Vec<f64>);
-    impl Draw for Seq {
-        fn uniform(&mut self) -> f64 {
-            self.0.remove(0)
-        }
-    }
+    use crate::draw::Seq;
 
     fn ms(d: Duration) -> u128 {
         d.as_millis()

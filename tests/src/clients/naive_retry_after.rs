@@ -53,37 +53,36 @@ fn leading_number(raw: &str) -> Option<u64> {
 /// A loop that reads every `Retry-After` as seconds, taking the first number in it: an
 /// HTTP-date becomes its day of the month, so it comes back long before the date.
 pub async fn date_as_seconds(env: Env) -> Result<u16, AttemptError> {
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let (result, retry_after) = attempt_with_header(&env).await;
-        match result {
-            Err(error) if error.is_retryable() && tries < MAX_ATTEMPTS => {
-                let delay = retry_after
-                    .as_deref()
-                    .and_then(leading_number)
-                    .map_or(BACKOFF, Duration::from_secs);
-                tokio::time::sleep(delay).await;
-            }
-            result => return result,
-        }
-    }
+    naive_loop(&env, |raw| {
+        raw.and_then(leading_number)
+            .map_or(BACKOFF, Duration::from_secs)
+    })
+    .await
 }
 
 /// A loop that reads a `Retry-After` it cannot parse as "retry now": garbage sends it
 /// straight back, with no delay at all, until its attempts run out.
 pub async fn garbage_immediately(env: Env) -> Result<u16, AttemptError> {
+    naive_loop(&env, |raw| match raw {
+        Some(raw) => Duration::from_secs(raw.trim().parse().unwrap_or(0)),
+        None => BACKOFF,
+    })
+    .await
+}
+
+/// Retries a retryable answer up to [`MAX_ATTEMPTS`] attempts, waiting what `delay` makes of
+/// its raw `Retry-After` (the naive part of each client).
+async fn naive_loop(
+    env: &Env,
+    delay: impl Fn(Option<&str>) -> Duration,
+) -> Result<u16, AttemptError> {
     let mut tries = 0;
     loop {
         tries += 1;
-        let (result, retry_after) = attempt_with_header(&env).await;
+        let (result, retry_after) = attempt_with_header(env).await;
         match result {
             Err(error) if error.is_retryable() && tries < MAX_ATTEMPTS => {
-                let delay = match retry_after {
-                    Some(raw) => Duration::from_secs(raw.trim().parse().unwrap_or(0)),
-                    None => BACKOFF,
-                };
-                tokio::time::sleep(delay).await;
+                tokio::time::sleep(delay(retry_after.as_deref())).await;
             }
             result => return result,
         }

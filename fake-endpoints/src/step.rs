@@ -71,6 +71,14 @@ pub struct SentResponse {
 
 impl SentResponse {
     /// The `Retry-After` header it carries, if any.
+    ///
+    /// ```
+    /// use retrylab_endpoints::Step;
+    ///
+    /// let step = Step::status(503).retry_after(2);
+    /// let sent = step.respond.render(std::time::SystemTime::UNIX_EPOCH);
+    /// assert_eq!(sent.retry_after().map(|v| v.as_bytes()), Some(&b"2"[..]));
+    /// ```
     pub fn retry_after(&self) -> Option<&HeaderValue> {
         self.headers
             .iter()

@@ -95,6 +95,11 @@ impl ConnectSchedule {
     pub fn attempts(&self) -> u64 {
         self.attempts
     }
+
+    /// Starts over: the next attempt takes the first entry again.
+    pub fn restart(&mut self) {
+        self.attempts = 0;
+    }
 }
 
 #[cfg(test)]

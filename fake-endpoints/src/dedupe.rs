@@ -187,6 +187,17 @@ impl DedupeTable {
             entry.response = response;
         }
     }
+
+    /// The server crashed: every request in flight ends without a response, as
+    /// [`finish`](DedupeTable::finish) with `None` would end it. Committed keys stay (the
+    /// table stands for a durable store), so a retry of one is not a new effect; the others
+    /// are forgotten, so a retry runs again.
+    pub fn crash(&mut self) {
+        self.entries.retain(|_, entry| {
+            entry.in_flight = None;
+            entry.committed_by.is_some()
+        });
+    }
 }
 
 #[cfg(test)]

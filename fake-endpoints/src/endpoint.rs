@@ -13,6 +13,7 @@ use crate::KeepAlive;
 use crate::choice::{Half, resolve};
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
+use crate::crash::{Lives, ScriptState};
 use crate::dedupe::{DedupeDecision, DedupeTable};
 use crate::draw::Draw;
 use crate::gate::Gate;
@@ -87,6 +88,8 @@ pub(crate) struct Inner {
     idle: Notify,
     /// Decides which requests reach the routes at all (none: every one does).
     gate: Option<Arc<dyn Gate>>,
+    /// Crashes end a life; a step runs only while the life it was admitted in lasts.
+    pub(crate) lives: Lives,
 }
 
 struct State {
@@ -202,6 +205,8 @@ struct StepPlan {
     /// The step's response, when it could be rendered in advance.
     rendered: Option<Arc<SentResponse>>,
     ctx: EffectCtx,
+    /// The endpoint's life the request was admitted in.
+    life: u64,
 }
 
 /// How a request will be answered.
@@ -293,6 +298,7 @@ impl Endpoint {
                 steps_in_progress: AtomicUsize::new(0),
                 idle: Notify::new(),
                 gate,
+                lives: Lives::default(),
             }),
         }
     }
@@ -487,6 +493,8 @@ impl Endpoint {
         if step.effective_commit() == Commit::Arrival {
             self.commit(&mut state, &ctx, now_ms);
         }
+        // Read under the lock a crash takes, so the step belongs to the life that admitted it.
+        let life = inner.lives.current();
         drop(state);
         Some((
             id,
@@ -494,6 +502,7 @@ impl Endpoint {
                 step,
                 rendered,
                 ctx,
+                life,
             }),
         ))
     }
@@ -504,6 +513,7 @@ impl Endpoint {
             step,
             rendered,
             ctx,
+            life,
         } = plan;
         self.inner.steps_in_progress.fetch_add(1, Ordering::AcqRel);
         // Detached from the connection: a client that gives up drops the service future, not
@@ -516,7 +526,51 @@ impl Endpoint {
             rendered,
             ctx,
             reply,
+            life,
         })));
+    }
+
+    /// The endpoint's process crashes. Requests being processed end here: none of them
+    /// commits or answers from now on (what they committed on arrival stays in the ledger),
+    /// and the dedupe table forgets which keys were in flight, as
+    /// [`DedupeTable::crash`](crate::DedupeTable::crash) says. The ledger loses nothing.
+    ///
+    /// This is the endpoint's half of a crash. Its connections are the network's: the
+    /// harness resets them and refuses connects until [`restart`](Endpoint::restart).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Commit, Endpoint, EndpointConfig, ScriptState, Step, VirtualClock};
+    ///
+    /// let endpoint = Endpoint::new(
+    ///     EndpointConfig::http("api").script([Step::status(503), Step::status(200)]),
+    ///     VirtualClock::new(),
+    /// );
+    /// endpoint.crash();
+    /// endpoint.restart(ScriptState::Reset); // the next request gets the 503 again
+    /// assert_eq!(endpoint.ledger().requests_received(), 0);
+    /// ```
+    pub fn crash(&self) {
+        let mut state = self.lock();
+        self.inner.lives.end();
+        if let Some(table) = &mut state.dedupe {
+            table.crash();
+        }
+    }
+
+    /// The endpoint comes back after a [`crash`](Endpoint::crash), with its scripts and
+    /// connect schedule where they were ([`ScriptState::Keep`]) or from their first step
+    /// ([`ScriptState::Reset`]). Timelines are unaffected either way: their windows are
+    /// instants of the run, not of the process.
+    pub fn restart(&self, scripts: ScriptState) {
+        let mut state = self.lock();
+        if scripts == ScriptState::Reset {
+            for route in &mut state.routes {
+                if let Steps::Script(script) = &mut route.steps {
+                    script.restart();
+                }
+            }
+            state.connect.restart();
+        }
     }
 
     /// Record the effect of `ctx`'s request, unless dedupe says its key already committed.
@@ -552,6 +606,8 @@ struct StepJob {
     rendered: Option<Arc<SentResponse>>,
     ctx: EffectCtx,
     reply: Reply,
+    /// The endpoint's life the request was admitted in.
+    life: u64,
 }
 
 /// One request's step: latency, commit, then the outcome goes to the connection (if it is
@@ -559,7 +615,14 @@ struct StepJob {
 async fn run_step(job: Box<StepJob>) {
     // Only the box and (rarely) the boxed timer live across the await: the task stays small.
     if !job.step.latency.is_zero() {
-        Box::pin(tokio::time::sleep(job.step.latency)).await;
+        let inner = &*job.endpoint.inner;
+        // Biased, so that a crash at the very instant the latency ends wins, whichever
+        // future the runtime happens to wake first.
+        tokio::select! {
+            biased;
+            _ = inner.lives.ended(job.life) => {}
+            _ = Box::pin(tokio::time::sleep(job.step.latency)) => {}
+        }
     }
     let StepJob {
         endpoint,
@@ -567,6 +630,7 @@ async fn run_step(job: Box<StepJob>) {
         rendered,
         ctx,
         reply,
+        life,
     } = *job;
     let inner = &*endpoint.inner;
     let render =
@@ -579,6 +643,14 @@ async fn run_step(job: Box<StepJob>) {
         Some(fail) => Outcome::Fail(fail),
     };
     let mut state = endpoint.lock();
+    if inner.lives.current() != life {
+        // The process that admitted the request is gone: no commit, no answer, and the crash
+        // already released its dedupe key.
+        drop(state);
+        drop(reply);
+        step_done(inner);
+        return;
+    }
     if step.effective_commit() == Commit::BeforeResponse {
         endpoint.commit(&mut state, &ctx, inner.clock.now_ms());
     }
@@ -602,6 +674,11 @@ async fn run_step(job: Box<StepJob>) {
         #[cfg(feature = "wiremock")]
         Reply::Record { conn_id } => record_outcome(inner, ctx.request, conn_id, &outcome),
     }
+    step_done(inner);
+}
+
+/// A step task ends: the last one wakes [`Endpoint::idle`].
+fn step_done(inner: &Inner) {
     if inner.steps_in_progress.fetch_sub(1, Ordering::AcqRel) == 1 {
         inner.idle.notify_waiters();
     }

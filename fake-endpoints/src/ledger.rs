@@ -127,6 +127,9 @@ pub enum ResponseOutcome {
     /// The connection closed before the step answered (the client gave up); the step itself
     /// still ran to its end, commit included.
     Abandoned,
+    /// The endpoint crashed before it answered ([`Endpoint::crash`](crate::Endpoint::crash)):
+    /// the step stopped there, and what it committed on arrival stays.
+    Crashed,
 }
 
 /// The end of a request: a response, a failure, or abandonment.

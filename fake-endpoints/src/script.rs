@@ -83,6 +83,12 @@ impl Script {
         self.counters.get(key).copied().unwrap_or(0)
     }
 
+    /// Starts over: every scope's next request takes the first step again (an endpoint
+    /// restarted with its scripts reset).
+    pub fn restart(&mut self) {
+        self.counters.clear();
+    }
+
     fn consume(&mut self, key: &ScopeKey) -> usize {
         // Look up before inserting so the common case (a known key) does not clone it.
         let n = match self.counters.get_mut(key) {

@@ -172,15 +172,18 @@ async fn handle(
         return std::future::pending().await;
     };
     let mut guard = AbandonGuard {
+        endpoint: &endpoint,
         conn: &conn,
         request: id,
+        life: endpoint.inner.lives.current(),
         armed: true,
     };
     let outcome = match admission {
         Admission::Ready(response) => Outcome::Respond(response, Duration::ZERO),
         Admission::Pending(rx) => match rx.await {
             Ok(outcome) => outcome,
-            // The step task was dropped (runtime shutting down): nothing will ever answer.
+            // The step task ended without an answer (the endpoint crashed) or was dropped
+            // (the runtime is shutting down): nothing will ever answer.
             Err(_) => return std::future::pending().await,
         },
     };
@@ -289,8 +292,12 @@ fn respond(
 
 /// Records `Abandoned` if the connection drops the request before its step answers.
 struct AbandonGuard<'a> {
+    endpoint: &'a Endpoint,
     conn: &'a ConnShared,
     request: RequestId,
+    /// The endpoint's life the request was admitted in: if it ended, the request did not
+    /// go unanswered because the client left, but because the endpoint crashed.
+    life: u64,
     armed: bool,
 }
 
@@ -303,7 +310,11 @@ impl Drop for AbandonGuard<'_> {
                 conn_id: self.conn.conn_id,
                 at_ms: self.conn.clock.now_ms(),
                 end_ms: None,
-                outcome: ResponseOutcome::Abandoned,
+                outcome: if self.endpoint.inner.lives.current() == self.life {
+                    ResponseOutcome::Abandoned
+                } else {
+                    ResponseOutcome::Crashed
+                },
                 retry_after: None,
                 outbound: written..written,
             });

@@ -763,3 +763,119 @@ async fn a_trickled_answer_to_head_ends_with_its_head() {
     let response = &ep.ledger().snapshot().responses[0];
     assert_eq!((response.at_ms, response.end_ms), (0, Some(0)));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_crash_ends_the_steps_in_progress_and_keeps_what_was_committed() {
+    let ep = endpoint(
+        EndpointConfig::http("api")
+            .dedupe(Dedupe::header("Idempotency-Key"))
+            .route(
+                Route::post("/arrival")
+                    .script([Step::status(201).latency(secs(2)).commit(Commit::Arrival)]),
+            )
+            .route(
+                Route::post("/before").script([Step::status(201)
+                    .latency(secs(2))
+                    .commit(Commit::BeforeResponse)]),
+            ),
+    );
+    let keyed = |path: &str, key: &str| {
+        request(Method::POST, path)
+            .header("idempotency-key", key)
+            .body(Full::default())
+            .unwrap()
+    };
+    let mut first = open(&ep, 1).await;
+    let mut second = open(&ep, 2).await;
+    // Neither answer ever comes: the endpoint crashes while both are in their latency.
+    let arrival =
+        tokio::spawn(async move { send(&mut first, keyed("/arrival", "a")).await.is_ok() });
+    let before =
+        tokio::spawn(async move { send(&mut second, keyed("/before", "b")).await.is_ok() });
+    tokio::time::sleep(secs(1)).await;
+    assert_eq!(ep.steps_in_progress(), 2);
+    ep.crash();
+    // The steps end at the crash, not when their latency would have.
+    let crashed_at = Instant::now();
+    ep.idle().await;
+    assert_eq!(Instant::now(), crashed_at);
+    tokio::time::sleep(secs(5)).await;
+    assert!(
+        !arrival.is_finished() && !before.is_finished(),
+        "no answer after a crash"
+    );
+    arrival.abort();
+    before.abort();
+    let ledger = ep.ledger().snapshot();
+    let effects: Vec<_> = ledger
+        .effects
+        .iter()
+        .map(|e| (e.request, e.at_ms))
+        .collect();
+    assert_eq!(
+        effects,
+        [(RequestId(0), 0)],
+        "the arrival commit stays, the other never happens"
+    );
+
+    ep.restart(ScriptState::Keep);
+    let mut retry = open(&ep, 3).await;
+    assert_eq!(
+        send(&mut retry, keyed("/arrival", "a"))
+            .await
+            .unwrap()
+            .status,
+        201
+    );
+    assert_eq!(
+        send(&mut retry, keyed("/before", "b"))
+            .await
+            .unwrap()
+            .status,
+        201
+    );
+    let ledger = ep.ledger().snapshot();
+    let outcomes: Vec<_> = ledger.requests.iter().map(|r| r.dedupe).collect();
+    assert_eq!(
+        outcomes,
+        [
+            DedupeOutcome::First,
+            DedupeOutcome::First,
+            // The crash released both keys: the committed one is not a new effect.
+            DedupeOutcome::AfterCommit { of: RequestId(0) },
+            DedupeOutcome::First,
+        ]
+    );
+    let effects: Vec<_> = ledger.effects.iter().map(|e| e.request).collect();
+    assert_eq!(effects, [RequestId(0), RequestId(3)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_keeps_or_resets_the_scripts() {
+    for (scripts, after) in [
+        (ScriptState::Keep, [200, 200]),
+        (ScriptState::Reset, [503, 200]),
+    ] {
+        let ep = endpoint(
+            EndpointConfig::http("api")
+                .script([Step::status(503), Step::status(200)])
+                .connect([ConnectStep::refuse(), ConnectStep::accept()]),
+        );
+        assert_eq!(ep.on_connect(1), ConnectAction::Refuse);
+        let mut client = open(&ep, 1).await;
+        assert_eq!(send(&mut client, get("/")).await.unwrap().status, 503);
+        ep.crash();
+        ep.restart(scripts);
+        let connect = match scripts {
+            ScriptState::Reset => ConnectAction::Refuse,
+            _ => ConnectAction::Accept,
+        };
+        assert_eq!(ep.on_connect(2), connect, "{scripts:?}");
+        let mut client = open(&ep, 2).await;
+        let mut statuses = Vec::new();
+        for _ in 0..2 {
+            statuses.push(send(&mut client, get("/")).await.unwrap().status.as_u16());
+        }
+        assert_eq!(statuses, after, "{scripts:?}");
+    }
+}

@@ -503,6 +503,13 @@ impl Report {
                 timeline.len() - SUMMARY_TIMELINE
             );
         }
+        // At most a thousand by the format's limit on faults, two events each.
+        if !self.trace.faults.is_empty() {
+            out.push_str("faults:\n");
+            for line in self.trace.fault_lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         out
     }
 

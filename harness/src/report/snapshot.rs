@@ -35,6 +35,12 @@ pub(crate) fn render(report: &Report) -> String {
     for line in trace.compact_timeline_with(instants) {
         let _ = writeln!(out, "  {line}");
     }
+    if !trace.faults.is_empty() {
+        out.push_str("faults:\n");
+        for line in trace.fault_lines_with(instants) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     out.push_str("connections:\n");
     if trace.connections.len() <= LIST_LIMIT {
         for event in &trace.connections {

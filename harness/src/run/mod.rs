@@ -424,7 +424,7 @@ where
                     ),
                 };
             }
-            faults::schedule(&network, &plan.faults);
+            faults::schedule(&network, &endpoints, &plan.faults);
             Net::Sim(network)
         }
     };
@@ -484,11 +484,13 @@ where
     let mut unsettled = None;
     if end == RunEnd::Completed {
         let returned = tokio::time::Instant::now();
+        // Held data moves when a partition heals; a crash holds nothing.
         let heals: Vec<tokio::time::Instant> = plan
             .faults
             .iter()
-            .map(|fault| match fault {
-                PlannedFault::Partition { at, lasts, .. } => start + *at + *lasts,
+            .filter_map(|fault| match fault {
+                PlannedFault::Partition { at, lasts, .. } => Some(start + *at + *lasts),
+                PlannedFault::Crash { .. } => None,
             })
             .collect();
         let deadline = start + plan.max_virtual_time;

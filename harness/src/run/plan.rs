@@ -13,9 +13,9 @@ use retrylab_endpoints::{
 
 use crate::env::Operation;
 use crate::scenario::{
-    BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
-    LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope, StepSpec,
-    TimelineStep,
+    BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, FaultSpec,
+    HeadersSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
+    ScriptState, StepSpec, TimelineStep,
 };
 
 /// One endpoint of the run.
@@ -36,6 +36,14 @@ pub(crate) enum PlannedFault {
         at: Duration,
         endpoint: String,
         lasts: Duration,
+    },
+    /// `network.faults: [{ at, crash, restart_after, script_state }]`.
+    Crash {
+        at: Duration,
+        endpoint: String,
+        /// `None`: it never comes back.
+        restart_after: Option<Duration>,
+        scripts: retrylab_endpoints::ScriptState,
     },
 }
 
@@ -111,14 +119,32 @@ impl Plan {
             });
         }
         let mut faults = Vec::new();
-        for (i, fault) in scenario.network.faults.iter().enumerate() {
-            if let Some((at, endpoint, lasts)) = keep(scenario.partition(i, fault), &mut errors) {
-                faults.push(PlannedFault::Partition {
+        for fault in &scenario.network.faults {
+            faults.push(match fault {
+                FaultSpec::Partition {
+                    at,
+                    endpoint,
+                    r#for,
+                } => PlannedFault::Partition {
                     at: at.as_duration(),
-                    endpoint: endpoint.to_owned(),
-                    lasts: lasts.as_duration(),
-                });
-            }
+                    endpoint: endpoint.clone(),
+                    lasts: r#for.as_duration(),
+                },
+                FaultSpec::Crash {
+                    at,
+                    endpoint,
+                    restart_after,
+                    script_state,
+                } => PlannedFault::Crash {
+                    at: at.as_duration(),
+                    endpoint: endpoint.clone(),
+                    restart_after: restart_after.map(|r| r.as_duration()),
+                    scripts: match script_state {
+                        ScriptState::Keep => retrylab_endpoints::ScriptState::Keep,
+                        ScriptState::Reset => retrylab_endpoints::ScriptState::Reset,
+                    },
+                },
+            });
         }
         let operation = operation(scenario, &mut errors);
         let epoch_unix_ms = keep(scenario.epoch_unix_ms(), &mut errors);

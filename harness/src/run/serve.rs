@@ -400,5 +400,8 @@ fn result_of(outcome: ResponseOutcome) -> CallResult {
         ResponseOutcome::Abandoned => {
             CallResult::Failure("the client gave up on the last answer".to_owned())
         }
+        ResponseOutcome::Crashed => {
+            CallResult::Failure("the endpoint crashed before its last answer".to_owned())
+        }
     }
 }

@@ -15,7 +15,6 @@ use super::endpoint::{EndpointKind, EndpointSpec};
 use super::error::{ScenarioError, ScenarioErrors};
 use super::locations::{index, join};
 use super::model::Scenario;
-use super::network::FaultSpec;
 use super::step::{RetryAfterSpec, StepSpec, TimelineStep};
 use super::turmoil::BackendKind;
 
@@ -50,26 +49,6 @@ impl Scenario {
         };
         out.scenario();
         ScenarioErrors::sorted(out.errors).0
-    }
-
-    /// `network.faults[i]` as this version runs it, a partition: (at, endpoint, for). Other
-    /// kinds of fault are not supported yet.
-    pub(crate) fn partition<'a>(
-        &self,
-        i: usize,
-        fault: &'a FaultSpec,
-    ) -> Result<(Millis, &'a str, Millis), Box<ScenarioError>> {
-        match fault {
-            FaultSpec::Partition {
-                at,
-                endpoint,
-                r#for,
-            } => Ok((*at, endpoint, *r#for)),
-            other => Err(Box::new(self.not_supported(
-                &join(&index("network.faults", i), other.kind()),
-                format_args!("a `{}` fault", other.kind()),
-            ))),
-        }
     }
 
     /// `retry_after: { http_date: <offset> }` at `path` as this version runs it, a date in the
@@ -120,10 +99,6 @@ impl Unsupported<'_> {
                 continue;
             }
             self.endpoint(&join("endpoints", name), e);
-        }
-        // The sim network holds segments during a partition; crashes come later.
-        for (i, f) in s.network.faults.iter().enumerate() {
-            self.push(s.partition(i, f));
         }
         if s.operation.clients != 1 {
             self.flag("operation.clients", "a fleet of clients (`clients`)");

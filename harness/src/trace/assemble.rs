@@ -10,8 +10,8 @@ use retrylab_endpoints::{CloseKind, Endpoint, LedgerSnapshot, ResponseOutcome};
 
 use super::record::Recorder;
 use super::{
-    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, Interner,
-    LateRequest, Name, Side, Trace, seconds,
+    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, FaultEvent,
+    FaultEventKind, Interner, LateRequest, Name, Side, Trace, seconds,
 };
 use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
@@ -163,6 +163,7 @@ pub(crate) fn assemble(
     } else {
         connection_events(&log, &mut interner)
     };
+    let faults = fault_events(&log, &mut interner);
 
     Assembled {
         trace: Trace {
@@ -170,6 +171,7 @@ pub(crate) fn assemble(
             names: interner.into_names(),
             attempts,
             connections,
+            faults,
             effects,
             calls,
             late_requests,
@@ -344,6 +346,8 @@ fn reconstruct(
             (None, Some(r.at_ms), outcome)
         }
         Some((r, ResponseOutcome::Abandoned)) => (None, Some(r.at_ms), AttemptOutcome::Abandoned),
+        // The crash reset the connection from the endpoint's side.
+        Some((r, ResponseOutcome::Crashed)) => (None, Some(r.at_ms), AttemptOutcome::Reset),
         None => (None, None, AttemptOutcome::Unfinished),
     };
     let path = request
@@ -494,6 +498,27 @@ fn endpoint_connection_events(ledgers: &[LedgerSnapshot], names: &[Name]) -> Vec
     // Stable: a connection's accept comes before its close at the same instant.
     events.sort_by_key(|e| (e.at_ms, e.conn_id));
     events
+}
+
+/// Fault events from the network log, in the order they happened (which is time order).
+fn fault_events(log: &NetLog, interner: &mut Interner) -> Vec<FaultEvent> {
+    log.events()
+        .iter()
+        .filter_map(|event| {
+            let (at_ms, host, kind) = match *event {
+                NetEvent::Partition { at, host } => (at, host, FaultEventKind::Partitioned),
+                NetEvent::Heal { at, host } => (at, host, FaultEventKind::Healed),
+                NetEvent::Crash { at, host } => (at, host, FaultEventKind::Crashed),
+                NetEvent::Restart { at, host } => (at, host, FaultEventKind::Restarted),
+                _ => return None,
+            };
+            Some(FaultEvent {
+                at_ms,
+                endpoint: interner.intern(log.host_name(host).unwrap_or("?")),
+                kind,
+            })
+        })
+        .collect()
 }
 
 /// Connection events from the network log, ordered by (instant, `conn_id`, seq).

@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use crate::trace::{
-    AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind, Name, Trace,
+    AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind, FaultEventKind,
+    Name, Trace,
 };
 
 #[derive(Serialize)]
@@ -15,6 +16,7 @@ struct TraceDoc<'a> {
     attempts: Vec<AttemptDoc<'a>>,
     decisions: Vec<DecisionDoc<'a>>,
     connections: Vec<ConnDoc<'a>>,
+    faults: Vec<FaultDoc<'a>>,
     effects: Vec<EffectDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
     end_ms: u64,
@@ -69,6 +71,13 @@ struct ConnDoc<'a> {
     conn_id: u64,
     endpoint: &'a str,
     event: ConnEventKind,
+}
+
+#[derive(Serialize)]
+struct FaultDoc<'a> {
+    at_ms: u64,
+    endpoint: &'a str,
+    event: FaultEventKind,
 }
 
 #[derive(Serialize)]
@@ -177,6 +186,15 @@ impl Trace {
                     conn_id: c.conn_id,
                     endpoint: name(c.endpoint),
                     event: c.kind,
+                })
+                .collect(),
+            faults: self
+                .faults
+                .iter()
+                .map(|f| FaultDoc {
+                    at_ms: f.at_ms,
+                    endpoint: name(f.endpoint),
+                    event: f.kind,
                 })
                 .collect(),
             effects: self

@@ -186,6 +186,44 @@ pub struct ConnEvent {
     pub kind: ConnEventKind,
 }
 
+/// A scheduled network fault starting or ending (`network.faults`, sim backend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FaultEvent {
+    /// When, in ms since the run started.
+    pub at_ms: u64,
+    /// The endpoint it hit.
+    pub endpoint: Name,
+    /// What happened.
+    pub kind: FaultEventKind,
+}
+
+/// What a fault did to an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FaultEventKind {
+    /// A partition cut the endpoint off.
+    Partitioned,
+    /// The partition healed.
+    Healed,
+    /// The endpoint crashed: its connections were reset.
+    Crashed,
+    /// The endpoint came back after a crash.
+    Restarted,
+}
+
+impl FaultEventKind {
+    /// The word the timeline and snapshots use.
+    pub fn text(self) -> &'static str {
+        match self {
+            FaultEventKind::Partitioned => "partitioned",
+            FaultEventKind::Healed => "healed",
+            FaultEventKind::Crashed => "crashed",
+            FaultEventKind::Restarted => "restarted",
+        }
+    }
+}
+
 /// A committed effect at an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Effect {
@@ -280,6 +318,8 @@ pub struct Trace {
     pub attempts: Vec<Attempt>,
     /// Connection events, ordered by (instant, `conn_id`, seq).
     pub connections: Vec<ConnEvent>,
+    /// Network faults starting and ending, in the order they happened.
+    pub faults: Vec<FaultEvent>,
     /// Committed effects.
     pub effects: Vec<Effect>,
     /// Calls, in call order.

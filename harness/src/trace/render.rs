@@ -57,6 +57,26 @@ impl Trace {
         out
     }
 
+    /// One line per fault event, `t=1.000s  api crashed`, in the order they happened.
+    pub fn fault_lines(&self) -> Vec<String> {
+        self.fault_lines_with(Instants::Exact)
+    }
+
+    /// [`Trace::fault_lines`], with instants shown as `instants` says.
+    pub(crate) fn fault_lines_with(&self, instants: Instants) -> Vec<String> {
+        self.faults
+            .iter()
+            .map(|f| {
+                format!(
+                    "t={}  {} {}",
+                    instants.show(f.at_ms),
+                    self.name(f.endpoint),
+                    f.kind.text()
+                )
+            })
+            .collect()
+    }
+
     /// The timeline with runs of look-alike attempts folded: three or more consecutive
     /// attempts of one call that read the same apart from their instant and number become one
     /// line, `t=1.000s..9.000s  #2..#10 (x9)  GET /  -> 503 ...`, so a 100,000-attempt trace

@@ -88,6 +88,17 @@ fn arrive_syn(net: &Network, conn: ConnId, host: HostId, epoch: Option<u64>) -> 
             });
             return Arrival::Lost;
         }
+        if inner.host(host).down {
+            // No process listens: the machine refuses without asking the host.
+            let at = inner.ms(now);
+            let reply_at = now + inner.latency(host, super::Dir::ServerToClient);
+            inner.events.push(NetEvent::SynArrived {
+                at,
+                conn,
+                outcome: SynOutcome::Down,
+            });
+            return Arrival::Refused { reply_at };
+        }
         inner.host(host).handler.clone()
     };
     let decision = handler.on_syn(conn);

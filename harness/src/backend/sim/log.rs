@@ -25,6 +25,8 @@ pub(crate) enum SynOutcome {
     /// A partition was in force at some moment of the SYN's flight: it was lost before the
     /// host saw it (logged at the instant it would have arrived).
     Lost,
+    /// The host had crashed and not restarted: its machine refused the connection.
+    Down,
 }
 
 /// One segment put on the wire.
@@ -122,6 +124,20 @@ pub(crate) enum NetEvent {
     },
     /// The partition of the host healed.
     Heal {
+        /// When.
+        at: u64,
+        /// The host.
+        host: HostId,
+    },
+    /// The host crashed: its connections were reset.
+    Crash {
+        /// When.
+        at: u64,
+        /// The host.
+        host: HostId,
+    },
+    /// The host came back after a crash.
+    Restart {
         /// When.
         at: u64,
         /// The host.

@@ -80,6 +80,7 @@ impl Network {
             partitioned: false,
             partitions: 0,
             heal_wakers: Vec::new(),
+            down: false,
         });
         inner.by_name.insert(name.to_owned(), id);
         id
@@ -154,6 +155,24 @@ impl Network {
         let mut inner = self.lock();
         let id = inner.lookup(host)?;
         inner.heal(id, Instant::now());
+        Ok(())
+    }
+
+    /// Crashes `host`: its connections are reset from its side and connects to it are
+    /// refused until [`restart`](Network::restart). The host's handler is the one to stop its
+    /// own work (an endpoint's [`crash`](retrylab_endpoints::Endpoint::crash)).
+    pub(crate) fn crash(&self, host: &str) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        inner.crash(id, Instant::now());
+        Ok(())
+    }
+
+    /// Brings `host` back after a [`crash`](Network::crash): it accepts connects again.
+    pub(crate) fn restart(&self, host: &str) -> io::Result<()> {
+        let mut inner = self.lock();
+        let id = inner.lookup(host)?;
+        inner.restart(id, Instant::now());
         Ok(())
     }
 

@@ -32,6 +32,8 @@ pub(super) struct HostEntry {
     pub partitions: u64,
     /// Connects whose reply is held by the partition, woken at heal.
     pub heal_wakers: Vec<Waker>,
+    /// Crashed and not restarted: SYNs are refused without asking the handler.
+    pub down: bool,
 }
 
 /// A host's latency distribution and its own substream of the seed.
@@ -527,6 +529,40 @@ impl Inner {
                 pipe.hold(now);
             }
         }
+    }
+
+    /// The host crashes: from now on it refuses connects, and each of its connections is
+    /// reset from its side, as the kernel of a machine whose server process died does (the
+    /// RSTs travel like any segment: a partition holds them). Crashing a crashed host does
+    /// nothing.
+    pub(super) fn crash(&mut self, host: HostId, now: Instant) {
+        if self.host(host).down {
+            return;
+        }
+        self.host_mut(host).down = true;
+        let at = self.ms(now);
+        self.events.push(NetEvent::Crash { at, host });
+        let open: Vec<(u32, ConnId)> = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.live && c.host == host)
+            .map(|(slot, c)| (u32::try_from(slot).unwrap_or(u32::MAX), c.id))
+            .collect();
+        for (slot, id) in open {
+            self.reset(slot, id, Side::Server, now);
+        }
+    }
+
+    /// The host accepts connects again (new connections only: the old ones were reset).
+    /// Restarting a host that is up does nothing.
+    pub(super) fn restart(&mut self, host: HostId, now: Instant) {
+        if !self.host(host).down {
+            return;
+        }
+        self.host_mut(host).down = false;
+        let at = self.ms(now);
+        self.events.push(NetEvent::Restart { at, host });
     }
 
     pub(super) fn heal(&mut self, host: HostId, now: Instant) {

@@ -405,6 +405,71 @@ async fn connection_ids_follow_connect_calls() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn crash_resets_connections_and_refuses_connects_until_restart() {
+    let mut f = Fixture::new(ConnectAction::Accept);
+    let (mut client, mut server) = f.pair().await; // connected at 500
+    client.write_all(b"lost").await.unwrap(); // due at 750, after the crash
+    sleep_until(f.at(600)).await;
+    f.net.crash("api").unwrap();
+    // The host's own end fails at once; the client reads the RST one latency later.
+    assert_eq!(
+        read_at(&f.net, &mut server, 16).await,
+        (Err(io::ErrorKind::ConnectionReset), 600)
+    );
+    assert_eq!(
+        read_at(&f.net, &mut client, 16).await,
+        (Err(io::ErrorKind::ConnectionReset), 850)
+    );
+    // While down, a SYN is refused without asking the host, which would accept.
+    let refused = f.net.connect("api");
+    assert_eq!(kind(refused.await), io::ErrorKind::ConnectionRefused);
+    assert_eq!(f.net.now_ms(), 1350);
+    assert!(f.accepted.try_recv().is_err());
+    // Crashing again while down changes nothing.
+    f.net.crash("api").unwrap();
+
+    f.net.restart("api").unwrap();
+    let (mut client, mut server) = f.pair().await;
+    client.write_all(b"again").await.unwrap();
+    assert_eq!(
+        read_at(&f.net, &mut server, 16).await,
+        (Ok(b"again".to_vec()), 2100)
+    );
+
+    let host = f.net.host_id("api").unwrap();
+    let faults: Vec<NetEvent> = f
+        .net
+        .log()
+        .events()
+        .iter()
+        .copied()
+        .filter(|e| {
+            matches!(
+                e,
+                NetEvent::Crash { .. }
+                    | NetEvent::Restart { .. }
+                    | NetEvent::SynArrived {
+                        outcome: SynOutcome::Down,
+                        ..
+                    }
+            )
+        })
+        .collect();
+    assert_eq!(
+        faults,
+        [
+            NetEvent::Crash { at: 600, host },
+            NetEvent::SynArrived {
+                at: 1100,
+                conn: ConnId(2),
+                outcome: SynOutcome::Down
+            },
+            NetEvent::Restart { at: 1350, host },
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn partition_holds_segments_until_heal() {
     let mut f = Fixture::new(ConnectAction::Accept);
     let (mut client, mut server) = f.pair().await;

@@ -588,3 +588,74 @@ fn a_scenario_without_problems_has_no_warnings() {
     assert_eq!(report.warnings(), &[] as &[String]);
     assert!(!report.summary().contains("warning"));
 }
+
+// ---- timelines and random steps ----------------------------------------------------------
+
+#[test]
+fn branches_without_chance_and_windows_after_the_run_are_unreachable() {
+    let s = scenario(
+        "version: 1\nname: w\nendpoints:\n  api:\n    timeline:\n\
+         \x20     - { during: [0s, 1s], p: 0, then: { status: 503 }, else: { p: 1, then: { status: 200 }, else: { status: 201 } } }\n\
+         \x20     - { during: [5m, 10m], status: 503 }\n\
+         operation: { endpoint: api }\nlimits: { max_virtual_time: 1m }\n",
+    );
+    assert_eq!(
+        warnings(&s),
+        [
+            "w.yaml:6:41 endpoints.api.timeline[0].then: `p: 0` never takes this branch: \
+             write the other step without `p`",
+            "w.yaml:6:101 endpoints.api.timeline[0].else.else: `p: 1` never takes this \
+             branch: write the other step without `p`",
+            "w.yaml:7:19 endpoints.api.timeline[1].during: this window opens at 5m but the \
+             run stops at 1m (limits.max_virtual_time): no request can arrive in it",
+        ]
+    );
+    // Inside a script too; a probability strictly between the ends is fine.
+    let s = with(
+        "[ { p: 1, then: { status: 200 }, else: { status: 503 } }, { p: 0.5, then: { status: 200 }, else: { status: 503 } } ]",
+        "",
+        EXP3,
+        "outcome: success",
+    );
+    assert_eq!(
+        warnings(&s),
+        [
+            "w.yaml:5:52 endpoints.api.script[0].else: `p: 1` never takes this branch: write \
+             the other step without `p`"
+        ]
+    );
+}
+
+#[test]
+fn windows_no_request_arrived_in_and_branches_no_draw_took() {
+    let s = scenario(
+        "version: 1\nname: w\nendpoints:\n  api:\n    timeline:\n\
+         \x20     - { during: [0s, 1s], p: 0.001, then: { status: 503 }, else: { p: 0.5, then: { status: 200 }, else: { status: 201 } } }\n\
+         \x20     - { during: [5s, 10s], status: 503 }\n\
+         operation: { endpoint: api, calls: 3 }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 2 } }\n",
+    );
+    let report = s.run_builtin();
+    // Seed 0 takes `else` then `then` three times: 0.001 is too rare for three draws, and
+    // the inner coin never came up `else`. Nothing arrives after the first second.
+    assert_eq!(
+        dead(&report),
+        [
+            "w.yaml:6:45 endpoints.api.timeline[0].then: no draw took this branch (p 0.001, \
+             3 draws): this seed never exercised it",
+            "w.yaml:6:107 endpoints.api.timeline[0].else.else: no draw took this branch \
+             (p 0.5, 3 draws): this seed never exercised it",
+            "w.yaml:7:9 endpoints.api.timeline[1]: no request arrived in this window \
+             (endpoint `api`, window 2 of 2)",
+        ]
+    );
+    // Another seed exercises the inner coin both ways.
+    let mut other = s.clone();
+    other.seed = 3;
+    let report = other.run_builtin();
+    assert!(
+        !dead(&report).iter().any(|w| w.contains("else.else")),
+        "{:?}",
+        dead(&report)
+    );
+}

@@ -78,6 +78,7 @@ impl Scenario {
             found: Vec::new(),
         };
         rules.limits();
+        rules.unreachable_steps();
         if let Some(client) = BuiltIn::of(self) {
             rules.attempt_counts(&client);
             rules.stop_reason(&client);
@@ -146,6 +147,79 @@ impl Contradictions<'_> {
     /// Every call of every client instance.
     fn calls(&self) -> u64 {
         u64::from(self.s.operation.calls) * u64::from(self.s.operation.clients)
+    }
+
+    /// Steps no request can reach, whatever the client: a random step's branch with no
+    /// chance (`p: 0` never takes `then`, `p: 1` never takes `else`), and a timeline window
+    /// that opens when the run has already stopped.
+    fn unreachable_steps(&mut self) {
+        let stop = self.s.run_limits().max_virtual_time;
+        for (name, endpoint) in &self.s.endpoints {
+            let mut routes = vec![(
+                format!("endpoints.{name}"),
+                endpoint.script.as_deref(),
+                endpoint.timeline.as_deref(),
+            )];
+            for (i, route) in endpoint.routes.iter().enumerate() {
+                routes.push((
+                    format!("endpoints.{name}.routes[{i}]"),
+                    route.script.as_deref(),
+                    route.timeline.as_deref(),
+                ));
+            }
+            for (path, script, timeline) in routes {
+                for (i, step) in script.unwrap_or_default().iter().enumerate() {
+                    self.branches_without_chance(step, &format!("{path}.script[{i}]"));
+                }
+                for (i, window) in timeline.unwrap_or_default().iter().enumerate() {
+                    let at = format!("{path}.timeline[{i}]");
+                    self.branches_without_chance(&window.as_step(), &at);
+                    if window.during.min >= stop {
+                        self.warn(
+                            &[],
+                            &format!("{at}.during"),
+                            format!(
+                                "this window opens at {} but the run stops at {stop} \
+                                 (limits.max_virtual_time): no request can arrive in it",
+                                window.during.min
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The branches of the random step `step` at `path`, and of those inside it, that a
+    /// probability of 0 or 1 makes unreachable.
+    fn branches_without_chance(&mut self, step: &StepSpec, path: &str) {
+        let (Some(p), Some(then), Some(otherwise)) = (step.p, &step.then, &step.r#else) else {
+            return;
+        };
+        // A probability lies in [0, 1], so these are its two ends.
+        let never = if p.value() <= 0.0 {
+            Some("then")
+        } else if p.value() >= 1.0 {
+            Some("else")
+        } else {
+            None
+        };
+        if let Some(key) = never {
+            self.warn(
+                &[],
+                &format!("{path}.{key}"),
+                format!(
+                    "`p: {}` never takes this branch: write the other step without `p`",
+                    p.value()
+                ),
+            );
+        }
+        if never != Some("then") {
+            self.branches_without_chance(then, &format!("{path}.then"));
+        }
+        if never != Some("else") {
+            self.branches_without_chance(otherwise, &format!("{path}.else"));
+        }
     }
 
     /// `limits.max_client_attempts` against the attempt counts, for any client.

@@ -693,16 +693,16 @@ fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Out
             ResponseOutcome::Sent {
                 status: response.status,
             },
-            response.retry_after().cloned(),
+            response.retry_after_lines().cloned().collect(),
         ),
         Outcome::Truncate(response, fail, _) => (
             ResponseOutcome::Truncated {
                 status: response.status,
                 fail: *fail,
             },
-            response.retry_after().cloned(),
+            response.retry_after_lines().cloned().collect(),
         ),
-        Outcome::Fail(fail) => (ResponseOutcome::Failed(*fail), None),
+        Outcome::Fail(fail) => (ResponseOutcome::Failed(*fail), Vec::new()),
     };
     inner.ledger.push_response(ResponseRecord {
         request,

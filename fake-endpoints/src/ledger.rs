@@ -147,9 +147,10 @@ pub struct ResponseRecord {
     pub end_ms: Option<u64>,
     /// What happened.
     pub outcome: ResponseOutcome,
-    /// The `Retry-After` value the head carried, as sent (`None` without one, or when no
-    /// head was sent): what a client that only shows its requests was told to wait.
-    pub retry_after: Option<HeaderValue>,
+    /// Every `Retry-After` field line the head carried, as sent and in order (none without
+    /// one, or when no head was sent): what a client that only shows its requests was told
+    /// to wait, disagreeing duplicates included.
+    pub retry_after: Vec<HeaderValue>,
     /// Byte range in the connection's outbound stream (empty when nothing was sent, and under a
     /// wiremock responder).
     pub outbound: Range<u64>,

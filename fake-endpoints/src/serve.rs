@@ -208,7 +208,7 @@ async fn handle(
                 at_ms: conn.clock.now_ms(),
                 end_ms: None,
                 outcome: ResponseOutcome::Failed(fail),
-                retry_after: None,
+                retry_after: Vec::new(),
                 outbound: written..written,
             });
             match fail {
@@ -248,7 +248,7 @@ fn respond(
         at_ms: conn.clock.now_ms(),
         end_ms: None,
         outcome,
-        retry_after: sent.retry_after().cloned(),
+        retry_after: sent.retry_after_lines().cloned().collect(),
         outbound: written..written,
     });
     let full_len = sent.body.len() as u64;
@@ -315,7 +315,7 @@ impl Drop for AbandonGuard<'_> {
                 } else {
                     ResponseOutcome::Crashed
                 },
-                retry_after: None,
+                retry_after: Vec::new(),
                 outbound: written..written,
             });
         }

@@ -80,9 +80,24 @@ impl SentResponse {
     /// assert_eq!(sent.retry_after().map(|v| v.as_bytes()), Some(&b"2"[..]));
     /// ```
     pub fn retry_after(&self) -> Option<&HeaderValue> {
+        self.retry_after_lines().next()
+    }
+
+    /// Every `Retry-After` field line it carries, in order: a response may repeat the
+    /// header, and a client should see that the lines disagree.
+    ///
+    /// ```
+    /// use retrylab_endpoints::Step;
+    ///
+    /// let step = Step::status(503).header("retry-after", "2").header("retry-after", "5");
+    /// let sent = step.respond.render(std::time::SystemTime::UNIX_EPOCH);
+    /// let lines: Vec<&[u8]> = sent.retry_after_lines().map(|v| v.as_bytes()).collect();
+    /// assert_eq!(lines, [&b"2"[..], &b"5"[..]]);
+    /// ```
+    pub fn retry_after_lines(&self) -> impl Iterator<Item = &HeaderValue> {
         self.headers
             .iter()
-            .find(|(name, _)| name == http::header::RETRY_AFTER)
+            .filter(|(name, _)| name == http::header::RETRY_AFTER)
             .map(|(_, value)| value)
     }
 

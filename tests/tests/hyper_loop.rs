@@ -186,3 +186,37 @@ fn the_virtual_wall_clock_is_the_scenario_epoch() {
         report.summary()
     );
 }
+
+#[test]
+fn rebuilt_attempts_keep_every_retry_after_line() {
+    // A client on `env.connector()` is seen only by the network and the endpoint: its
+    // attempts are rebuilt from the ledger, which keeps every Retry-After line. Lines that
+    // disagree (2 and 5) are recorded joined, as the harness's own client records them;
+    // lines that agree (3 and 3) read as one value.
+    let report = library("faults/retry-after-duplicated.yaml").run(|env| async move {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .build(env.connector());
+        for _ in 0..3 {
+            let response = client
+                .request(env.operation().request())
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let _ = response.into_body().collect().await;
+            if status < 500 {
+                return Ok(status);
+            }
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        }
+        Err("gave up".to_owned())
+    });
+    let trace = report.trace();
+    assert!(trace.attempts.iter().all(|a| a.reconstructed));
+    let told: Vec<Option<&str>> = trace
+        .attempts
+        .iter()
+        .map(|a| a.retry_after.map(|name| trace.name(name)))
+        .collect();
+    assert_eq!(told, [Some("2, 5"), Some("3"), None], "{}", trace.timeline());
+}

@@ -106,10 +106,22 @@ impl RetryAfterValue {
     /// assert_eq!(RetryAfterValue::recorded_text(&headers).as_deref(), Some("2, 02, 5"));
     /// ```
     pub fn recorded_text(headers: &http::HeaderMap) -> Option<String> {
-        let first = headers.get(http::header::RETRY_AFTER)?;
-        match RetryAfterValue::from_headers(headers)? {
+        RetryAfterValue::recorded_text_of(headers.get_all(http::header::RETRY_AFTER))
+    }
+
+    /// [`RetryAfterValue::recorded_text`] of field lines given one by one (as an endpoint's
+    /// ledger keeps them).
+    pub fn recorded_text_of<'a>(
+        lines: impl IntoIterator<Item = &'a http::HeaderValue>,
+    ) -> Option<String> {
+        let raws: Vec<String> = lines
+            .into_iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
+        let first = raws.first()?.clone();
+        match RetryAfterValue::from_field_values(raws.iter().map(String::as_str))? {
             RetryAfterValue::Invalid(joined) => Some(joined),
-            _ => Some(String::from_utf8_lossy(first.as_bytes()).into_owned()),
+            _ => Some(first),
         }
     }
 

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
+use crate::policy::RetryAfterValue;
 
 /// What a run leaves behind, besides the trace.
 pub(crate) struct Assembled {
@@ -379,9 +380,11 @@ fn reconstruct(
             (Some(_), None) => EndKind::Body,
         },
         body_error,
+        // Recorded as the harness's own client records what it was told, so a rebuilt
+        // attempt is judged on the same text.
         retry_after: response
-            .and_then(|r| r.retry_after.as_ref())
-            .map(|value| interner.intern(&String::from_utf8_lossy(value.as_bytes()))),
+            .and_then(|r| RetryAfterValue::recorded_text_of(&r.retry_after))
+            .map(|text| interner.intern(&text)),
         resent: false,
         reconstructed: true,
     }

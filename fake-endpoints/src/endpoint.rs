@@ -539,15 +539,18 @@ impl Endpoint {
     /// harness resets them and refuses connects until [`restart`](Endpoint::restart).
     ///
     /// ```
-    /// use retrylab_endpoints::{Commit, Endpoint, EndpointConfig, ScriptState, Step, VirtualClock};
+    /// use retrylab_endpoints::{ConnectAction, ConnectStep, Endpoint, EndpointConfig, ScriptState, VirtualClock};
     ///
     /// let endpoint = Endpoint::new(
-    ///     EndpointConfig::http("api").script([Step::status(503), Step::status(200)]),
+    ///     EndpointConfig::http("api").connect([ConnectStep::refuse(), ConnectStep::accept()]),
     ///     VirtualClock::new(),
     /// );
+    /// assert_eq!(endpoint.on_connect(1), ConnectAction::Refuse);
     /// endpoint.crash();
-    /// endpoint.restart(ScriptState::Reset); // the next request gets the 503 again
-    /// assert_eq!(endpoint.ledger().requests_received(), 0);
+    /// // Restarted with its schedules from the start: the first connect is refused again.
+    /// endpoint.restart(ScriptState::Reset);
+    /// assert_eq!(endpoint.on_connect(2), ConnectAction::Refuse);
+    /// assert_eq!(endpoint.on_connect(3), ConnectAction::Accept);
     /// ```
     pub fn crash(&self) {
         let mut state = self.lock();
@@ -616,8 +619,8 @@ async fn run_step(job: Box<StepJob>) {
     // Only the box and (rarely) the boxed timer live across the await: the task stays small.
     if !job.step.latency.is_zero() {
         let inner = &*job.endpoint.inner;
-        // Biased, so that a crash at the very instant the latency ends wins, whichever
-        // future the runtime happens to wake first.
+        // Biased: polled in a fixed order, so that a crash already made when the latency
+        // ends wins, never a random branch choice.
         tokio::select! {
             biased;
             _ = inner.lives.ended(job.life) => {}

@@ -3,7 +3,8 @@
 //! retrylab runs a retry client (anything on tokio and hyper: a hand-written loop, tower,
 //! backon, tokio-retry2, backoff, the built-in reference client) against **scripted fake
 //! endpoints** on a simulated network whose clock is **virtual**: 5xx bursts, 429 with
-//! `Retry-After`, slow answers, resets, refused or black-holed connects, partitions. Every
+//! `Retry-After`, slow and trickled answers, outages, flaky steps, resets, refused or
+//! black-holed connects, partitions, crashes and restarts. Every
 //! attempt is recorded to the millisecond, and checks judge the timeline: how many attempts,
 //! how far apart, whether `Retry-After` was honoured, whether an effect happened exactly once.
 //! Waiting costs nothing (a schedule of days runs in about a second), and the same scenario

@@ -14,10 +14,8 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
     for call in &ctx.trace.calls {
         // A hand-off to a dead-letter endpoint is not the operation's effect.
         let effects: Vec<_> = ctx
-            .trace
-            .effects
-            .iter()
-            .filter(|e| e.call_id == Some(call.call_id))
+            .index
+            .effects_of(call.call_id)
             .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
             .collect();
         let succeeded = matches!(call.result, CallResult::Success(_));

@@ -26,6 +26,7 @@ use retrylab_endpoints::LedgerSnapshot;
 
 use crate::report::{Finding, Report, RunEnd, Verdict};
 use crate::scenario::{BoundSpec, CountSpec, Scenario};
+use crate::trace::index::TraceIndex;
 use crate::trace::{Attempt, Trace, seconds};
 
 pub(crate) use tolerance::Tolerance;
@@ -44,6 +45,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) end: &'a RunEnd,
     /// The slack every timing bound is judged with ([`Scenario::tolerance_ms`]).
     pub(crate) tolerance: Tolerance,
+    /// The trace's attempts by call, decisions by attempt and effects by call, looked up
+    /// rather than searched, so that every check is linear in the attempts.
+    pub(crate) index: TraceIndex<'a>,
 }
 
 impl Ctx<'_> {
@@ -54,14 +58,7 @@ impl Ctx<'_> {
 
     /// The attempts of one call, in order.
     pub(crate) fn attempts_of(&self, client: u32, call: u32) -> Vec<&Attempt> {
-        let mut attempts: Vec<&Attempt> = self
-            .trace
-            .attempts
-            .iter()
-            .filter(|a| a.client_id == client && a.call_id == call)
-            .collect();
-        attempts.sort_by_key(|a| a.n);
-        attempts
+        self.index.attempts_of(client, call)
     }
 
     /// Whether `endpoint` is a `kind: dead_letter` endpoint.
@@ -114,6 +111,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             unsettled: report.unsettled.as_deref(),
             end: &report.end,
             tolerance: Tolerance(scenario.tolerance_ms()),
+            index: TraceIndex::new(&report.trace),
         };
         evaluate(&ctx)
     };

@@ -77,7 +77,7 @@ pub(super) fn stop_reason(ctx: &Ctx<'_>, expected: StopReason) -> Verdict {
     let mut problems = Vec::new();
     for (client, call) in ctx.calls() {
         let last = ctx.attempts_of(client, call).last().map(|a| a.id);
-        let decision = last.and_then(|id| ctx.trace.decisions.iter().find(|d| d.attempt_id == id));
+        let decision = last.and_then(|id| ctx.index.decision(id));
         match decision.map(|d| d.kind) {
             Some(DecisionKind::Stop(reason)) if reason == want => {}
             Some(DecisionKind::Stop(reason)) => problems.push(Finding::call(

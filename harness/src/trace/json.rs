@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::index::TraceIndex;
 use crate::trace::{
     AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind, FaultEventKind,
     Name, Trace,
@@ -107,6 +108,7 @@ impl Trace {
     /// ```
     pub fn to_json(&self) -> String {
         let name = |n: Name| self.name(n);
+        let index = TraceIndex::new(self);
         let doc = TraceDoc {
             header: self
                 .header
@@ -136,7 +138,8 @@ impl Trace {
             attempts: self
                 .attempts
                 .iter()
-                .map(|a| AttemptDoc {
+                .enumerate()
+                .map(|(i, a)| AttemptDoc {
                     id: a.id,
                     client_id: a.client_id,
                     call_id: a.call_id,
@@ -148,7 +151,7 @@ impl Trace {
                     start_ms: a.start_ms,
                     head_ms: a.head_ms,
                     end_ms: a.end_ms,
-                    gap_ms: self.gap_before(a),
+                    gap_ms: index.gap(i),
                     outcome: a.outcome,
                     end: a.end,
                     body_error: a.body_error,

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::policy::Observed;
 
 pub(crate) mod assemble;
+pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
 

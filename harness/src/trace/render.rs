@@ -3,8 +3,11 @@
 
 use std::fmt::Write as _;
 
+use super::index::TraceIndex;
 use super::redaction::{Instants, REAL};
-use super::{Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, Trace};
+use super::{
+    Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, DecisionRecord, Trace,
+};
 use crate::policy::{Anchor, RetryAfterValue};
 
 impl Call {
@@ -49,10 +52,12 @@ impl Trace {
     /// `t=2.000s  #2  POST /orders  -> 503  conn 1 reused  gap 1.000s`; an attempt whose body
     /// ended after its head also shows both instants, `head t=0.004s  end t=1.000s`.
     pub fn timeline(&self) -> String {
+        let index = TraceIndex::new(self);
         let mut out = String::new();
-        for attempt in &self.attempts {
+        for (i, a) in self.attempts.iter().enumerate() {
+            let (head, shape) = self.attempt_parts(a, &index, i, Instants::Exact);
             // Writing to a String cannot fail.
-            let _ = writeln!(out, "{}", self.attempt_line(attempt));
+            let _ = writeln!(out, "{head}  {shape}");
         }
         out
     }
@@ -106,15 +111,14 @@ impl Trace {
     /// redacted line reads the same whatever its instants, so look-alike attempts fold as
     /// they do on a simulated run.
     pub(crate) fn compact_timeline_with(&self, instants: Instants) -> Vec<String> {
+        let index = TraceIndex::new(self);
+        // Each line as its `t=... #n` head and the rest, its shape, which look-alike
+        // attempts share.
         let lines: Vec<(String, String)> = self
             .attempts
             .iter()
-            .map(|a| {
-                let line = self.attempt_line_with(a, instants);
-                // The part after `t=... #n`, which look-alike attempts share.
-                let shape = line.splitn(3, "  ").nth(2).unwrap_or_default().to_owned();
-                (line, shape)
-            })
+            .enumerate()
+            .map(|(i, a)| self.attempt_parts(a, &index, i, instants))
             .collect();
         let mut out = Vec::new();
         let mut i = 0;
@@ -144,7 +148,11 @@ impl Trace {
                     lines[i].1
                 ));
             } else {
-                out.extend(lines[i..j].iter().map(|(line, _)| line.clone()));
+                out.extend(
+                    lines[i..j]
+                        .iter()
+                        .map(|(head, shape)| format!("{head}  {shape}")),
+                );
             }
             i = j;
         }
@@ -176,10 +184,34 @@ impl Trace {
     /// seconds, and hides its start, its gap, the reference client's delay and a
     /// `Retry-After` date (each depends on when things happened).
     pub(crate) fn attempt_line_with(&self, a: &Attempt, instants: Instants) -> String {
+        let decision = self.decisions.iter().find(|d| d.attempt_id == a.id);
+        let (head, shape) = self.line_parts(a, self.gap_before(a), decision, instants);
+        format!("{head}  {shape}")
+    }
+
+    /// [`Trace::line_parts`] of the attempt at `position`, its gap and decision looked up
+    /// in `index`.
+    fn attempt_parts(
+        &self,
+        a: &Attempt,
+        index: &TraceIndex<'_>,
+        position: usize,
+        instants: Instants,
+    ) -> (String, String) {
+        self.line_parts(a, index.gap(position), index.decision(a.id), instants)
+    }
+
+    /// A timeline line in two parts: `t=... #n`, and the rest (its shape).
+    fn line_parts(
+        &self,
+        a: &Attempt,
+        gap: Option<u64>,
+        decision: Option<&DecisionRecord>,
+        instants: Instants,
+    ) -> (String, String) {
+        let head = format!("t={}  #{}", instants.show(a.start_ms), a.n);
         let mut line = format!(
-            "t={}  #{}  {} {}  -> {}",
-            instants.show(a.start_ms),
-            a.n,
+            "{} {}  -> {}",
             self.name(a.method),
             self.name(a.path),
             self.outcome_text(a.outcome)
@@ -207,7 +239,7 @@ impl Trace {
             };
             let _ = write!(line, "  conn {conn} {how}");
         }
-        if let Some(gap) = self.gap_before(a) {
+        if let Some(gap) = gap {
             let _ = write!(line, "  gap {}", instants.show(gap));
         }
         if a.client_id != 0 || self.calls.len() > 1 {
@@ -229,7 +261,7 @@ impl Trace {
         if a.resent {
             line.push_str("  resent");
         }
-        if let Some(decision) = self.decisions.iter().find(|d| d.attempt_id == a.id) {
+        if let Some(decision) = decision {
             match decision.kind {
                 DecisionKind::Retry { delay_ms, from } => {
                     let _ = write!(line, "  => retry in {}", instants.show(delay_ms));
@@ -245,7 +277,7 @@ impl Trace {
                 let _ = write!(line, " [{}]", self.name(state));
             }
         }
-        line
+        (head, line)
     }
 
     fn outcome_text(&self, outcome: AttemptOutcome) -> String {

@@ -1,0 +1,96 @@
+//! What a run costs after its attempts: judging, the summary, the snapshot and the JSON of
+//! long runs, and many short calls against one long one.
+//!
+//! `cargo bench -p retrylab --bench reports` prints one line per case. The wall clock is read
+//! here, in the benchmark, never on the simulated path. `REPORTS_ONLY=render` (or `calls`)
+//! runs one group.
+//!
+//! - render: one call of 100,000 attempts (the built-in fixed client against an endpoint that
+//!   always answers 503), then `summary()`, `snapshot_text()` and `to_json()` of its report,
+//!   each against the run's own time.
+//! - calls: 100,000 calls of 10 attempts against one call of 1,000,000 attempts: the same
+//!   attempts, split into calls that every per-call check visits.
+
+use std::time::{Duration, Instant};
+
+use retrylab::Report;
+use retrylab::scenario::Scenario;
+
+fn scenario(calls: u32, attempts_per_call: u32) -> Scenario {
+    let total = u64::from(calls) * u64::from(attempts_per_call);
+    let yaml = format!(
+        "version: 1\nname: bench\nendpoints:\n  api:\n    script: [ {{ status: 503 }} ]\n\
+         network: {{ latency: 1ms }}\noperation: {{ endpoint: api, method: POST, path: /orders, calls: {calls} }}\n\
+         client: {{ fixed: {{ delay: 20s, max_attempts: {attempts_per_call} }} }}\n\
+         expect: {{ outcome: failure, attempts: {attempts_per_call}, stop_reason: max_attempts_exceeded, \
+         gaps_each: {{ within: [20s, 20s] }}, conforms_to: {{ fixed: {{ delay: 20s, max_attempts: {attempts_per_call} }} }} }}\n\
+         limits: {{ max_virtual_time: 3650d, max_client_attempts: {}, wall: 1h }}\n",
+        total + 1
+    );
+    match Scenario::from_yaml_str(&yaml, "bench.yaml") {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Runs `scenario` with its built-in client and checks that every verdict passed (a bench
+/// of a failing run would measure the wrong thing).
+fn run(scenario: &Scenario) -> (Duration, Report) {
+    let started = Instant::now();
+    let report = scenario.run_builtin();
+    let elapsed = started.elapsed();
+    assert!(report.passed(), "{}", report.summary());
+    (elapsed, report)
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (Duration, T) {
+    let started = Instant::now();
+    let out = f();
+    (started.elapsed(), out)
+}
+
+fn render() {
+    let (ran, report) = run(&scenario(1, 100_000));
+    let attempts = report.trace().attempts.len();
+    let (summary, text) = timed(|| report.summary());
+    let (snapshot, snap) = timed(|| report.snapshot_text());
+    let (json, doc) = timed(|| report.trace().to_json());
+    println!(
+        "render: {attempts} attempts in one call, run {:.3}s; summary() {:.3}s ({} bytes), \
+         snapshot_text() {:.3}s ({} bytes), to_json() {:.3}s ({} bytes); \
+         summary + snapshot = {:.2}x the run",
+        ran.as_secs_f64(),
+        summary.as_secs_f64(),
+        text.len(),
+        snapshot.as_secs_f64(),
+        snap.len(),
+        json.as_secs_f64(),
+        doc.len(),
+        (summary + snapshot).as_secs_f64() / ran.as_secs_f64()
+    );
+}
+
+fn calls() {
+    let (one, long) = run(&scenario(1, 1_000_000));
+    let (many, short) = run(&scenario(100_000, 10));
+    println!(
+        "calls: 1 call x {} attempts in {:.3}s; {} calls x 10 attempts ({} attempts) in \
+         {:.3}s = {:.2}x",
+        long.trace().attempts.len(),
+        one.as_secs_f64(),
+        short.trace().calls.len(),
+        short.trace().attempts.len(),
+        many.as_secs_f64(),
+        many.as_secs_f64() / one.as_secs_f64()
+    );
+}
+
+fn main() {
+    let only = std::env::var("REPORTS_ONLY").unwrap_or_default();
+    if only.is_empty() || only == "render" {
+        render();
+    }
+    if only.is_empty() || only == "calls" {
+        calls();
+    }
+}

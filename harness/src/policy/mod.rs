@@ -25,6 +25,7 @@ mod linear;
 mod no_retry;
 pub(crate) mod nominal;
 mod retry_after;
+pub mod servicenow;
 pub mod sns;
 mod units;
 

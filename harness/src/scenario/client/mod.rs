@@ -237,8 +237,8 @@ const POLICIES: &[PolicyInfo] = &[
     ),
     policy("grpc_connection_backoff", false, None),
     policy("rocketmq_producer", false, None),
-    policy("servicenow_exponential", false, Some("max_retries")),
-    policy("servicenow_header", false, Some("max_retries")),
+    policy("servicenow_exponential", true, Some("max_retries")),
+    policy("servicenow_header", true, Some("max_retries")),
     policy("custom", true, None),
 ];
 

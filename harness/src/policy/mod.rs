@@ -25,6 +25,7 @@ mod linear;
 mod no_retry;
 pub(crate) mod nominal;
 mod retry_after;
+pub mod rocketmq;
 pub mod servicenow;
 pub mod sns;
 mod units;
@@ -253,6 +254,15 @@ pub trait Policy: Send + fmt::Debug {
     /// nothing.
     fn record(&mut self, ctx: &AttemptView, history: &CallHistory<'_>, next: Next) {
         let _ = (ctx, history, next);
+    }
+
+    /// The service error code this policy classifies by, read from a response with
+    /// `status`, `headers` (names lower-case) and `body`: what goes in
+    /// [`AttemptView::error_code`] when the reference client or `conforms_to` builds the
+    /// attempt (an AWS `ThrottlingException`, a broker's `530`). The default reads none.
+    fn error_code(&self, status: u16, headers: &[(String, String)], body: &[u8]) -> Option<String> {
+        let _ = (status, headers, body);
+        None
     }
 
     /// The state worth showing in a trace line after a decision (a quota: `quota 495/500`).

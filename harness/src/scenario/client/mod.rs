@@ -236,7 +236,7 @@ const POLICIES: &[PolicyInfo] = &[
         Some("service_config.retryPolicy.maxAttempts"),
     ),
     policy("grpc_connection_backoff", false, None),
-    policy("rocketmq_producer", false, None),
+    policy("rocketmq_producer", true, None),
     policy("servicenow_exponential", true, Some("max_retries")),
     policy("servicenow_header", true, Some("max_retries")),
     policy("custom", true, None),

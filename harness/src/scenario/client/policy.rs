@@ -5,11 +5,13 @@
 
 use std::time::Duration;
 
+use super::RocketmqParams;
 use super::SnsBackoffFunction;
 use super::{AwsJitter, AwsParams, ClientSpec, Jitter, RetryAfterPolicy, RetryCondition};
 use super::{HeaderUnit, ServicenowExponentialParams, ServicenowHeaderParams};
 use super::{SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
+use crate::policy::rocketmq::RocketmqConfig;
 use crate::policy::servicenow::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
@@ -188,6 +190,11 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             config.into_policy()
         }
         ClientSpec::ServicenowHeader(p) => p.config().into_policy(),
+        ClientSpec::RocketmqProducer(p) => {
+            let config = p.config();
+            config.validate().map_err(invalid)?;
+            config.into_policy()
+        }
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
         other => return Err(PolicyError::NotSupported(other.name())),
     };
@@ -272,6 +279,48 @@ impl SnsParams {
             jitter: p.jitter.value(),
             ..base
         }
+    }
+}
+
+impl RocketmqParams {
+    /// The `RocketMQ` producer policy of these parameters (`max_attempts` 3 when left out).
+    ///
+    /// ```
+    /// use retrylab::scenario::RocketmqParams;
+    /// use std::time::Duration;
+    ///
+    /// let config = RocketmqParams::default().config();
+    /// assert_eq!((config.max_attempts, config.throttle_backoff(1)), (3, Duration::from_millis(20)));
+    /// ```
+    pub fn config(&self) -> RocketmqConfig {
+        RocketmqConfig {
+            initial_backoff: self.initial_backoff.as_duration(),
+            multiplier: self.multiplier,
+            max_backoff: self.max_backoff.as_duration(),
+            throttle_codes: self.throttle_codes.clone(),
+            max_attempts: self.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+        }
+    }
+
+    /// The worst-case blocking time of one send, `max_attempts × attempt_timeout` plus the
+    /// backoffs of a send throttled on every attempt; `None` without an `attempt_timeout`
+    /// (a send may then block for ever). A scenario states it as
+    /// `total_time: { at_most: ... }`.
+    ///
+    /// ```
+    /// use retrylab::scenario::{Millis, RocketmqParams};
+    ///
+    /// let mut params = RocketmqParams::default();
+    /// assert_eq!(params.worst_case_blocking_time(), None);
+    /// params.attempt_timeout = Some(Millis::from_secs(2));
+    /// assert_eq!(params.worst_case_blocking_time(), Some(Millis::from_ms(6060)));
+    /// ```
+    pub fn worst_case_blocking_time(&self) -> Option<Millis> {
+        let timeout = self.attempt_timeout?.as_duration();
+        let worst = self.config().worst_case_blocking_time(timeout);
+        Some(Millis::from_ms(
+            u64::try_from(worst.as_millis()).unwrap_or(u64::MAX),
+        ))
     }
 }
 

@@ -33,9 +33,12 @@ impl DelayUnit {
 /// Parameters of the `servicenow_header` policy.
 ///
 /// The model, for retry `n` (after attempt `n`):
-/// - the delay is the number in the response header `header`, read in `unit`, measured from
-///   `head(n)` (as a `Retry-After` is); a jitter drawn uniformly from
-///   `[0, additional_delay_window]` is added, and the sum is rounded once to whole ms;
+/// - the delay is the number in the response header `header`, read in `unit`; a jitter drawn
+///   uniformly from `[0, additional_delay_window]` is added, the sum is rounded once to whole
+///   ms and slept from `end(n)`. **Model:** from the end, not the head a `Retry-After`
+///   counts from: the strategy reads the whole response before it sleeps, so a delay shorter
+///   than the body's transfer could not be kept from the head, and a delay from the end
+///   never comes back before the server asked;
 /// - **Model.** The number is one or more ASCII digits once spaces and tabs are trimmed (the
 ///   delay-seconds form of `Retry-After`); the first line of a repeated header counts. A
 ///   retried response whose header is missing or holds anything else (an HTTP-date, a sign,
@@ -148,7 +151,7 @@ impl Policy for ServicenowHeader {
                 let jitter = rng.uniform_u64(0, window);
                 Decision::Retry {
                     delay: Duration::from_millis(ns_to_ms(delay_ns.saturating_add(jitter))),
-                    measured_from: Anchor::Head,
+                    measured_from: Anchor::End,
                 }
             }
         }
@@ -166,7 +169,7 @@ impl Policy for ServicenowHeader {
                 Envelope::Retry {
                     min_ms,
                     max_ms,
-                    from: Anchor::Head,
+                    from: Anchor::End,
                     optional: false,
                     not_before: None,
                     uniform: max_ms > min_ms,

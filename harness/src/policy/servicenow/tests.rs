@@ -272,7 +272,7 @@ fn header_delay_in_its_unit_plus_the_window() {
     let e = |p: &dyn Policy, r: &Reply| p.envelope(&view(1, 0, r), &CallHistory::empty());
     assert_eq!(
         window(e(seconds.as_ref(), &with(429, "Retry-After", "2"))),
-        (2000, 3500, Anchor::Head)
+        (2000, 3500, Anchor::End)
     );
     let millis = ServicenowHeaderConfig {
         header: "X-RateLimit-Reset-Ms".to_string(),
@@ -286,7 +286,7 @@ fn header_delay_in_its_unit_plus_the_window() {
             millis.as_ref(),
             &with(429, "x-ratelimit-reset-ms", " 250 ")
         )),
-        (250, 1750, Anchor::Head)
+        (250, 1750, Anchor::End)
     );
     // No header, or one that is no number: nothing to wait for, no retry.
     for r in [
@@ -307,7 +307,7 @@ fn header_delay_in_its_unit_plus_the_window() {
     let parsed = view(1, 0, &st(429)).with_retry_after(crate::policy::RetryAfterValue::parse("3"));
     assert_eq!(
         window(seconds.envelope(&parsed, &CallHistory::empty())),
-        (3000, 4500, Anchor::Head)
+        (3000, 4500, Anchor::End)
     );
     let date = view(1, 0, &st(429)).with_retry_after(crate::policy::RetryAfterValue::parse(
         "Thu, 01 Jan 2026 00:00:03 GMT",
@@ -516,7 +516,9 @@ fn header_wrong_clients_are_caught() {
     );
     assert_eq!(rate, 1.0);
     assert!(
-        message.starts_with("attempt 2 started ") && message.ends_with("(needed 2.000s to 3.500s)"),
+        message.starts_with("attempt 2 started ")
+            && message.contains("s after the end of attempt 1, a 429")
+            && message.ends_with("(needed 2.000s to 3.500s)"),
         "{message}"
     );
     let (rate, message) = rejection(

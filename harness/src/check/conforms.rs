@@ -7,7 +7,6 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::{Ctx, verdict_on};
-use crate::policy::aws::error_code::error_code;
 use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
@@ -111,7 +110,6 @@ pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
 
 pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
     let answers = answers(ctx);
-    let reads_error_codes = spec.name().starts_with("aws_");
     let (spec, open_count) = with_open_count(spec);
     let spec = &spec;
     let policy = match spec.policy() {
@@ -149,11 +147,13 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
                             view = view.with_header(name, value);
                         }
                     }
-                    if reads_error_codes {
-                        if let Some(status) = a.outcome.status() {
-                            if let Some(code) = error_code(status, &answer.headers, &answer.body) {
-                                view = view.with_error_code(&code);
-                            }
+                    if let Some(status) = a.outcome.status() {
+                        let code =
+                            conformance
+                                .policy()
+                                .error_code(status, &answer.headers, &answer.body);
+                        if let Some(code) = code {
+                            view = view.with_error_code(&code);
                         }
                     }
                 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 
 use crate::Env;
-use crate::policy::aws::error_code::error_code;
 use crate::policy::{
     AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
     StopReason,
@@ -132,7 +131,6 @@ impl ReferenceClient {
             let at = clock.now_ms().saturating_add(wait.as_millis() as u64);
             tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
         }
-        let wants_error_code = self.policy.name().starts_with("aws_");
         loop {
             let (id, sending) = http.send(operation.request());
             let attempt = async {
@@ -198,9 +196,8 @@ impl ReferenceClient {
                         view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
                 }
             }
-            if let (true, Observed::Status(status), Some(body)) = (wants_error_code, outcome, &body)
-            {
-                if let Some(code) = error_code(status, &view.headers, body) {
+            if let (Observed::Status(status), Some(body)) = (outcome, &body) {
+                if let Some(code) = self.policy.error_code(status, &view.headers, body) {
                     view = view.with_error_code(&code);
                 }
             }

@@ -25,6 +25,8 @@ mod linear;
 mod no_retry;
 pub(crate) mod nominal;
 mod retry_after;
+pub mod rocketmq;
+pub mod servicenow;
 pub mod sns;
 mod units;
 
@@ -252,6 +254,25 @@ pub trait Policy: Send + fmt::Debug {
     /// nothing.
     fn record(&mut self, ctx: &AttemptView, history: &CallHistory<'_>, next: Next) {
         let _ = (ctx, history, next);
+    }
+
+    /// The service error code this policy classifies by, read from a response with
+    /// `status`, `headers` (names lower-case) and `body`: what goes in
+    /// [`AttemptView::error_code`] when the reference client or `conforms_to` builds the
+    /// attempt (an AWS `ThrottlingException`, a broker's `530`). The default reads none.
+    ///
+    /// ```
+    /// use retrylab::policy::ExponentialConfig;
+    /// use retrylab::policy::rocketmq::RocketmqConfig;
+    ///
+    /// let body = br#"{"code": 530, "message": "TOO_MANY_REQUESTS"}"#;
+    /// let producer = RocketmqConfig::default().into_policy();
+    /// assert_eq!(producer.error_code(503, &[], body).as_deref(), Some("530"));
+    /// assert_eq!(ExponentialConfig::default().into_policy().error_code(503, &[], body), None);
+    /// ```
+    fn error_code(&self, status: u16, headers: &[(String, String)], body: &[u8]) -> Option<String> {
+        let _ = (status, headers, body);
+        None
     }
 
     /// The state worth showing in a trace line after a decision (a quota: `quota 495/500`).

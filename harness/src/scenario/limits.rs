@@ -183,25 +183,35 @@ pub(crate) fn worst_call_ms(client: &ClientSpec) -> Option<u64> {
         if total >= MAX_DURATION.as_ms() {
             break;
         }
-        // Every attempt times out: the longest each one can take. `n` is below
-        // `MAX_ATTEMPTS`, so it fits an attempt number.
+        // Every attempt takes the longest it can, its timeout, and ends in whichever failure
+        // the policy waits longest after: a timeout, or a status arriving as the timeout
+        // runs out (`ServiceNow` retries only its response codes; a `RocketMQ` producer
+        // backs off only after a throttle). `n` is below `MAX_ATTEMPTS`, so it fits an
+        // attempt number.
         at = at.saturating_add(timeout);
         let number = u32::try_from(n).unwrap_or(u32::MAX);
-        let view = AttemptView::new(
-            number,
+        let start = at.saturating_sub(timeout);
+        let longest = [
             Observed::Timeout,
-            at.saturating_sub(timeout),
-            None,
-            at,
-        );
-        let envelope = policy.envelope(&view, &CallHistory::new(&previous, &client_history));
-        match envelope {
-            Envelope::Retry { max_ms, .. } => {
-                total = total.saturating_add(max_ms);
-                at = at.saturating_add(max_ms);
+            Observed::Status(429),
+            Observed::Status(503),
+        ]
+        .into_iter()
+        .filter_map(|outcome| {
+            let head = matches!(outcome, Observed::Status(_)).then_some(at);
+            let view = AttemptView::new(number, outcome, start, head, at);
+            let history = CallHistory::new(&previous, &client_history);
+            match policy.envelope(&view, &history) {
+                Envelope::Retry { max_ms, .. } => Some((max_ms, view)),
+                Envelope::MustStop(_) => None,
             }
-            Envelope::MustStop(_) => break,
-        }
+        })
+        .max_by_key(|(max_ms, _)| *max_ms);
+        let Some((max_ms, view)) = longest else {
+            break;
+        };
+        total = total.saturating_add(max_ms);
+        at = at.saturating_add(max_ms);
         previous.push(view);
     }
     Some(total)
@@ -339,6 +349,17 @@ mod tests {
         );
         assert_eq!(worst_call_ms(&spec), Some(8_700));
         assert_eq!(attempts_per_call(&spec), Some(4));
+    }
+
+    #[test]
+    fn worst_case_of_policies_that_wait_only_after_some_statuses() {
+        // ServiceNow retries its response codes only, not timeouts: 4 attempts of at most
+        // 1s, and at most 1 + 3 + 7 s between them.
+        let spec = client("{ servicenow_exponential: { attempt_timeout: 1s } }");
+        assert_eq!(worst_call_ms(&spec), Some(15_000));
+        // A RocketMQ producer backs off after throttles only: 3 x 1s + 20ms + 40ms.
+        let spec = client("{ rocketmq_producer: { attempt_timeout: 1s } }");
+        assert_eq!(worst_call_ms(&spec), Some(3_060));
     }
 
     #[test]

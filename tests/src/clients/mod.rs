@@ -23,6 +23,7 @@
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
 //! | `naive_retry_after_date_as_seconds` | none | a loop reading `Retry-After` as its first number: an HTTP-date waits its day of the month |
 //! | `naive_retry_after_garbage_immediately` | none | a loop retrying at once on a `Retry-After` it cannot parse |
+//! | `servicenow_get_delay` | none | `ServiceNow`'s custom strategy: a `get_delay(attempt, response)` behind its loop, 3 retries |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
@@ -65,6 +66,7 @@ pub mod reqwest;
 pub mod reqwest_retry;
 #[cfg(feature = "reqwest-0-12")]
 pub mod reqwest_retry_0_8;
+pub mod servicenow;
 pub mod tokio_retry2;
 pub mod tower;
 pub mod urllib3;
@@ -101,7 +103,8 @@ pub fn registry() -> Clients {
         .register(
             "naive_retry_after_garbage_immediately",
             naive_retry_after::garbage_immediately,
-        );
+        )
+        .register("servicenow_get_delay", servicenow::get_delay_client);
     with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))
 }
 

@@ -466,6 +466,10 @@ impl Policy for AwsRetry {
         self.config.mode.name()
     }
 
+    fn error_code(&self, status: u16, headers: &[(String, String)], body: &[u8]) -> Option<String> {
+        error_code::error_code(status, headers, body)
+    }
+
     fn decide(
         &mut self,
         ctx: &AttemptView,

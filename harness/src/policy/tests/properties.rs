@@ -5,6 +5,8 @@ use std::io;
 use std::time::Duration;
 
 use super::sim::{Reply, failure, run_reference, status, with_ra};
+use crate::policy::rocketmq::RocketmqConfig;
+use crate::policy::servicenow::{ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::{
     ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed,
     Policy, RetryAfterRule, conforms,
@@ -77,6 +79,27 @@ fn policies() -> Vec<Box<dyn Policy>> {
         .into_policy(),
     );
     out.push(NoRetryConfig::default().into_policy());
+    // The vendor policies whose delays do not depend on their own earlier draws.
+    out.push(
+        ServicenowExponentialConfig {
+            max_retries: 5,
+            response_codes: vec![429, 500, 503],
+            base_delay: Duration::from_micros(40_300),
+            max_delay: Duration::from_millis(500),
+            additional_delay_window: Duration::from_millis(150),
+        }
+        .into_policy(),
+    );
+    out.push(
+        ServicenowHeaderConfig {
+            max_retries: 5,
+            response_codes: vec![429, 503],
+            additional_delay_window: Duration::from_millis(300),
+            ..Default::default()
+        }
+        .into_policy(),
+    );
+    out.push(RocketmqConfig::default().into_policy());
     out
 }
 

@@ -236,9 +236,9 @@ const POLICIES: &[PolicyInfo] = &[
         Some("service_config.retryPolicy.maxAttempts"),
     ),
     policy("grpc_connection_backoff", false, None),
-    policy("rocketmq_producer", false, None),
-    policy("servicenow_exponential", false, Some("max_retries")),
-    policy("servicenow_header", false, Some("max_retries")),
+    policy("rocketmq_producer", true, None),
+    policy("servicenow_exponential", true, Some("max_retries")),
+    policy("servicenow_header", true, Some("max_retries")),
     policy("custom", true, None),
 ];
 

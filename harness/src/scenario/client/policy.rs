@@ -5,15 +5,20 @@
 
 use std::time::Duration;
 
+use super::RocketmqParams;
 use super::SnsBackoffFunction;
 use super::{AwsJitter, AwsParams, ClientSpec, Jitter, RetryAfterPolicy, RetryCondition};
+use super::{HeaderUnit, ServicenowExponentialParams, ServicenowHeaderParams};
 use super::{SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
+use crate::policy::rocketmq::RocketmqConfig;
+use crate::policy::servicenow::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
     ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig,
     Policy, RetryAfterRule, RetryOn, RetryOnItem,
 };
+use crate::scenario::duration::Millis;
 
 /// `max_attempts` when a generic policy's parameters leave it out.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -98,6 +103,11 @@ impl ClientSpec {
                 std::mem::replace(&mut p.jitter, AwsJitter::None) != AwsJitter::None
             }
             ClientSpec::SnsDelivery(p) => std::mem::take(&mut p.jitter).value() > 0.0,
+            // The header's delay is the nominal schedule; the exponential strategy has none
+            // (its multiplier is random too).
+            ClientSpec::ServicenowHeader(p) => {
+                !std::mem::replace(&mut p.additional_delay_window, Millis::ZERO).is_zero()
+            }
             _ => false,
         };
         had_jitter.then_some(plain)
@@ -172,6 +182,17 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
                 key: sns_key(e.field),
                 message: e.message,
             })?;
+            config.into_policy()
+        }
+        ClientSpec::ServicenowExponential(p) => {
+            let config = p.config();
+            config.validate().map_err(invalid)?;
+            config.into_policy()
+        }
+        ClientSpec::ServicenowHeader(p) => p.config().into_policy(),
+        ClientSpec::RocketmqProducer(p) => {
+            let config = p.config();
+            config.validate().map_err(invalid)?;
             config.into_policy()
         }
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
@@ -257,6 +278,95 @@ impl SnsParams {
         SnsConfig {
             jitter: p.jitter.value(),
             ..base
+        }
+    }
+}
+
+impl RocketmqParams {
+    /// The `RocketMQ` producer policy of these parameters (`max_attempts` 3 when left out).
+    ///
+    /// ```
+    /// use retrylab::scenario::RocketmqParams;
+    /// use std::time::Duration;
+    ///
+    /// let config = RocketmqParams::default().config();
+    /// assert_eq!((config.max_attempts, config.throttle_backoff(1)), (3, Duration::from_millis(20)));
+    /// ```
+    pub fn config(&self) -> RocketmqConfig {
+        RocketmqConfig {
+            initial_backoff: self.initial_backoff.as_duration(),
+            multiplier: self.multiplier,
+            max_backoff: self.max_backoff.as_duration(),
+            throttle_codes: self.throttle_codes.clone(),
+            max_attempts: self.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+        }
+    }
+
+    /// The worst-case blocking time of one send, `max_attempts × attempt_timeout` plus the
+    /// backoffs of a send throttled on every attempt; `None` without an `attempt_timeout`
+    /// (a send may then block for ever). A scenario states it as
+    /// `total_time: { at_most: ... }`.
+    ///
+    /// ```
+    /// use retrylab::scenario::{Millis, RocketmqParams};
+    ///
+    /// let mut params = RocketmqParams::default();
+    /// assert_eq!(params.worst_case_blocking_time(), None);
+    /// params.attempt_timeout = Some(Millis::from_secs(2));
+    /// assert_eq!(params.worst_case_blocking_time(), Some(Millis::from_ms(6060)));
+    /// ```
+    pub fn worst_case_blocking_time(&self) -> Option<Millis> {
+        let timeout = self.attempt_timeout?.as_duration();
+        let worst = self.config().worst_case_blocking_time(timeout);
+        Some(Millis::from_ms(
+            u64::try_from(worst.as_millis()).unwrap_or(u64::MAX),
+        ))
+    }
+}
+
+impl ServicenowExponentialParams {
+    /// The `ServiceNow` exponential policy of these parameters.
+    ///
+    /// ```
+    /// use retrylab::scenario::{Millis, ServicenowExponentialParams};
+    /// use std::time::Duration;
+    ///
+    /// let mut params = ServicenowExponentialParams::default();
+    /// params.base_delay = Millis::from_ms(400);
+    /// assert_eq!(params.config().backoff_bound(3), Duration::from_millis(2800));
+    /// ```
+    pub fn config(&self) -> ServicenowExponentialConfig {
+        ServicenowExponentialConfig {
+            max_retries: self.max_retries,
+            response_codes: self.response_codes.clone(),
+            base_delay: self.base_delay.as_duration(),
+            max_delay: self.max_delay.as_duration(),
+            additional_delay_window: self.additional_delay_window.as_duration(),
+        }
+    }
+}
+
+impl ServicenowHeaderParams {
+    /// The `ServiceNow` response-header policy of these parameters.
+    ///
+    /// ```
+    /// use retrylab::policy::servicenow::DelayUnit;
+    /// use retrylab::scenario::{HeaderUnit, ServicenowHeaderParams};
+    ///
+    /// let mut params = ServicenowHeaderParams::default();
+    /// params.unit = HeaderUnit::Milliseconds;
+    /// assert_eq!(params.config().unit, DelayUnit::Milliseconds);
+    /// ```
+    pub fn config(&self) -> ServicenowHeaderConfig {
+        ServicenowHeaderConfig {
+            max_retries: self.max_retries,
+            response_codes: self.response_codes.clone(),
+            header: self.header.clone(),
+            unit: match self.unit {
+                HeaderUnit::Seconds => DelayUnit::Seconds,
+                HeaderUnit::Milliseconds => DelayUnit::Milliseconds,
+            },
+            additional_delay_window: self.additional_delay_window.as_duration(),
         }
     }
 }

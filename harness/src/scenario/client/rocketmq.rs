@@ -52,3 +52,29 @@ impl Default for RocketmqParams {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{BoundSpec, ClientSpec, Millis, Scenario};
+
+    /// The scenario that states the worst-case blocking time states the policy's value.
+    #[test]
+    fn the_worst_case_scenario_states_the_formula() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/rocketmq/worst-case-blocking-time.yaml"
+        );
+        let scenario = Scenario::load(std::path::Path::new(path)).unwrap();
+        let ClientSpec::RocketmqProducer(params) = &scenario.client else {
+            panic!("{:?}", scenario.client)
+        };
+        assert_eq!(
+            params.worst_case_blocking_time(),
+            Some(Millis::from_ms(3060))
+        );
+        assert_eq!(
+            scenario.expect.total_time,
+            params.worst_case_blocking_time().map(BoundSpec::AtMost)
+        );
+    }
+}

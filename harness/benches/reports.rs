@@ -9,7 +9,9 @@
 //!   always answers 503), then `summary()`, `snapshot_text()` and `to_json()` of its report,
 //!   each against the run's own time.
 //! - calls: 100,000 calls of 10 attempts against one call of 1,000,000 attempts: the same
-//!   attempts, split into calls that every per-call check visits.
+//!   attempts, split into calls that every per-call check visits; and the peak resident
+//!   memory of the process after the long run (`VmHWM`, Linux), per attempt. Run it alone
+//!   (`REPORTS_ONLY=calls`) for that figure: the peak covers everything the process did.
 
 use std::time::{Duration, Instant};
 
@@ -70,8 +72,28 @@ fn render() {
     );
 }
 
+/// The process's peak resident set size in bytes, where Linux reports it.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn calls() {
+    let before = peak_rss();
     let (one, long) = run(&scenario(1, 1_000_000));
+    let attempts = long.trace().attempts.len() as u64;
+    match (before, peak_rss()) {
+        (Some(before), Some(after)) => println!(
+            "memory: peak RSS {} MiB before, {} MiB after 1 call x {attempts} attempts: \
+             {} bytes per attempt",
+            before / (1 << 20),
+            after / (1 << 20),
+            after.saturating_sub(before) / attempts.max(1)
+        ),
+        _ => println!("memory: no peak RSS on this system (/proc/self/status)"),
+    }
     let (many, short) = run(&scenario(100_000, 10));
     println!(
         "calls: 1 call x {} attempts in {:.3}s; {} calls x 10 attempts ({} attempts) in \

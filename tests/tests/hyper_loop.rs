@@ -218,5 +218,10 @@ fn rebuilt_attempts_keep_every_retry_after_line() {
         .iter()
         .map(|a| a.retry_after.map(|name| trace.name(name)))
         .collect();
-    assert_eq!(told, [Some("2, 5"), Some("3"), None], "{}", trace.timeline());
+    assert_eq!(
+        told,
+        [Some("2, 5"), Some("3"), None],
+        "{}",
+        trace.timeline()
+    );
 }

@@ -235,7 +235,7 @@ const POLICIES: &[PolicyInfo] = &[
         false,
         Some("service_config.retryPolicy.maxAttempts"),
     ),
-    policy("grpc_connection_backoff", false, None),
+    policy("grpc_connection_backoff", true, None),
     policy("rocketmq_producer", false, None),
     policy("servicenow_exponential", false, Some("max_retries")),
     policy("servicenow_header", false, Some("max_retries")),

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use super::SnsBackoffFunction;
 use super::{AwsJitter, AwsParams, ClientSpec, Jitter, RetryAfterPolicy, RetryCondition};
-use super::{SnsEndpointType, SnsParams};
+use super::{GrpcConnectionBackoffParams, SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
-    ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig,
-    Policy, RetryAfterRule, RetryOn, RetryOnItem,
+    ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, GrpcConnectionConfig,
+    LinearConfig, NoRetryConfig, Policy, RetryAfterRule, RetryOn, RetryOnItem,
 };
 
 /// `max_attempts` when a generic policy's parameters leave it out.
@@ -174,6 +174,11 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             })?;
             config.into_policy()
         }
+        ClientSpec::GrpcConnectionBackoff(p) => {
+            let config = p.config();
+            config.validate().map_err(invalid)?;
+            config.into_policy()
+        }
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
         other => return Err(PolicyError::NotSupported(other.name())),
     };
@@ -257,6 +262,29 @@ impl SnsParams {
         SnsConfig {
             jitter: p.jitter.value(),
             ..base
+        }
+    }
+}
+
+impl GrpcConnectionBackoffParams {
+    /// The connection backoff of these parameters.
+    ///
+    /// ```
+    /// use retrylab::scenario::GrpcConnectionBackoffParams;
+    /// use std::time::Duration;
+    ///
+    /// let config = GrpcConnectionBackoffParams::default().config();
+    /// assert_eq!(config.min_connect_timeout, Duration::from_secs(20));
+    /// assert_eq!(config.jitter, 0.2);
+    /// ```
+    pub fn config(&self) -> GrpcConnectionConfig {
+        GrpcConnectionConfig {
+            initial_backoff: self.initial_backoff.as_duration(),
+            multiplier: self.multiplier,
+            jitter: self.jitter.value(),
+            max_backoff: self.max_backoff.as_duration(),
+            min_connect_timeout: self.min_connect_timeout.as_duration(),
+            max_attempts: self.max_attempts,
         }
     }
 }

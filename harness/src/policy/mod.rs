@@ -49,7 +49,7 @@ pub use exponential::{Exponential, ExponentialConfig};
 pub use fibonacci::{Fibonacci, FibonacciConfig};
 pub use fixed::{Fixed, FixedConfig};
 pub use generic::ConfigError;
-pub use grpc::{GrpcConnectionBackoff, GrpcConnectionConfig};
+pub use grpc::{GrpcConnectionBackoff, GrpcConnectionConfig, GrpcRetry, GrpcRetryConfig};
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};

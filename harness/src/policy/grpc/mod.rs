@@ -8,7 +8,9 @@
 
 mod backoff;
 mod connection;
+mod retry;
 pub mod status;
+mod throttle;
 
 #[cfg(test)]
 mod tests;
@@ -17,3 +19,5 @@ pub use connection::{
     GrpcConnectionBackoff, GrpcConnectionConfig, INITIAL_BACKOFF, JITTER, MAX_BACKOFF,
     MIN_CONNECT_TIMEOUT, MULTIPLIER,
 };
+pub use retry::{A6_JITTER, A6Jitter, GrpcRetry, GrpcRetryConfig, MAX_ATTEMPTS_CAP};
+pub use throttle::RetryThrottling;

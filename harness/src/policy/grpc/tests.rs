@@ -5,7 +5,7 @@
 use std::io;
 use std::time::Duration;
 
-use super::GrpcConnectionConfig;
+use super::{A6Jitter, GrpcConnectionConfig, GrpcRetryConfig, RetryThrottling};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
@@ -31,6 +31,21 @@ fn http(status: u16) -> Reply {
         headers: Vec::new(),
         latency_ms: 10,
     }
+}
+
+/// An HTTP 200 carrying `grpc-status: code`, after 10 ms.
+fn grpc(code: &'static str) -> Reply {
+    Reply {
+        headers: vec![("grpc-status", code)],
+        ..http(200)
+    }
+}
+
+/// The same reply with one more response header.
+fn with(reply: Reply, name: &'static str, value: &'static str) -> Reply {
+    let mut headers = reply.headers;
+    headers.push((name, value));
+    Reply { headers, ..reply }
 }
 
 /// A refused connect after `latency_ms`.
@@ -439,4 +454,501 @@ fn wrong_connection_clients_are_caught() {
         ViolationKind::TooLate,
     );
     assert!(rate >= 0.95, "caught on {rate}");
+}
+
+// ---------------------------------------------------------------- retry policy (A6)
+
+/// The service config of docs/scenario-format.md's example: 0.1s doubling to 1s, retrying
+/// `UNAVAILABLE`.
+fn a6(max_attempts: u32, jitter: A6Jitter) -> GrpcRetryConfig {
+    GrpcRetryConfig {
+        max_attempts,
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+        backoff_multiplier: 2.0,
+        retryable_status_codes: vec![14],
+        jitter,
+        throttling: None,
+    }
+}
+
+/// The windows after attempts 1..=count of one call, each answered `reply` (state
+/// replayed, the client retrying at the top of each window).
+fn retry_windows(policy: &mut dyn Policy, reply: &Reply, count: u32) -> Vec<Envelope> {
+    let client = ClientHistory::default();
+    let mut call = Vec::new();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for n in 1..=count {
+        let v = view(n, start, reply);
+        let h = CallHistory::new(&call, &client);
+        let e = policy.envelope(&v, &h);
+        start = match &e {
+            Envelope::Retry { max_ms, .. } => v.end_ms + max_ms,
+            Envelope::MustStop(_) => v.end_ms + 1000,
+        };
+        policy.record(&v, &h, crate::policy::Next::Retried { start_ms: start });
+        out.push(e);
+        call.push(v);
+    }
+    out
+}
+
+#[test]
+fn a6_2024_backoff_is_the_capped_exponential_times_0_8_to_1_2() {
+    let mut p = a6(5, A6Jitter::Current).into_policy();
+    let w: Vec<_> = retry_windows(p.as_mut(), &grpc("14"), 5)
+        .into_iter()
+        .take(4)
+        .map(window)
+        .collect();
+    assert_eq!(
+        w,
+        [
+            (80, 120, Anchor::End),
+            (160, 240, Anchor::End),
+            (320, 480, Anchor::End),
+            (640, 960, Anchor::End)
+        ]
+    );
+    // 0.1s x 2^4 = 1.6s is capped at maxBackoff 1s before the jitter: [0.8s, 1.2s].
+    let long = GrpcRetryConfig {
+        max_attempts: 5,
+        initial_backoff: Duration::from_millis(200),
+        backoff_multiplier: 3.0,
+        ..a6(5, A6Jitter::Current)
+    };
+    let w: Vec<_> = retry_windows(long.into_policy().as_mut(), &grpc("14"), 4)
+        .into_iter()
+        .map(window)
+        .collect();
+    assert_eq!(
+        w,
+        [
+            (160, 240, Anchor::End),
+            (480, 720, Anchor::End),
+            (800, 1200, Anchor::End),
+            (800, 1200, Anchor::End)
+        ]
+    );
+}
+
+#[test]
+fn a6_legacy_backoff_is_uniform_from_zero() {
+    let mut p = a6(5, A6Jitter::Legacy).into_policy();
+    let w: Vec<_> = retry_windows(p.as_mut(), &http(503), 4)
+        .into_iter()
+        .map(window)
+        .collect();
+    assert_eq!(
+        w,
+        [
+            (0, 100, Anchor::End),
+            (0, 200, Anchor::End),
+            (0, 400, Anchor::End),
+            (0, 800, Anchor::End)
+        ]
+    );
+}
+
+#[test]
+fn max_attempts_above_5_is_treated_as_5() {
+    let mut p = a6(9, A6Jitter::Current).into_policy();
+    assert_eq!(p.max_attempts(), Some(5));
+    let w = retry_windows(p.as_mut(), &grpc("14"), 6);
+    assert!(matches!(w[3], Envelope::Retry { .. }));
+    assert_eq!(w[4], Envelope::MustStop(StopReason::MaxAttemptsExceeded));
+    let mut two = a6(2, A6Jitter::Current).into_policy();
+    let w = retry_windows(two.as_mut(), &grpc("14"), 2);
+    assert_eq!(w[1], Envelope::MustStop(StopReason::MaxAttemptsExceeded));
+}
+
+#[test]
+fn the_status_comes_from_grpc_status_else_from_the_http_status() {
+    let p = a6(5, A6Jitter::Current).into_policy();
+    let after = |reply: Reply| p.envelope(&view(1, 0, &reply), &CallHistory::empty());
+    let retried = |e: Envelope| matches!(e, Envelope::Retry { .. });
+    // grpc-status wins over the HTTP status.
+    assert!(retried(after(grpc("14"))));
+    assert!(retried(after(with(http(500), "grpc-status", "14"))));
+    assert_eq!(
+        after(with(http(503), "grpc-status", "0")),
+        Envelope::MustStop(StopReason::Success)
+    );
+    assert_eq!(
+        after(grpc("3")),
+        Envelope::MustStop(StopReason::NotRetryable)
+    );
+    // A malformed status is INTERNAL, not retried here.
+    assert_eq!(
+        after(grpc("fourteen")),
+        Envelope::MustStop(StopReason::NotRetryable)
+    );
+    // Without grpc-status: gRPC's HTTP mapping (503 and 429 are UNAVAILABLE), 2xx is OK.
+    assert!(retried(after(http(503))));
+    assert!(retried(after(http(429))));
+    assert_eq!(
+        after(http(500)),
+        Envelope::MustStop(StopReason::NotRetryable)
+    );
+    assert_eq!(after(http(200)), Envelope::MustStop(StopReason::Success));
+    // A broken or refused connection is UNAVAILABLE; a timeout is DEADLINE_EXCEEDED.
+    assert!(retried(after(reset())));
+    assert!(retried(after(refused(3))));
+    assert_eq!(
+        after(timeout(2000)),
+        Envelope::MustStop(StopReason::NotRetryable)
+    );
+}
+
+fn retry_configs() -> Vec<GrpcRetryConfig> {
+    vec![
+        a6(5, A6Jitter::Current),
+        a6(9, A6Jitter::Legacy),
+        GrpcRetryConfig {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(7),
+            max_backoff: Duration::from_millis(50),
+            backoff_multiplier: 1.3,
+            retryable_status_codes: vec![14, 4, 8],
+            jitter: A6Jitter::Current,
+            throttling: None,
+        },
+    ]
+}
+
+fn retry_scripts() -> Vec<Vec<Reply>> {
+    vec![
+        vec![grpc("14")],
+        vec![http(503), grpc("14"), grpc("0")],
+        vec![grpc("8"), timeout(2000), grpc("3")],
+        vec![reset(), refused(2), grpc("14")],
+    ]
+}
+
+#[test]
+fn retry_reference_stays_inside_its_envelope_and_conforms() {
+    for config in retry_configs() {
+        let policy = config.into_policy();
+        for script in retry_scripts() {
+            for seed in 0..60 {
+                let timeline = run_reference(policy.clone_box().as_mut(), &script, 3, seed);
+                let v = check(policy.as_ref(), &timeline);
+                assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
+            }
+        }
+    }
+}
+
+/// What an A6 client written from scratch gets wrong.
+#[derive(Debug, Clone, Copy, Default)]
+struct A6Mistakes {
+    /// Honours `maxAttempts` above 5 literally.
+    no_cap: bool,
+    /// Draws `uniform(0, b)` (the legacy rule) where `b × uniform(0.8, 1.2)` is due.
+    legacy_jitter: bool,
+    /// Reads only the HTTP status: a 200 is a success whatever its `grpc-status`.
+    http_status_only: bool,
+}
+
+/// An A6 client for 0.1s doubling to 1s, retrying UNAVAILABLE (14), in integer ms.
+fn a6_client<'a>(max_attempts: u32, m: A6Mistakes) -> Box<Client<'a>> {
+    Box::new(move |v, _previous, rng| {
+        let code = match (v.outcome, v.header("grpc-status")) {
+            (Observed::Status(200), _) if m.http_status_only => 0,
+            (Observed::Status(_), Some(code)) => code.parse().unwrap_or(13),
+            (Observed::Status(s), None) if (200..300).contains(&s) => 0,
+            (Observed::Status(429 | 502 | 503 | 504), None) => 14,
+            (Observed::Status(_), None) => 2,
+            (Observed::Refused | Observed::Transport(_), _) => 14,
+            (Observed::Timeout, _) => 4,
+        };
+        let cap = if m.no_cap {
+            max_attempts
+        } else {
+            max_attempts.min(5)
+        };
+        if code != 14 || v.n >= cap {
+            return None;
+        }
+        let b = (100u64 << (v.n - 1)).min(1000);
+        let d = if m.legacy_jitter {
+            rng.uniform_u64(0, b)
+        } else {
+            rng.uniform_u64(b * 8 / 10, b * 12 / 10)
+        };
+        Some(v.end_ms + d)
+    })
+}
+
+#[test]
+fn correct_a6_clients_are_accepted() {
+    let p = a6(9, A6Jitter::Current).into_policy();
+    for script in retry_scripts() {
+        accepted(p.as_ref(), &script, 3, || {
+            a6_client(9, A6Mistakes::default())
+        });
+    }
+}
+
+#[test]
+fn max_attempts_9_honoured_literally_is_caught() {
+    let p = a6(9, A6Jitter::Current).into_policy();
+    let wrong = A6Mistakes {
+        no_cap: true,
+        ..Default::default()
+    };
+    let (rate, message) = rejection(
+        p.as_ref(),
+        &[grpc("14")],
+        1,
+        || a6_client(9, wrong),
+        ViolationKind::RetriedAfterStop(StopReason::MaxAttemptsExceeded),
+    );
+    assert_eq!(rate, 1.0);
+    assert!(message.starts_with("attempt 6 was made"), "{message}");
+}
+
+#[test]
+fn legacy_jitter_judged_as_a6_2024_is_caught() {
+    let p = a6(5, A6Jitter::Current).into_policy();
+    let wrong = A6Mistakes {
+        legacy_jitter: true,
+        ..Default::default()
+    };
+    // Each of the 4 retries falls below 0.8 b with probability 0.8.
+    let (rate, _) = rejection(
+        p.as_ref(),
+        &[grpc("14")],
+        1,
+        || a6_client(5, wrong),
+        ViolationKind::TooEarly,
+    );
+    assert!(rate >= 0.95, "caught on {rate}");
+    // And the legacy rule accepts it.
+    accepted(
+        a6(5, A6Jitter::Legacy).into_policy().as_ref(),
+        &[grpc("14")],
+        1,
+        || a6_client(5, wrong),
+    );
+}
+
+#[test]
+fn a_client_reading_only_the_http_status_is_caught() {
+    let p = a6(5, A6Jitter::Current).into_policy();
+    let wrong = A6Mistakes {
+        http_status_only: true,
+        ..Default::default()
+    };
+    let (rate, message) = rejection(
+        p.as_ref(),
+        &[grpc("14"), grpc("0")],
+        1,
+        || a6_client(5, wrong),
+        ViolationKind::StoppedEarly,
+    );
+    assert_eq!(rate, 1.0);
+    assert!(
+        message.starts_with("attempt 1: the call stopped"),
+        "{message}"
+    );
+}
+
+// ---------------------------------------------------------------- retry throttling
+
+/// `a6(5)` with grpc-go's example throttle: `maxTokens` 10, `tokenRatio` 0.5.
+fn throttled() -> GrpcRetryConfig {
+    GrpcRetryConfig {
+        throttling: Some(RetryThrottling {
+            max_tokens: 10.0,
+            token_ratio: 0.5,
+        }),
+        ..a6(5, A6Jitter::Current)
+    }
+}
+
+/// Runs the reference over one call per script, 1 s apart; per attempt the state it
+/// describes after deciding and whether it retried.
+fn throttle_trail(policy: &mut dyn Policy, calls: &[Vec<Reply>]) -> Vec<Vec<String>> {
+    let mut rng = Stream::new(5, "client/0/jitter");
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, script) in calls.iter().enumerate() {
+        let client = ClientHistory {
+            call_index: i as u32,
+            ..Default::default()
+        };
+        let mut call: Vec<AttemptView> = Vec::new();
+        let mut trail = Vec::new();
+        for (n, reply) in script.iter().enumerate() {
+            let v = view(n as u32 + 1, start, reply);
+            let d = policy.decide(&v, &CallHistory::new(&call, &client), &mut rng);
+            let state = policy.describe_state().unwrap_or_default();
+            let end = v.end_ms;
+            call.push(v);
+            match d {
+                Decision::Retry { delay, .. } => {
+                    trail.push(format!("{state} -> retry"));
+                    start = end + delay.as_millis() as u64;
+                }
+                Decision::Stop(reason) => {
+                    trail.push(format!("{state} -> {reason}"));
+                    start = end + 1000;
+                    break;
+                }
+            }
+        }
+        out.push(trail);
+    }
+    out
+}
+
+#[test]
+fn grpc_go_throttling_vector_max_tokens_10_ratio_0_5() {
+    let mut p = throttled().into_policy();
+    let unavailable = || vec![grpc("14"); 5];
+    let ok = || vec![grpc("0")];
+    let mut calls = vec![unavailable(), unavailable()];
+    calls.extend((0..5).map(|_| ok()));
+    calls.push(unavailable());
+    calls.push(vec![grpc("3")]);
+    calls.extend((0..12).map(|_| ok()));
+    let trail = throttle_trail(p.as_mut(), &calls);
+    let u = "UNAVAILABLE";
+    // Each UNAVAILABLE costs a token; a retry needs more than 10 / 2 = 5 left. The fifth
+    // failure leaves 5: the throttle stops the call before maxAttempts would have.
+    assert_eq!(
+        trail[0],
+        [
+            format!("{u}, tokens 9/10 -> retry"),
+            format!("{u}, tokens 8/10 -> retry"),
+            format!("{u}, tokens 7/10 -> retry"),
+            format!("{u}, tokens 6/10 -> retry"),
+            format!("{u}, tokens 5/10 -> retry_quota_exceeded"),
+        ]
+    );
+    // Below half, a first failure stops at once.
+    assert_eq!(
+        trail[1],
+        [format!("{u}, tokens 4/10 -> retry_quota_exceeded")]
+    );
+    // Each successful call adds 0.5.
+    let oks: Vec<&str> = trail[2..7].iter().map(|t| t[0].as_str()).collect();
+    assert_eq!(
+        oks,
+        [
+            "OK, tokens 4.5/10 -> success",
+            "OK, tokens 5/10 -> success",
+            "OK, tokens 5.5/10 -> success",
+            "OK, tokens 6/10 -> success",
+            "OK, tokens 6.5/10 -> success",
+        ]
+    );
+    // 6.5 - 1 = 5.5 is above half: one retry; 4.5 is not.
+    assert_eq!(
+        trail[7],
+        [
+            format!("{u}, tokens 5.5/10 -> retry"),
+            format!("{u}, tokens 4.5/10 -> retry_quota_exceeded"),
+        ]
+    );
+    // A code that is not retried costs nothing.
+    assert_eq!(
+        trail[8],
+        ["INVALID_ARGUMENT, tokens 4.5/10 -> not_retryable"]
+    );
+    // Successes refill up to maxTokens and no further: 4.5 + 11 x 0.5 = 10, then 10.
+    assert_eq!(trail[19], ["OK, tokens 10/10 -> success"]);
+    assert_eq!(trail[20], ["OK, tokens 10/10 -> success"]);
+}
+
+#[test]
+fn throttled_reference_conforms_across_calls() {
+    let policy = throttled().into_policy();
+    for script in retry_scripts() {
+        for seed in 0..30 {
+            let timeline = run_reference(policy.clone_box().as_mut(), &script, 12, seed);
+            let v = check(policy.as_ref(), &timeline);
+            assert!(v.is_empty(), "seed {seed}: {v:#?}");
+        }
+    }
+}
+
+/// A throttled A6 client written from scratch (`max` tokens, `ratio` thousandths of a token
+/// per success, counted in thousandths); `ignore` never stops for the throttle,
+/// `strict_below` retries while the count is at least half instead of above it.
+fn throttled_client<'a>(max: u64, ratio: u64, ignore: bool, strict_below: bool) -> Box<Client<'a>> {
+    let max = max * 1000;
+    let mut tokens: u64 = max;
+    Box::new(move |v, _previous, rng| {
+        let code = v
+            .header("grpc-status")
+            .map_or(2, |c| c.parse().unwrap_or(13));
+        if code == 0 {
+            tokens = (tokens + ratio).min(max);
+            return None;
+        }
+        if code != 14 {
+            return None;
+        }
+        tokens = tokens.saturating_sub(1000);
+        let throttled = if strict_below {
+            tokens * 2 < max
+        } else {
+            tokens * 2 <= max
+        };
+        if (throttled && !ignore) || v.n >= 5 {
+            return None;
+        }
+        let b = (100u64 << (v.n - 1)).min(1000);
+        Some(v.end_ms + rng.uniform_u64(b * 8 / 10, b * 12 / 10))
+    })
+}
+
+#[test]
+fn throttling_clients_right_and_wrong() {
+    let p = throttled().into_policy();
+    let script = [grpc("14"), grpc("14"), grpc("0")];
+    accepted(p.as_ref(), &script, 12, || {
+        throttled_client(10, 500, false, false)
+    });
+    accepted(p.as_ref(), &[grpc("14")], 6, || {
+        throttled_client(10, 500, false, false)
+    });
+    // Retrying on an empty bucket.
+    let (rate, message) = rejection(
+        p.as_ref(),
+        &[grpc("14")],
+        3,
+        || throttled_client(10, 500, true, false),
+        ViolationKind::RetriedAfterStop(StopReason::RetryQuotaExceeded),
+    );
+    assert_eq!(rate, 1.0);
+    // The first call spends 5 tokens in its 5 attempts; the second retries on 4.
+    assert!(
+        message.starts_with("attempt 2 was made after a 200 but the retry quota could not pay"),
+        "{message}"
+    );
+    // Retrying at exactly half: with maxTokens 4, the second failure leaves 2, which stops.
+    let small = GrpcRetryConfig {
+        throttling: Some(RetryThrottling {
+            max_tokens: 4.0,
+            token_ratio: 1.0,
+        }),
+        ..throttled()
+    }
+    .into_policy();
+    accepted(small.as_ref(), &script, 8, || {
+        throttled_client(4, 1000, false, false)
+    });
+    let (rate, message) = rejection(
+        small.as_ref(),
+        &[grpc("14")],
+        1,
+        || throttled_client(4, 1000, false, true),
+        ViolationKind::RetriedAfterStop(StopReason::RetryQuotaExceeded),
+    );
+    assert_eq!(rate, 1.0);
+    assert!(message.starts_with("attempt 3 was made"), "{message}");
 }

@@ -8,6 +8,7 @@
 
 mod backoff;
 mod connection;
+mod pushback;
 mod retry;
 pub mod status;
 mod throttle;
@@ -19,5 +20,6 @@ pub use connection::{
     GrpcConnectionBackoff, GrpcConnectionConfig, INITIAL_BACKOFF, JITTER, MAX_BACKOFF,
     MIN_CONNECT_TIMEOUT, MULTIPLIER,
 };
+pub use pushback::PUSHBACK_HEADER;
 pub use retry::{A6_JITTER, A6Jitter, GrpcRetry, GrpcRetryConfig, MAX_ATTEMPTS_CAP};
 pub use throttle::RetryThrottling;

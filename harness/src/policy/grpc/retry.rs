@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use super::backoff::{capped_ns, spread_ns};
+use super::pushback::{PUSHBACK_HEADER, Pushback, pushback_of};
 use super::status::{self, status_of};
 use super::throttle::{RetryThrottling, Tokens};
+use crate::policy::NotBefore;
 use crate::policy::generic::ConfigError;
 use crate::policy::units::{duration_ns, ns_to_ms};
 use crate::policy::{
@@ -41,10 +43,16 @@ pub enum A6Jitter {
 ///   before the attempt count); a successful call adds `tokenRatio`;
 /// - a call makes at most `min(max_attempts, 5)` attempts: gRPC treats values above 5 as 5,
 ///   so a client that honours `maxAttempts: 9` literally makes 4 attempts too many;
-/// - retry `r` (after attempt `r`) waits, from `end(r)`, the backoff of exponent `k = r - 1`:
+/// - server pushback (`grpc-retry-pushback-ms`, read before the status is classified, as
+///   grpc-go does): a negative, unparsable or repeated value stops the call with `pushback`
+///   (and costs a token when throttled); one non-negative integer makes the retry wait
+///   exactly that many milliseconds from `end(r)`, with no jitter, and restarts the backoff;
+/// - otherwise retry `r` (after attempt `r`) waits, from `end(r)`, the backoff of exponent
+///   `k`, the retries made since the last pushback retry (`r - 1` without pushback):
 ///   `b = min(initial_backoff × backoff_multiplier^k, max_backoff)` (integer ns), then
 ///   `b × uniform(0.8, 1.2)` for [`A6Jitter::Current`] or `uniform(0, b)` for
-///   [`A6Jitter::Legacy`]; the window's bounds are inclusive after rounding to ms.
+///   [`A6Jitter::Legacy`]; the window's bounds are inclusive after rounding to ms. `k` is
+///   read from the call's observed attempts, so the envelope follows the client under test.
 ///
 /// ```
 /// use retrylab::policy::{GrpcRetryConfig, Policy};
@@ -177,7 +185,14 @@ pub struct GrpcRetry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Stop(StopReason),
-    Retry { lo_ns: u64, hi_ns: u64 },
+    Retry {
+        lo_ns: u64,
+        hi_ns: u64,
+    },
+    /// Exactly `ms` after the end, as the server's pushback asked.
+    Pushback {
+        ms: u64,
+    },
 }
 
 impl GrpcRetry {
@@ -196,12 +211,20 @@ impl GrpcRetry {
     }
 
     /// What the policy says after `ctx`, and the token count after it.
-    fn step(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> (Step, Option<Tokens>) {
+    fn step(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> (Step, Option<Tokens>) {
         let code = status_of(ctx);
         if code == status::OK {
             return (
                 Step::Stop(StopReason::Success),
                 self.tokens.map(Tokens::after_success),
+            );
+        }
+        let pushback = pushback_of(ctx);
+        if pushback == Pushback::Stop {
+            // grpc-go counts a pushback that forbids the retry as a failure for throttling.
+            return (
+                Step::Stop(StopReason::Pushback),
+                self.tokens.map(|t| t.after_failure().0),
             );
         }
         if !self.config.retryable_status_codes.contains(&code) {
@@ -218,7 +241,17 @@ impl GrpcRetry {
         if ctx.n >= self.config.effective_max_attempts() {
             return (Step::Stop(StopReason::MaxAttemptsExceeded), tokens);
         }
-        let b = self.config.backoff_ns(ctx.n.saturating_sub(1));
+        if let Pushback::After(ms) = pushback {
+            return (Step::Pushback { ms }, tokens);
+        }
+        // The backoff restarts after a pushback retry: its exponent counts the retries since.
+        let since = history
+            .previous
+            .iter()
+            .rposition(|a| matches!(pushback_of(a), Pushback::After(_)))
+            .map_or(history.previous.len(), |i| history.previous.len() - i - 1);
+        let k = u32::try_from(since).unwrap_or(u32::MAX);
+        let b = self.config.backoff_ns(k);
         let (lo_ns, hi_ns) = match self.config.jitter {
             A6Jitter::Current => spread_ns(b, A6_JITTER),
             A6Jitter::Legacy => (0, b),
@@ -252,6 +285,10 @@ impl Policy for GrpcRetry {
                 delay: Duration::from_millis(ns_to_ms(rng.uniform_u64(lo_ns, hi_ns))),
                 measured_from: Anchor::End,
             },
+            Step::Pushback { ms } => Decision::Retry {
+                delay: Duration::from_millis(ms),
+                measured_from: Anchor::End,
+            },
         }
     }
 
@@ -269,6 +306,18 @@ impl Policy for GrpcRetry {
                     uniform: hi > lo,
                 }
             }
+            Step::Pushback { ms } => Envelope::Retry {
+                min_ms: ms,
+                max_ms: ms,
+                from: Anchor::End,
+                optional: false,
+                not_before: Some(NotBefore {
+                    header: PUSHBACK_HEADER,
+                    value: ms.to_string(),
+                    at_ms: ctx.end_ms.saturating_add(ms),
+                }),
+                uniform: false,
+            },
         }
     }
 

@@ -649,11 +649,40 @@ struct A6Mistakes {
     legacy_jitter: bool,
     /// Reads only the HTTP status: a 200 is a success whatever its `grpc-status`.
     http_status_only: bool,
+    /// Never reads `grpc-retry-pushback-ms`.
+    ignore_pushback: bool,
+    /// Keeps counting the backoff's exponent through a pushback retry.
+    no_reset: bool,
+    /// Reads a negative pushback as "retry now" instead of "do not retry".
+    negative_as_zero: bool,
+}
+
+/// A pushback as the A6 client under test reads it: `Some(Some(ms))` to wait `ms`,
+/// `Some(None)` to stop, `None` without one.
+fn client_pushback(v: &AttemptView, m: A6Mistakes) -> Option<Option<u64>> {
+    if m.ignore_pushback {
+        return None;
+    }
+    let values: Vec<&str> = v
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "grpc-retry-pushback-ms")
+        .map(|(_, value)| value.as_str())
+        .collect();
+    match values.as_slice() {
+        [] => None,
+        [one] => match one.parse::<i64>() {
+            Ok(ms) if ms >= 0 => Some(Some(ms as u64)),
+            Ok(_) if m.negative_as_zero => Some(Some(0)),
+            _ => Some(None),
+        },
+        _ => Some(None),
+    }
 }
 
 /// An A6 client for 0.1s doubling to 1s, retrying UNAVAILABLE (14), in integer ms.
 fn a6_client<'a>(max_attempts: u32, m: A6Mistakes) -> Box<Client<'a>> {
-    Box::new(move |v, _previous, rng| {
+    Box::new(move |v, previous, rng| {
         let code = match (v.outcome, v.header("grpc-status")) {
             (Observed::Status(200), _) if m.http_status_only => 0,
             (Observed::Status(_), Some(code)) => code.parse().unwrap_or(13),
@@ -663,6 +692,13 @@ fn a6_client<'a>(max_attempts: u32, m: A6Mistakes) -> Box<Client<'a>> {
             (Observed::Refused | Observed::Transport(_), _) => 14,
             (Observed::Timeout, _) => 4,
         };
+        if code == 0 {
+            return None;
+        }
+        let pushback = client_pushback(v, m);
+        if pushback == Some(None) {
+            return None;
+        }
         let cap = if m.no_cap {
             max_attempts
         } else {
@@ -671,7 +707,20 @@ fn a6_client<'a>(max_attempts: u32, m: A6Mistakes) -> Box<Client<'a>> {
         if code != 14 || v.n >= cap {
             return None;
         }
-        let b = (100u64 << (v.n - 1)).min(1000);
+        if let Some(Some(ms)) = pushback {
+            return Some(v.end_ms + ms);
+        }
+        // Retries since the last pushback retry.
+        let k = if m.no_reset {
+            v.n - 1
+        } else {
+            previous
+                .iter()
+                .rev()
+                .take_while(|a| !matches!(client_pushback(a, m), Some(Some(_))))
+                .count() as u32
+        };
+        let b = (100u64 << k).min(1000);
         let d = if m.legacy_jitter {
             rng.uniform_u64(0, b)
         } else {
@@ -951,4 +1000,172 @@ fn throttling_clients_right_and_wrong() {
     );
     assert_eq!(rate, 1.0);
     assert!(message.starts_with("attempt 3 was made"), "{message}");
+}
+
+// ---------------------------------------------------------------- pushback
+
+#[test]
+fn pushback_sets_the_exact_delay_and_restarts_the_backoff() {
+    let mut p = a6(5, A6Jitter::Current).into_policy();
+    let script = [
+        grpc("14"),
+        with(grpc("14"), "grpc-retry-pushback-ms", "1500"),
+        grpc("14"),
+        grpc("14"),
+    ];
+    let client = ClientHistory::default();
+    let mut call = Vec::new();
+    let mut windows = Vec::new();
+    let mut start = 0;
+    for (i, reply) in script.iter().enumerate() {
+        let v = view(i as u32 + 1, start, reply);
+        let h = CallHistory::new(&call, &client);
+        let e = p.envelope(&v, &h);
+        if i == 1 {
+            let Envelope::Retry { not_before, .. } = &e else {
+                panic!("{e:?}");
+            };
+            let floor = not_before.as_ref().map(|nb| (nb.header, nb.at_ms));
+            assert_eq!(floor, Some(("grpc-retry-pushback-ms", v.end_ms + 1500)));
+        }
+        let (lo, hi, _) = window(e);
+        windows.push((lo, hi));
+        start = v.end_ms + hi;
+        p.record(&v, &h, crate::policy::Next::Retried { start_ms: start });
+        call.push(v);
+    }
+    // 0.1s x[0.8, 1.2]; exactly 1.5s; then 0.1s again, not 0.4s; then 0.2s.
+    assert_eq!(windows, [(80, 120), (1500, 1500), (80, 120), (160, 240)]);
+}
+
+#[test]
+fn a_negative_unparsable_or_repeated_pushback_stops_the_call() {
+    let p = throttled().into_policy();
+    let after = |reply: Reply| p.envelope(&view(1, 0, &reply), &CallHistory::empty());
+    let stop = Envelope::MustStop(StopReason::Pushback);
+    assert_eq!(
+        after(with(grpc("14"), "grpc-retry-pushback-ms", "-1")),
+        stop
+    );
+    assert_eq!(
+        after(with(grpc("14"), "grpc-retry-pushback-ms", "1s")),
+        stop
+    );
+    let twice = with(
+        with(grpc("14"), "grpc-retry-pushback-ms", "10"),
+        "grpc-retry-pushback-ms",
+        "10",
+    );
+    assert_eq!(after(twice), stop);
+    // Read before the status, as grpc-go does: even a code that is not retried.
+    assert_eq!(after(with(grpc("3"), "grpc-retry-pushback-ms", "-1")), stop);
+    // A valid pushback does not make a code retryable, nor lift maxAttempts.
+    assert_eq!(
+        after(with(grpc("3"), "grpc-retry-pushback-ms", "10")),
+        Envelope::MustStop(StopReason::NotRetryable)
+    );
+    let last = view(5, 0, &with(grpc("14"), "grpc-retry-pushback-ms", "10"));
+    assert_eq!(
+        p.envelope(&last, &CallHistory::empty()),
+        Envelope::MustStop(StopReason::MaxAttemptsExceeded)
+    );
+    // A pushback that stops the call costs a token.
+    let mut q = throttled().into_policy();
+    let trail = throttle_trail(
+        q.as_mut(),
+        &[vec![with(grpc("14"), "grpc-retry-pushback-ms", "-1")]],
+    );
+    assert_eq!(trail[0], ["UNAVAILABLE, tokens 9/10 -> pushback"]);
+}
+
+fn pushback_scripts() -> Vec<Vec<Reply>> {
+    vec![
+        vec![with(grpc("14"), "grpc-retry-pushback-ms", "2000")],
+        vec![
+            grpc("14"),
+            with(grpc("14"), "grpc-retry-pushback-ms", "700"),
+            grpc("14"),
+            grpc("14"),
+            grpc("0"),
+        ],
+        vec![
+            grpc("14"),
+            with(grpc("14"), "grpc-retry-pushback-ms", "0"),
+            with(grpc("14"), "grpc-retry-pushback-ms", "-5"),
+        ],
+    ]
+}
+
+#[test]
+fn pushback_reference_conforms_and_correct_clients_are_accepted() {
+    for config in [
+        a6(5, A6Jitter::Current),
+        a6(5, A6Jitter::Legacy),
+        throttled(),
+    ] {
+        let policy = config.into_policy();
+        for script in pushback_scripts() {
+            for seed in 0..30 {
+                let timeline = run_reference(policy.clone_box().as_mut(), &script, 3, seed);
+                let v = check(policy.as_ref(), &timeline);
+                assert!(v.is_empty(), "seed {seed}: {v:#?}");
+            }
+        }
+    }
+    let p = a6(5, A6Jitter::Current).into_policy();
+    for script in pushback_scripts() {
+        accepted(p.as_ref(), &script, 2, || {
+            a6_client(5, A6Mistakes::default())
+        });
+    }
+}
+
+#[test]
+fn wrong_pushback_clients_are_caught() {
+    let p = a6(5, A6Jitter::Current).into_policy();
+    let scripts = pushback_scripts();
+    // Pushback ignored: the backoff's 0.1s where 2s were asked for.
+    let ignore = A6Mistakes {
+        ignore_pushback: true,
+        ..Default::default()
+    };
+    let (rate, message) = rejection(
+        p.as_ref(),
+        &scripts[0],
+        1,
+        || a6_client(5, ignore),
+        ViolationKind::RetryAfterNotHonoured,
+    );
+    assert_eq!(rate, 1.0);
+    assert!(
+        message.contains("with grpc-retry-pushback-ms: 2000 (needed >= 2.000s)"),
+        "{message}"
+    );
+    // The backoff not restarted after a pushback retry: 0.4s where 0.1s is due.
+    let no_reset = A6Mistakes {
+        no_reset: true,
+        ..Default::default()
+    };
+    let (rate, _) = rejection(
+        p.as_ref(),
+        &scripts[1],
+        1,
+        || a6_client(5, no_reset),
+        ViolationKind::TooLate,
+    );
+    assert_eq!(rate, 1.0);
+    // A negative pushback read as "retry now".
+    let negative = A6Mistakes {
+        negative_as_zero: true,
+        ..Default::default()
+    };
+    let (rate, message) = rejection(
+        p.as_ref(),
+        &scripts[2],
+        1,
+        || a6_client(5, negative),
+        ViolationKind::RetriedAfterStop(StopReason::Pushback),
+    );
+    assert_eq!(rate, 1.0);
+    assert!(message.starts_with("attempt 4 was made"), "{message}");
 }

@@ -21,5 +21,7 @@ pub use connection::{
     MIN_CONNECT_TIMEOUT, MULTIPLIER,
 };
 pub use pushback::PUSHBACK_HEADER;
-pub use retry::{A6_JITTER, A6Jitter, GrpcRetry, GrpcRetryConfig, MAX_ATTEMPTS_CAP};
+pub use retry::{
+    A6_JITTER, A6Jitter, GrpcRetry, GrpcRetryConfig, MAX_ATTEMPTS_CAP, PREVIOUS_ATTEMPTS_HEADER,
+};
 pub use throttle::RetryThrottling;

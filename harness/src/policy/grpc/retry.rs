@@ -14,6 +14,9 @@ use crate::policy::{
 };
 use crate::rng::Stream;
 
+/// The request header every retry carries: how many attempts of the call came before it.
+pub const PREVIOUS_ATTEMPTS_HEADER: &str = "grpc-previous-rpc-attempts";
+
 /// gRPC treats a `maxAttempts` above 5 as 5.
 pub const MAX_ATTEMPTS_CAP: u32 = 5;
 
@@ -52,7 +55,10 @@ pub enum A6Jitter {
 ///   `b = min(initial_backoff × backoff_multiplier^k, max_backoff)` (integer ns), then
 ///   `b × uniform(0.8, 1.2)` for [`A6Jitter::Current`] or `uniform(0, b)` for
 ///   [`A6Jitter::Legacy`]; the window's bounds are inclusive after rounding to ms. `k` is
-///   read from the call's observed attempts, so the envelope follows the client under test.
+///   read from the call's observed attempts, so the envelope follows the client under test;
+/// - every retry carries the request header `grpc-previous-rpc-attempts`: 1 on the second
+///   attempt, 2 on the third, ... ([`Policy::request_headers`]); the first attempt has none.
+///   No envelope judges it: a scenario checks it with `expect.header`.
 ///
 /// ```
 /// use retrylab::policy::{GrpcRetryConfig, Policy};
@@ -62,7 +68,10 @@ pub enum A6Jitter {
 /// assert!(config.validate().is_ok());
 /// assert_eq!(config.nominal_backoff(1), Duration::from_millis(100));
 /// assert_eq!(config.nominal_backoff(3), Duration::from_millis(400));
-/// assert_eq!(config.into_policy().max_attempts(), Some(5));
+/// let policy = config.into_policy();
+/// assert_eq!(policy.max_attempts(), Some(5));
+/// assert!(policy.request_headers(1).is_empty());
+/// assert_eq!(policy.request_headers(3)[0].1, "2");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrpcRetryConfig {
@@ -333,6 +342,16 @@ impl Policy for GrpcRetry {
             Some(tokens) => format!("{code}, {}", tokens.describe()),
             None => code,
         })
+    }
+
+    fn request_headers(&self, n: u32) -> Vec<(http::HeaderName, http::HeaderValue)> {
+        if n < 2 {
+            return Vec::new();
+        }
+        vec![(
+            http::HeaderName::from_static(PREVIOUS_ATTEMPTS_HEADER),
+            http::HeaderValue::from(n - 1),
+        )]
     }
 
     fn max_attempts(&self) -> Option<u32> {

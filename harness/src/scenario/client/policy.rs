@@ -100,6 +100,7 @@ impl ClientSpec {
                 std::mem::replace(&mut p.jitter, AwsJitter::None) != AwsJitter::None
             }
             ClientSpec::SnsDelivery(p) => std::mem::take(&mut p.jitter).value() > 0.0,
+            ClientSpec::GrpcConnectionBackoff(p) => std::mem::take(&mut p.jitter).value() > 0.0,
             _ => false,
         };
         had_jitter.then_some(plain)

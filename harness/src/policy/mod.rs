@@ -211,7 +211,9 @@ pub enum Next {
 /// Contract:
 /// - `decide` stays inside `envelope` for every attempt, history and random stream;
 /// - `decide` changes `self` exactly as `record` would for the step it decides, so a policy
-///   driven by `decide` and one replayed by `record` are in the same state;
+///   driven by `decide` and one replayed by `record` are in the same state (a draw the
+///   reference client keeps for its own next attempt, gRPC's connect deadline, is the one
+///   exception: no envelope reads it);
 /// - `envelope` depends on `self`, the attempt and the *observed* history only, so it judges
 ///   the client under test by what that client did (decorrelated jitter reads the previous
 ///   delay from the history, not from its own memory).

@@ -26,6 +26,7 @@ fn with_open_count(spec: &PolicySpec) -> (PolicySpec, bool) {
         ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => {
             p.max_attempts.get_or_insert(u32::MAX) == &u32::MAX
         }
+        ClientSpec::GrpcConnectionBackoff(p) => p.max_attempts.get_or_insert(u32::MAX) == &u32::MAX,
         _ => false,
     };
     (spec, open)

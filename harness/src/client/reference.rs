@@ -132,7 +132,12 @@ impl ReferenceClient {
             tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
         }
         loop {
-            let (id, sending) = http.send(operation.request());
+            let n = previous.len() as u32 + 1;
+            let mut request = operation.request();
+            for (name, value) in self.policy.request_headers(n) {
+                request.headers_mut().insert(name, value);
+            }
+            let (id, sending) = http.send(request);
             let attempt = async {
                 let response = sending.await.map_err(|e| transport_kind(&e))?;
                 let status = response.status().as_u16();
@@ -146,7 +151,13 @@ impl ReferenceClient {
                     .to_bytes();
                 Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers, body))
             };
-            let result = match self.attempt_timeout {
+            // The policy may bound its attempts itself (gRPC's connect deadline); the
+            // shorter of that and the scenario's `attempt_timeout` applies.
+            let timeout = match (self.attempt_timeout, self.policy.attempt_timeout(n)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let result = match timeout {
                 Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
                 None => Some(attempt.await),
             };
@@ -167,7 +178,6 @@ impl ReferenceClient {
                     AttemptOutcome::Unfinished,
                 ),
             };
-            let n = previous.len() as u32 + 1;
             let (outcome, headers, body) = match result {
                 None => (Observed::Timeout, None, None),
                 Some(Ok((status, headers, body))) => {

@@ -20,6 +20,7 @@ mod exponential;
 mod fibonacci;
 mod fixed;
 mod generic;
+pub mod grpc;
 mod jitter;
 mod linear;
 mod no_retry;
@@ -50,6 +51,7 @@ pub use exponential::{Exponential, ExponentialConfig};
 pub use fibonacci::{Fibonacci, FibonacciConfig};
 pub use fixed::{Fixed, FixedConfig};
 pub use generic::ConfigError;
+pub use grpc::{GrpcConnectionBackoff, GrpcConnectionConfig, GrpcRetry, GrpcRetryConfig};
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
@@ -211,7 +213,9 @@ pub enum Next {
 /// Contract:
 /// - `decide` stays inside `envelope` for every attempt, history and random stream;
 /// - `decide` changes `self` exactly as `record` would for the step it decides, so a policy
-///   driven by `decide` and one replayed by `record` are in the same state;
+///   driven by `decide` and one replayed by `record` are in the same state (a draw the
+///   reference client keeps for its own next attempt, gRPC's connect deadline, is the one
+///   exception: no envelope reads it);
 /// - `envelope` depends on `self`, the attempt and the *observed* history only, so it judges
 ///   the client under test by what that client did (decorrelated jitter reads the previous
 ///   delay from the history, not from its own memory).
@@ -299,6 +303,23 @@ pub trait Policy: Send + fmt::Debug {
     /// [`Policy::record`], and judged by no envelope. The default is no sleep.
     fn wait_after_stop(&self) -> Duration {
         Duration::ZERO
+    }
+
+    /// How long the reference client lets attempt `n` (1-based) of a call run, when the
+    /// policy bounds its attempts itself (gRPC's connect deadline with its
+    /// `MIN_CONNECT_TIMEOUT`); the scenario's `attempt_timeout`, when also set, still applies
+    /// and the shorter wins. The default is no bound of the policy's own.
+    fn attempt_timeout(&self, n: u32) -> Option<Duration> {
+        let _ = n;
+        None
+    }
+
+    /// Headers the reference client adds to attempt `n` (1-based) of a call (gRPC's
+    /// `grpc-previous-rpc-attempts` on retries), replacing any of the same name the
+    /// operation sets. The default is none.
+    fn request_headers(&self, n: u32) -> Vec<(http::HeaderName, http::HeaderValue)> {
+        let _ = n;
+        Vec::new()
     }
 
     /// A boxed copy, state included, so that a check can replay a client without disturbing

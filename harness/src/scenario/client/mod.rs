@@ -117,7 +117,8 @@ impl ClientSpec {
     /// ```
     /// use retrylab::scenario::ClientSpec;
     /// assert!(ClientSpec::is_built("aws_adaptive"));
-    /// assert!(!ClientSpec::is_built("grpc_retry"));
+    /// assert!(ClientSpec::is_built("grpc_retry"));
+    /// assert!(!ClientSpec::is_built("no_such_policy"));
     /// ```
     pub fn is_built(name: &str) -> bool {
         info(name).is_some_and(|p| p.built)
@@ -232,10 +233,10 @@ const POLICIES: &[PolicyInfo] = &[
     ),
     policy(
         "grpc_retry",
-        false,
+        true,
         Some("service_config.retryPolicy.maxAttempts"),
     ),
-    policy("grpc_connection_backoff", false, None),
+    policy("grpc_connection_backoff", true, None),
     policy("rocketmq_producer", true, None),
     policy("servicenow_exponential", true, Some("max_retries")),
     policy("servicenow_header", true, Some("max_retries")),
@@ -271,7 +272,16 @@ mod tests {
             ClientSpec::AwsAdaptive(AwsParams::default()),
             ClientSpec::SnsDelivery(SnsParams::default()),
             ClientSpec::GrpcRetry(GrpcRetryParams {
-                service_config: GrpcServiceConfig::default(),
+                service_config: GrpcServiceConfig {
+                    retry_policy: Some(GrpcRetryPolicy {
+                        max_attempts: 3,
+                        initial_backoff: ProtoDuration(Millis::from_ms(100)),
+                        max_backoff: ProtoDuration(Millis::from_secs(1)),
+                        backoff_multiplier: 2.0,
+                        retryable_status_codes: vec![GrpcCode::Unavailable],
+                    }),
+                    ..GrpcServiceConfig::default()
+                },
                 jitter_model: GrpcJitterModel::default(),
                 attempt_timeout: None,
             }),

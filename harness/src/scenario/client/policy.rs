@@ -8,15 +8,17 @@ use std::time::Duration;
 use super::RocketmqParams;
 use super::SnsBackoffFunction;
 use super::{AwsJitter, AwsParams, ClientSpec, Jitter, RetryAfterPolicy, RetryCondition};
+use super::{GrpcConnectionBackoffParams, GrpcJitterModel, GrpcRetryParams};
 use super::{HeaderUnit, ServicenowExponentialParams, ServicenowHeaderParams};
 use super::{SnsEndpointType, SnsParams};
 use crate::policy::aws::{AwsConfig, AwsMode};
+use crate::policy::grpc::{A6Jitter, GrpcRetryConfig, RetryThrottling};
 use crate::policy::rocketmq::RocketmqConfig;
 use crate::policy::servicenow::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
 use crate::policy::{
-    ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, LinearConfig, NoRetryConfig,
-    Policy, RetryAfterRule, RetryOn, RetryOnItem,
+    ConfigError, ExponentialConfig, FibonacciConfig, FixedConfig, GrpcConnectionConfig,
+    LinearConfig, NoRetryConfig, Policy, RetryAfterRule, RetryOn, RetryOnItem,
 };
 use crate::scenario::duration::Millis;
 
@@ -108,6 +110,7 @@ impl ClientSpec {
             ClientSpec::ServicenowHeader(p) => {
                 !std::mem::replace(&mut p.additional_delay_window, Millis::ZERO).is_zero()
             }
+            ClientSpec::GrpcConnectionBackoff(p) => std::mem::take(&mut p.jitter).value() > 0.0,
             _ => false,
         };
         had_jitter.then_some(plain)
@@ -195,8 +198,28 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
             config.validate().map_err(invalid)?;
             config.into_policy()
         }
+        ClientSpec::GrpcRetry(p) => {
+            let config = p.config().ok_or_else(|| PolicyError::Invalid {
+                key: "service_config".to_owned(),
+                message: "the service config has no retry policy".to_owned(),
+            })?;
+            config.validate().map_err(|e| PolicyError::Invalid {
+                key: match e.field {
+                    "maxTokens" | "tokenRatio" => {
+                        format!("service_config.retryThrottling.{}", e.field)
+                    }
+                    field => format!("service_config.retryPolicy.{field}"),
+                },
+                message: e.message,
+            })?;
+            config.into_policy()
+        }
+        ClientSpec::GrpcConnectionBackoff(p) => {
+            let config = p.config();
+            config.validate().map_err(invalid)?;
+            config.into_policy()
+        }
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
-        other => return Err(PolicyError::NotSupported(other.name())),
     };
     Ok(policy)
 }
@@ -367,6 +390,76 @@ impl ServicenowHeaderParams {
                 HeaderUnit::Milliseconds => DelayUnit::Milliseconds,
             },
             additional_delay_window: self.additional_delay_window.as_duration(),
+        }
+    }
+}
+
+impl GrpcRetryParams {
+    /// The A6 policy of these parameters: the service config's one `retryPolicy` (top-level,
+    /// else the first `methodConfig` entry's) and its `retryThrottling`, with the chosen
+    /// jitter model; `None` when the service config has no retry policy.
+    ///
+    /// ```
+    /// use retrylab::scenario::GrpcRetryParams;
+    /// use std::time::Duration;
+    ///
+    /// let yaml = r#"
+    /// service_config:
+    ///   retryPolicy: { maxAttempts: 9, initialBackoff: 0.1s, maxBackoff: 1s,
+    ///                  backoffMultiplier: 2, retryableStatusCodes: [UNAVAILABLE] }
+    /// "#;
+    /// let p: GrpcRetryParams = serde_saphyr::from_str(yaml).unwrap();
+    /// let config = p.config().unwrap();
+    /// assert_eq!(config.initial_backoff, Duration::from_millis(100));
+    /// assert_eq!(config.retryable_status_codes, [14]);
+    /// assert_eq!(config.effective_max_attempts(), 5);
+    /// ```
+    pub fn config(&self) -> Option<GrpcRetryConfig> {
+        let r = self.service_config.effective_retry_policy()?;
+        Some(GrpcRetryConfig {
+            max_attempts: r.max_attempts,
+            initial_backoff: r.initial_backoff.0.as_duration(),
+            max_backoff: r.max_backoff.0.as_duration(),
+            backoff_multiplier: r.backoff_multiplier,
+            retryable_status_codes: r
+                .retryable_status_codes
+                .iter()
+                .map(|c| u16::from(c.code()))
+                .collect(),
+            jitter: match self.jitter_model {
+                GrpcJitterModel::A6_2024 => A6Jitter::Current,
+                GrpcJitterModel::A6Legacy => A6Jitter::Legacy,
+            },
+            throttling: self
+                .service_config
+                .retry_throttling
+                .map(|t| RetryThrottling {
+                    max_tokens: t.max_tokens,
+                    token_ratio: t.token_ratio,
+                }),
+        })
+    }
+}
+
+impl GrpcConnectionBackoffParams {
+    /// The connection backoff of these parameters.
+    ///
+    /// ```
+    /// use retrylab::scenario::GrpcConnectionBackoffParams;
+    /// use std::time::Duration;
+    ///
+    /// let config = GrpcConnectionBackoffParams::default().config();
+    /// assert_eq!(config.min_connect_timeout, Duration::from_secs(20));
+    /// assert_eq!(config.jitter, 0.2);
+    /// ```
+    pub fn config(&self) -> GrpcConnectionConfig {
+        GrpcConnectionConfig {
+            initial_backoff: self.initial_backoff.as_duration(),
+            multiplier: self.multiplier,
+            jitter: self.jitter.value(),
+            max_backoff: self.max_backoff.as_duration(),
+            min_connect_timeout: self.min_connect_timeout.as_duration(),
+            max_attempts: self.max_attempts,
         }
     }
 }

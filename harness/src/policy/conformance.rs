@@ -178,7 +178,7 @@ impl Conformance {
             let next = attempts.get(i + 1);
             if !beyond {
                 let envelope = self.policy.envelope(ctx, &history);
-                if let Some(v) = self.judge(ctx, &envelope, next, &mut landings) {
+                if let Some(v) = self.judge(ctx, &history, &envelope, next, &mut landings) {
                     beyond = matches!(v.kind, ViolationKind::RetriedAfterStop(_));
                     out.push(v);
                 }
@@ -205,6 +205,7 @@ impl Conformance {
     fn judge(
         &self,
         ctx: &AttemptView,
+        history: &CallHistory<'_>,
         envelope: &Envelope,
         next: Option<&AttemptView>,
         landings: &mut Vec<Landing>,
@@ -216,7 +217,7 @@ impl Conformance {
             (Envelope::MustStop(reason), Some(_)) => Some(Violation {
                 attempt: n + 1,
                 kind: ViolationKind::RetriedAfterStop(*reason),
-                message: self.retried_after_stop(ctx, *reason),
+                message: self.retried_after_stop(ctx, history, *reason),
             }),
             (Envelope::Retry { optional: true, .. }, None) => None,
             (Envelope::Retry { .. }, None) => {
@@ -326,7 +327,12 @@ impl Conformance {
         }
     }
 
-    fn retried_after_stop(&self, ctx: &AttemptView, reason: StopReason) -> String {
+    fn retried_after_stop(
+        &self,
+        ctx: &AttemptView,
+        history: &CallHistory<'_>,
+        reason: StopReason,
+    ) -> String {
         let n = ctx.n;
         let next = n + 1;
         let outcome = ctx.outcome.noun();
@@ -349,8 +355,11 @@ impl Conformance {
                 )
             }
             StopReason::RetryQuotaExceeded => {
-                let state = self
-                    .policy
+                // The quota as the policy saw it when it stopped: after what the attempt
+                // itself costs (gRPC's token for a failure), before any retry's charge.
+                let mut stopped = self.policy.clone_box();
+                stopped.record(ctx, history, Next::Stopped);
+                let state = stopped
                     .describe_state()
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();

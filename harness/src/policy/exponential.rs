@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::backoff::capped_ns;
 use super::generic::{ConfigError, Rules, Schedule, check_max_attempts};
 use super::jitter::Jitter;
 use super::units::duration_ns;
@@ -126,17 +127,12 @@ impl Exponential {
 
 impl Schedule for Exponential {
     fn base_ns(&self, n: u32) -> u64 {
-        let exponent = f64::from(n.saturating_sub(1));
-        let raw = self.initial_ns as f64 * libm::pow(self.config.multiplier, exponent);
-        let cap = self.cap_ns;
-        // NaN (an undefined growth) and infinity are treated as "at the cap".
-        if raw.is_nan() || raw >= cap as f64 {
-            cap
-        } else if raw <= 0.0 {
-            0
-        } else {
-            (libm::round(raw) as u64).min(cap)
-        }
+        capped_ns(
+            self.initial_ns,
+            self.config.multiplier,
+            n.saturating_sub(1),
+            self.cap_ns,
+        )
     }
     fn initial_ns(&self) -> u64 {
         self.initial_ns

@@ -139,6 +139,13 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// A validation's refusal of `field`.
+    pub(crate) fn refuse(field: &'static str, message: String) -> Result<(), ConfigError> {
+        Err(ConfigError { field, message })
+    }
+}
+
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.field, self.message)

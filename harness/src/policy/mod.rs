@@ -14,6 +14,7 @@
 
 mod attempt;
 pub mod aws;
+mod backoff;
 mod classify;
 pub mod conformance;
 mod exponential;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::backoff::{capped_ns, spread_ns};
+use crate::policy::backoff::{capped_ns, spread_ns};
 use crate::policy::generic::ConfigError;
 use crate::policy::units::{duration_ns, fmt_ms, ns_to_ms};
 use crate::policy::{
@@ -83,19 +83,15 @@ impl Default for GrpcConnectionConfig {
     }
 }
 
-fn err(field: &'static str, message: String) -> Result<(), ConfigError> {
-    Err(ConfigError { field, message })
-}
-
 impl GrpcConnectionConfig {
     /// Checks the domain: `initial_backoff` positive and at most `max_backoff`, `multiplier`
     /// finite and at least 1, `jitter` in [0, 1], `max_attempts` at least 1.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.initial_backoff.is_zero() {
-            return err("initial_backoff", "must be positive".to_owned());
+            return ConfigError::refuse("initial_backoff", "must be positive".to_owned());
         }
         if self.initial_backoff > self.max_backoff {
-            return err(
+            return ConfigError::refuse(
                 "initial_backoff",
                 format!(
                     "{} is above max_backoff {}",
@@ -105,7 +101,7 @@ impl GrpcConnectionConfig {
             );
         }
         if !(self.multiplier.is_finite() && self.multiplier >= 1.0) {
-            return err(
+            return ConfigError::refuse(
                 "multiplier",
                 format!(
                     "must be a finite number of at least 1, got {}",
@@ -114,10 +110,10 @@ impl GrpcConnectionConfig {
             );
         }
         if !(0.0..=1.0).contains(&self.jitter) {
-            return err("jitter", format!("{} is not in [0, 1]", self.jitter));
+            return ConfigError::refuse("jitter", format!("{} is not in [0, 1]", self.jitter));
         }
         if self.max_attempts == Some(0) {
-            return err("max_attempts", "must be at least 1".to_owned());
+            return ConfigError::refuse("max_attempts", "must be at least 1".to_owned());
         }
         Ok(())
     }

@@ -6,7 +6,6 @@
 //! a `grpc-status` response header ([`status`]) and pushback as a `grpc-retry-pushback-ms`
 //! response header. Trailers are not modelled.
 
-mod backoff;
 mod connection;
 mod pushback;
 mod retry;

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use super::backoff::{capped_ns, spread_ns};
 use super::pushback::{PUSHBACK_HEADER, Pushback, pushback_of};
 use super::status::{self, status_of};
 use super::throttle::{RetryThrottling, Tokens};
 use crate::policy::NotBefore;
+use crate::policy::backoff::{capped_ns, spread_ns};
 use crate::policy::generic::ConfigError;
 use crate::policy::units::{duration_ns, ns_to_ms};
 use crate::policy::{
@@ -105,17 +105,13 @@ impl Default for GrpcRetryConfig {
     }
 }
 
-fn err(field: &'static str, message: String) -> Result<(), ConfigError> {
-    Err(ConfigError { field, message })
-}
-
 impl GrpcRetryConfig {
     /// Checks what gRPC requires of a retry policy: `maxAttempts` at least 2, positive
     /// backoffs, a finite positive multiplier, at least one retryable code, each 0 to 16.
     /// Field names are the service config's (`maxAttempts`).
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.max_attempts < 2 {
-            return err(
+            return ConfigError::refuse(
                 "maxAttempts",
                 format!(
                     "{} leaves no retry: gRPC requires at least 2",
@@ -124,13 +120,13 @@ impl GrpcRetryConfig {
             );
         }
         if self.initial_backoff.is_zero() {
-            return err("initialBackoff", "must be positive".to_owned());
+            return ConfigError::refuse("initialBackoff", "must be positive".to_owned());
         }
         if self.max_backoff.is_zero() {
-            return err("maxBackoff", "must be positive".to_owned());
+            return ConfigError::refuse("maxBackoff", "must be positive".to_owned());
         }
         if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier > 0.0) {
-            return err(
+            return ConfigError::refuse(
                 "backoffMultiplier",
                 format!(
                     "must be a finite number above 0, got {}",
@@ -139,10 +135,13 @@ impl GrpcRetryConfig {
             );
         }
         if self.retryable_status_codes.is_empty() {
-            return err("retryableStatusCodes", "needs at least one code".to_owned());
+            return ConfigError::refuse(
+                "retryableStatusCodes",
+                "needs at least one code".to_owned(),
+            );
         }
         if let Some(code) = self.retryable_status_codes.iter().find(|c| **c > 16) {
-            return err(
+            return ConfigError::refuse(
                 "retryableStatusCodes",
                 format!("{code} is not a gRPC status code (0 to 16)"),
             );

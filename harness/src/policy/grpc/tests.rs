@@ -297,6 +297,7 @@ fn the_reference_draws_each_deadline_before_its_connect() {
     let client = ClientHistory::default();
     let mut call = Vec::new();
     let mut start = 0;
+    let mut thirteenth = None;
     for n in 1..=13u32 {
         let v = view(n, start, &refused(20));
         let Decision::Retry { delay, .. } =
@@ -308,11 +309,15 @@ fn the_reference_draws_each_deadline_before_its_connect() {
         let next = p.attempt_timeout(n + 1).unwrap_or_default();
         assert!(next >= Duration::from_secs(20), "{next:?}");
         assert!(next <= Duration::from_secs(144), "{next:?}");
+        if n + 1 == 13 {
+            thirteenth = Some(next);
+        }
         start += delay.as_millis() as u64;
         call.push(v);
     }
-    // Attempt 13's deadline lies in [96 s, 144 s], so its connect timeout is that deadline.
-    let timeout = p.attempt_timeout(13).unwrap_or_default();
+    // Attempt 13's deadline, drawn when attempt 12 failed, lies in [96 s, 144 s], so its
+    // connect timeout is that deadline.
+    let timeout = thirteenth.unwrap_or_default();
     assert!(timeout >= Duration::from_secs(96), "{timeout:?}");
     let v = view(14, start, &refused(20));
     assert_eq!(

@@ -42,6 +42,16 @@ impl RetryThrottling {
                 message: format!("{} is not above 0", self.token_ratio),
             });
         }
+        // Counted in thousandths: a smaller ratio would refill nothing, never what was meant.
+        if milli(self.token_ratio) == 0 {
+            return Err(ConfigError {
+                field: "tokenRatio",
+                message: format!(
+                    "{} counts as 0: gRPC keeps three decimal places, so at least 0.001",
+                    self.token_ratio
+                ),
+            });
+        }
         Ok(())
     }
 }

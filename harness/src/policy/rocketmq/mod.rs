@@ -13,6 +13,7 @@ mod tests;
 
 use std::time::Duration;
 
+use super::backoff::capped_ns;
 use super::generic::ConfigError;
 use super::units::{duration_ns, ns_to_ms};
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, Observed, Policy, StopReason};
@@ -113,15 +114,12 @@ impl RocketmqConfig {
     /// The backoff of retry `n` after a throttle, before rounding: `min(initial_backoff ×
     /// multiplier^n, max_backoff)`, in nanoseconds.
     fn throttle_ns(&self, n: u32) -> u64 {
-        let cap = duration_ns(self.max_backoff);
-        let growth = libm::pow(self.multiplier, f64::from(n));
-        let raw = duration_ns(self.initial_backoff) as f64 * growth;
-        // A NaN or an overflow reaches the cap.
-        if raw.is_finite() && raw < cap as f64 {
-            libm::round(raw.max(0.0)) as u64
-        } else {
-            cap
-        }
+        capped_ns(
+            duration_ns(self.initial_backoff),
+            self.multiplier,
+            n,
+            duration_ns(self.max_backoff),
+        )
     }
 
     /// The sleep of retry `n` after a throttle, in whole milliseconds.

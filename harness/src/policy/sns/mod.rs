@@ -9,6 +9,7 @@ mod tests;
 
 use std::time::Duration;
 
+use super::backoff::spread_ns;
 use super::generic::ConfigError;
 use super::units::{duration_ns, fmt_ms, ns_to_ms};
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, Next, Observed, Policy};
@@ -379,14 +380,14 @@ impl SnsDelivery {
             return Step::Stop(MaxAttemptsExceeded);
         };
         let d = self.config.nominal_ns(phase);
-        let spread = libm::round(d as f64 * self.jitter).clamp(0.0, d as f64) as u64;
+        let (lo_ns, hi_ns) = spread_ns(d, self.jitter);
         let floor_ms = self.spacing_ms.map_or(0, |s| {
             ctx.start_ms.saturating_add(s).saturating_sub(ctx.end_ms)
         });
         Step::Retry {
             phase,
-            lo_ns: d - spread,
-            hi_ns: d.saturating_add(spread),
+            lo_ns,
+            hi_ns,
             floor_ms,
         }
     }

@@ -40,9 +40,6 @@ pub enum PolicyError {
     /// `custom: <name>`: a client registered in Rust.
     #[error("`custom: {0}` is a client registered in Rust, not a policy")]
     Custom(String),
-    /// A policy whose model is not built yet.
-    #[error("the `{0}` policy is not supported yet")]
-    NotSupported(&'static str),
     /// A parameter out of the domain the policy's own validation accepts (such as
     /// `validate` of [`FibonacciConfig`]).
     #[error("`{key}`: {message}")]
@@ -56,8 +53,8 @@ pub enum PolicyError {
 }
 
 impl ClientSpec {
-    /// The policy this value describes, or why there is none: a `custom` client, a policy
-    /// not built yet, or parameters the policy's own validation refuses. Validation
+    /// The policy this value describes, or why there is none: a `custom` client, or
+    /// parameters the policy's own validation refuses. Validation
     /// ([`Scenario::validate`](crate::scenario::Scenario::validate)) calls it, so a loaded
     /// scenario's built-in policy always builds.
     ///

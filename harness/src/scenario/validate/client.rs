@@ -101,20 +101,14 @@ impl Validator<'_> {
                     self.grpc_retry_policy(rp, r);
                 }
                 if let Some(t) = &sc.retry_throttling {
-                    let tp = join(&scp, "retryThrottling");
-                    if !(t.max_tokens > 0.0 && t.max_tokens <= 1000.0) {
-                        self.err_expected(
-                            &join(&tp, "maxTokens"),
-                            format!("maxTokens {} is out of range", t.max_tokens),
-                            "a number in (0, 1000]",
-                        );
-                    }
-                    if !(t.token_ratio.is_finite() && t.token_ratio > 0.0) {
-                        self.err_expected(
-                            &join(&tp, "tokenRatio"),
-                            format!("tokenRatio {} is not positive", t.token_ratio),
-                            "a number above 0",
-                        );
+                    // The policy's own rule, located at its field.
+                    let throttling = crate::policy::grpc::RetryThrottling {
+                        max_tokens: t.max_tokens,
+                        token_ratio: t.token_ratio,
+                    };
+                    if let Err(e) = throttling.validate() {
+                        let tp = join(&scp, "retryThrottling");
+                        self.err(&join(&tp, e.field), format!("{} {}", e.field, e.message));
                     }
                 }
             }

@@ -1,10 +1,10 @@
-//! The capped exponential both gRPC policies share: `min(initial × multiplier^k, max)`, in
-//! integer nanoseconds.
+//! The arithmetic every backoff shares, in integer nanoseconds: the capped exponential
+//! `min(initial × multiplier^k, max)` and a symmetric spread around a delay.
 
 /// `min(initial_ns × multiplier^k, cap_ns)`, with `libm::pow` and one rounding to the
 /// nanosecond. A NaN or infinite growth is treated as "at the cap", a negative one as 0, so
 /// no configuration panics.
-pub(super) fn capped_ns(initial_ns: u64, multiplier: f64, k: u32, cap_ns: u64) -> u64 {
+pub(crate) fn capped_ns(initial_ns: u64, multiplier: f64, k: u32, cap_ns: u64) -> u64 {
     let raw = initial_ns as f64 * libm::pow(multiplier, f64::from(k));
     if raw.is_nan() || raw >= cap_ns as f64 {
         cap_ns
@@ -17,7 +17,7 @@ pub(super) fn capped_ns(initial_ns: u64, multiplier: f64, k: u32, cap_ns: u64) -
 
 /// `[b × (1 - spread), b × (1 + spread)]` in nanoseconds, each bound rounded once; `spread`
 /// is clamped into [0, 1].
-pub(super) fn spread_ns(b: u64, spread: f64) -> (u64, u64) {
+pub(crate) fn spread_ns(b: u64, spread: f64) -> (u64, u64) {
     let spread = if spread.is_nan() {
         0.0
     } else {

@@ -31,6 +31,10 @@ pub enum A6Jitter {
     Current,
     /// The older rule (`a6_legacy`): `uniform(0, min(initial × multiplier^k, max))`.
     Legacy,
+    /// No jitter (`none`): exactly `min(initial × multiplier^k, max)`. A6 asks for jitter;
+    /// this is what a client without it does, and what `conforms_to` compares delays with
+    /// to flag one.
+    Off,
 }
 
 /// Parameters of `grpc_retry`: a service config's `retryPolicy` and `retryThrottling`, plus
@@ -263,6 +267,7 @@ impl GrpcRetry {
         let (lo_ns, hi_ns) = match self.config.jitter {
             A6Jitter::Current => spread_ns(b, A6_JITTER),
             A6Jitter::Legacy => (0, b),
+            A6Jitter::Off => (b, b),
         };
         (Step::Retry { lo_ns, hi_ns }, tokens)
     }

@@ -57,6 +57,9 @@ pub enum GrpcJitterModel {
     A6_2024,
     /// `uniform(0, min(initial * mult^(n-1), max))`.
     A6Legacy,
+    /// No jitter: exactly `min(initial * mult^(n-1), max)` (a client without the jitter A6
+    /// asks for).
+    None,
 }
 
 impl GrpcJitterModel {

@@ -108,6 +108,10 @@ impl ClientSpec {
                 !std::mem::replace(&mut p.additional_delay_window, Millis::ZERO).is_zero()
             }
             ClientSpec::GrpcConnectionBackoff(p) => std::mem::take(&mut p.jitter).value() > 0.0,
+            ClientSpec::GrpcRetry(p) => {
+                std::mem::replace(&mut p.jitter_model, GrpcJitterModel::None)
+                    != GrpcJitterModel::None
+            }
             _ => false,
         };
         had_jitter.then_some(plain)
@@ -426,6 +430,7 @@ impl GrpcRetryParams {
             jitter: match self.jitter_model {
                 GrpcJitterModel::A6_2024 => A6Jitter::Current,
                 GrpcJitterModel::A6Legacy => A6Jitter::Legacy,
+                GrpcJitterModel::None => A6Jitter::Off,
             },
             throttling: self
                 .service_config

@@ -41,6 +41,7 @@ mod endpoint;
 mod gate;
 mod latency;
 mod ledger;
+mod rate_limiter;
 mod retry_after;
 mod route;
 mod script;
@@ -66,6 +67,7 @@ pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,
 };
+pub use rate_limiter::{LimitScope, RateLimit};
 pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};

@@ -82,9 +82,10 @@ pub use client::{
     SnsThrottlePolicy,
 };
 pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
+pub(crate) use endpoint::millitokens;
 pub use endpoint::{
     ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
-    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope,
+    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
 };
 pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};

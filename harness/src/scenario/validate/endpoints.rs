@@ -7,7 +7,9 @@ use crate::scenario::bounds::{
     MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
 use crate::scenario::duration::DurationOrNone;
-use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
+use crate::scenario::endpoint::{
+    ConnectAction, EndpointKind, EndpointSpec, ScriptScope, millitokens,
+};
 use crate::scenario::locations::{index, join};
 use crate::scenario::turmoil::BackendKind;
 
@@ -118,9 +120,23 @@ impl Validator<'_> {
                     format!("rate {r} is not positive"),
                     "tokens per second, above 0",
                 ),
+                // The bucket counts thousandths of a token a second, so that its refill
+                // schedule is exact in whole milliseconds.
+                Some(r) if millitokens(r).is_none() => self.err_expected(
+                    &join(path, "rate"),
+                    format!("rate {r} is finer than a thousandth of a token per second"),
+                    "tokens per second in thousandths at the finest, such as `2` or `0.125`",
+                ),
                 _ => {}
             }
             self.count_at_least_one(&join(path, "burst"), e.burst, "burst");
+            if matches!(e.scope, ScriptScope::Connection | ScriptScope::Key) {
+                self.err_expected(
+                    &join(path, "scope"),
+                    "a rate limiter's buckets are per endpoint or per client",
+                    "`scope: endpoint` or `scope: client`",
+                );
+            }
         }
         if !e.topics.is_empty() && kind != EndpointKind::Broker {
             self.err_key(
@@ -140,7 +156,7 @@ impl Validator<'_> {
         if let Some(steps) = &e.timeline {
             self.timeline(&join(path, "timeline"), steps, kind);
         }
-        if let Some(step) = &e.when_empty {
+        if let Some(step) = e.when_empty.as_ref().and_then(|w| w.step()) {
             self.step(&join(path, "when_empty"), &script_view(step), kind, false);
         }
         self.too_many(

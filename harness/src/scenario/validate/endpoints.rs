@@ -276,4 +276,57 @@ mod tests {
             &text[text.len() - 200..]
         );
     }
+
+    fn errors(endpoint: &str) -> String {
+        let src = format!(
+            "version: 1\nname: x\nendpoints:\n  api: {endpoint}\noperation: {{ endpoint: api }}\n"
+        );
+        match Scenario::from_yaml_str(&src, "x.yaml") {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_rate_limiter_counts_thousandths_of_a_token_and_buckets_per_endpoint_or_client() {
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 2.125, burst: 3, scope: client }"),
+            ""
+        );
+        assert_eq!(errors("{ kind: rate_limiter, rate: 0.3 }"), "");
+        let finer = errors("{ kind: rate_limiter, rate: 0.0005 }");
+        assert!(
+            finer.contains("api.rate: rate 0.0005 is finer than a thousandth"),
+            "{finer}"
+        );
+        let scope = errors("{ kind: rate_limiter, rate: 1, scope: connection }");
+        assert!(scope.contains("per endpoint or per client"), "{scope}");
+        let missing = errors("{ kind: rate_limiter }");
+        assert!(missing.contains("missing required key `rate`"), "{missing}");
+    }
+
+    #[test]
+    fn when_empty_is_a_preset_or_a_response() {
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 1, when_empty: aws_throttling }"),
+            ""
+        );
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 1, when_empty: { status: 503, retry_after: 5 } }"),
+            ""
+        );
+        let delayed =
+            errors("{ kind: rate_limiter, rate: 1, when_empty: { status: 429, latency: 1s } }");
+        assert!(
+            delayed.contains("`latency` in a rate limiter's `when_empty` is not supported yet"),
+            "{delayed}"
+        );
+        let unknown = errors("{ kind: rate_limiter, rate: 1, when_empty: slow_down }");
+        assert!(unknown.contains("slow_down"), "{unknown}");
+        let misplaced = errors("{ rate: 1 }");
+        assert!(
+            misplaced.contains("`rate` belongs to `kind: rate_limiter`, not `http`"),
+            "{misplaced}"
+        );
+    }
 }

@@ -185,13 +185,14 @@ impl EndpointKind {
 }
 
 /// A rate limiter's `rate` in thousandths of a token per second, when it is a whole number
-/// of them (at least one, and within what the bucket counts without overflow).
+/// of them, at least one and at most [`MAX_RATE`](super::bounds::MAX_RATE) tokens a second.
 pub(crate) fn millitokens(rate: f64) -> Option<u64> {
     let scaled = rate * 1000.0;
     let whole = scaled.round();
     // Written in decimal, a rate such as 0.3 is not exactly 300 thousandths in binary: a
     // difference far below one thousandth is that, not a finer rate.
-    if !(1.0..=1e9).contains(&whole) || (scaled - whole).abs() > 1e-6 {
+    let max = f64::from(super::bounds::MAX_RATE) * 1000.0;
+    if !(1.0..=max).contains(&whole) || (scaled - whole).abs() > 1e-6 {
         return None;
     }
     Some(whole as u64)

@@ -4,7 +4,7 @@
 use super::Validator;
 use super::steps::script_view;
 use crate::scenario::bounds::{
-    MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
+    MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_RATE, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
 use crate::scenario::duration::DurationOrNone;
 use crate::scenario::endpoint::{
@@ -119,6 +119,11 @@ impl Validator<'_> {
                     &join(path, "rate"),
                     format!("rate {r} is not positive"),
                     "tokens per second, above 0",
+                ),
+                Some(r) if r > f64::from(MAX_RATE) => self.over_limit(
+                    &join(path, "rate"),
+                    format_args!("`rate: {r}`"),
+                    format!("at most {MAX_RATE} tokens per second"),
                 ),
                 // The bucket counts thousandths of a token a second, so that its refill
                 // schedule is exact in whole milliseconds.
@@ -295,6 +300,11 @@ mod tests {
         );
         assert_eq!(errors("{ kind: rate_limiter, rate: 0.3 }"), "");
         let finer = errors("{ kind: rate_limiter, rate: 0.0005 }");
+        let fast = errors("{ kind: rate_limiter, rate: 2000000 }");
+        assert!(
+            fast.contains("over the limit of the format, expected at most 1000000"),
+            "{fast}"
+        );
         assert!(
             finer.contains("api.rate: rate 0.0005 is finer than a thousandth"),
             "{finer}"

@@ -44,6 +44,10 @@ pub enum LimitScope {
 /// instant, and the fraction of the next token refilled by then is kept. A full bucket
 /// refills nothing until a token is taken from it.
 ///
+/// The buckets follow the run's clock, not the endpoint's process: a
+/// [`crash`](crate::Endpoint::crash) and [`restart`](crate::Endpoint::restart) leave them as
+/// they were, as a limiter that keeps its counts in a store of its own does.
+///
 /// ```
 /// use retrylab_endpoints::{EndpointConfig, LimitScope, RateLimit, Step};
 ///

@@ -980,3 +980,22 @@ async fn waiting_the_rate_limiters_retry_after_finds_a_token() {
         assert_eq!(endpoint.ledger().snapshot().rate_limited.len(), 1);
     }
 }
+
+/// A crash and a restart that resets the scripts leave the rate limiter's bucket as it was.
+#[tokio::test(start_paused = true)]
+async fn a_restart_leaves_the_rate_limiters_bucket_as_it_was() {
+    let endpoint = Endpoint::new(
+        EndpointConfig::http("api")
+            .rate_limit(RateLimit::per_second(1))
+            .script([Step::status(200)]),
+        VirtualClock::new(),
+    );
+    let mut client = open(&endpoint, 1).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+    endpoint.crash();
+    endpoint.restart(ScriptState::Reset);
+    let mut client = open(&endpoint, 2).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 429);
+    tokio::time::sleep(secs(1)).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+}

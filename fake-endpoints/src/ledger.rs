@@ -219,7 +219,8 @@ pub struct LedgerSnapshot {
     /// Connection closes.
     pub closes: Vec<CloseRecord>,
     /// The requests the endpoint's rate limiter answered because they found its bucket
-    /// empty (they reached no route), in arrival order.
+    /// empty, in arrival order: they consumed no step (their records keep the route they
+    /// matched, with no step) and committed nothing.
     pub rate_limited: Vec<RequestId>,
 }
 

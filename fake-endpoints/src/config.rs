@@ -6,6 +6,7 @@ use std::time::Duration;
 use http::{HeaderName, StatusCode};
 
 use crate::connect::ConnectStep;
+use crate::rate_limiter::RateLimit;
 use crate::route::Route;
 use crate::step::Step;
 
@@ -158,6 +159,8 @@ pub struct EndpointConfig {
     /// The header whose value is the idempotency key (for `Scope::Key` counters and effect
     /// records); defaults to the dedupe header.
     pub key_header: Option<HeaderName>,
+    /// A token bucket in front of the routes, if any.
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl EndpointConfig {
@@ -170,6 +173,7 @@ impl EndpointConfig {
             keep_alive: KeepAlive::default(),
             dedupe: None,
             key_header: None,
+            rate_limit: None,
         }
     }
 
@@ -218,6 +222,22 @@ impl EndpointConfig {
     /// Deduplicate requests by idempotency key.
     pub fn dedupe(mut self, dedupe: Dedupe) -> Self {
         self.dedupe = Some(dedupe);
+        self
+    }
+
+    /// Puts a token bucket in front of the routes: a request that finds it empty is answered
+    /// by the bucket and reaches no route (see [`RateLimit`]).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{EndpointConfig, RateLimit, Step};
+    ///
+    /// let api = EndpointConfig::http("api")
+    ///     .rate_limit(RateLimit::per_second(10).burst(20))
+    ///     .script([Step::status(200)]);
+    /// assert_eq!(api.rate_limit.map(|r| r.millitokens_per_second), Some(10_000));
+    /// ```
+    pub fn rate_limit(mut self, rate_limit: RateLimit) -> Self {
+        self.rate_limit = Some(rate_limit);
         self
     }
 

@@ -20,6 +20,7 @@ use crate::gate::Gate;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
+use crate::rate_limiter::{Admit, Limiter};
 use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Route, Scope};
 use crate::script::{ScopeKey, Script};
@@ -96,6 +97,8 @@ struct State {
     routes: Vec<RouteState>,
     connect: ConnectSchedule,
     dedupe: Option<DedupeTable>,
+    /// The token buckets in front of the routes, if the endpoint is a rate limiter.
+    limiter: Option<Limiter>,
 }
 
 struct RouteState {
@@ -274,6 +277,7 @@ impl Endpoint {
             keep_alive,
             dedupe,
             key_header: _,
+            rate_limit,
         } = config;
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let in_flight = status_only(dedupe.as_ref().map(|d| d.in_flight_status));
@@ -294,6 +298,7 @@ impl Endpoint {
                     routes,
                     connect: ConnectSchedule::new(connect),
                     dedupe: dedupe.map(DedupeTable::new),
+                    limiter: rate_limit.map(Limiter::new),
                 }),
                 steps_in_progress: AtomicUsize::new(0),
                 idle: Notify::new(),
@@ -429,11 +434,26 @@ impl Endpoint {
                 .matches(&parts.method, parts.uri.path(), &parts.headers)
         });
 
+        // The bucket is in front of everything else: a request that finds it empty is
+        // answered by it, and neither dedupe nor a script sees it.
+        let limited = match &mut state.limiter {
+            Some(limiter) => {
+                match limiter.admit(&parts.headers, now_ms, inner.clock.now_system()) {
+                    Admit::Token => None,
+                    Admit::Empty(response) => Some(Arc::new(response)),
+                }
+            }
+            None => None,
+        };
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        let mut plan: Result<Planned, Arc<SentResponse>> = match route {
-            None => Err(Arc::clone(&inner.not_found)),
-            Some(route) => {
+        let mut plan: Result<Planned, Arc<SentResponse>> = match (route, limited) {
+            (_, Some(response)) => {
+                inner.ledger.push_rate_limited(id);
+                Err(response)
+            }
+            (None, None) => Err(Arc::clone(&inner.not_found)),
+            (Some(route), None) => {
                 let decision = match (
                     &mut state.dedupe,
                     header(&parts.headers, inner.dedupe_header.as_ref()),

@@ -218,6 +218,10 @@ pub struct LedgerSnapshot {
     pub effects: Vec<EffectRecord>,
     /// Connection closes.
     pub closes: Vec<CloseRecord>,
+    /// The requests the endpoint's rate limiter answered because they found its bucket
+    /// empty, in arrival order: they consumed no step (their records keep the route they
+    /// matched, with no step) and committed nothing.
+    pub rate_limited: Vec<RequestId>,
 }
 
 impl LedgerSnapshot {
@@ -339,6 +343,10 @@ impl Ledger {
 
     pub(crate) fn push_effect(&self, record: EffectRecord) {
         self.lock().effects.push(record);
+    }
+
+    pub(crate) fn push_rate_limited(&self, id: RequestId) {
+        self.lock().rate_limited.push(id);
     }
 
     pub(crate) fn push_close(&self, record: CloseRecord) {

@@ -1,7 +1,8 @@
 //! Scripted fake endpoints for retrylab, and the ledger of what they saw and did.
 //!
 //! This crate owns every byte of HTTP in retrylab. An [`Endpoint`] is built from an
-//! [`EndpointConfig`] (routes with [`Step`] scripts, a connect schedule, keep-alive, dedupe) and
+//! [`EndpointConfig`] (routes with [`Step`] scripts, a connect schedule, keep-alive, dedupe, a
+//! [`RateLimit`] token bucket in front of the routes) and
 //! a [`VirtualClock`]; the harness hands it each accepted connection as an async stream
 //! ([`Endpoint::serve`]), or a TCP listener to serve in real time ([`Endpoint::serve_tcp`]),
 //! and reads its [`Ledger`] afterwards.
@@ -41,6 +42,7 @@ mod endpoint;
 mod gate;
 mod latency;
 mod ledger;
+mod rate_limiter;
 mod retry_after;
 mod route;
 mod script;
@@ -66,6 +68,7 @@ pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,
 };
+pub use rate_limiter::{LimitScope, RateLimit};
 pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use route::{Matcher, Route, Scope};
 pub use script::{ScopeKey, Script};

@@ -879,3 +879,123 @@ async fn a_restart_keeps_or_resets_the_scripts() {
         assert_eq!(statuses, after, "{scripts:?}");
     }
 }
+
+/// A rate limiter of 3 tokens a second and a bucket of two, in front of a script: requests
+/// sent at chosen virtual instants meet the refill schedule to the millisecond (tokens due
+/// at 333.3ms, 666.7ms and 1000ms are there from 334ms, 667ms and 1000ms), an empty bucket
+/// answers 429 with the whole seconds to its next token, and only requests with a token
+/// consume script steps.
+#[tokio::test(start_paused = true)]
+async fn rate_limiter_answers_on_its_refill_schedule_to_the_millisecond() {
+    let clock = VirtualClock::new();
+    let endpoint = Endpoint::new(
+        EndpointConfig::http("api")
+            .rate_limit(RateLimit::per_second(3).burst(2))
+            .script([Step::status(503), Step::status(200)]),
+        clock,
+    );
+    let mut client = open(&endpoint, 1).await;
+    let mut answers = Vec::new();
+    for at in [0, 0, 0, 333, 334, 666, 667, 999, 1000, 2999] {
+        tokio::time::sleep_until(clock.start + ms(at)).await;
+        let answer = send(&mut client, get("/")).await.unwrap();
+        let retry_after = answer
+            .headers
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_owned());
+        answers.push((at, answer.status.as_u16(), retry_after));
+    }
+    let limited = |at| (at, 429, Some("1".to_owned()));
+    assert_eq!(
+        answers,
+        [
+            (0, 503, None),
+            (0, 200, None),
+            limited(0),
+            limited(333),
+            (334, 200, None),
+            limited(666),
+            (667, 200, None),
+            limited(999),
+            (1000, 200, None),
+            // Two seconds idle refill the bucket to its two tokens, no more.
+            (2999, 200, None),
+        ]
+    );
+    let ledger = endpoint.ledger().snapshot();
+    let limited_ids: Vec<u64> = ledger.rate_limited.iter().map(|id| id.0).collect();
+    assert_eq!(limited_ids, [2, 3, 5, 7]);
+    // A limited request reaches no step; the others take the script's steps in order.
+    let steps: Vec<Option<usize>> = ledger.requests.iter().map(|r| r.step).collect();
+    use Option::None as N;
+    assert_eq!(
+        steps,
+        [
+            Some(0),
+            Some(1),
+            N,
+            N,
+            Some(1),
+            N,
+            Some(1),
+            N,
+            Some(1),
+            Some(1)
+        ]
+    );
+    assert_eq!(ledger.effects.len(), 5);
+}
+
+/// Retry-After is the wait for the next token in whole seconds, rounded up: a token every
+/// 2.5s, asked at 1ms, 1.499s and 1.5s after the bucket emptied, answers 3, 2 and 1; a
+/// request exactly that long later finds the token.
+#[tokio::test(start_paused = true)]
+async fn waiting_the_rate_limiters_retry_after_finds_a_token() {
+    for (asked_at, expected) in [(1, 3), (1499, 2), (1500, 1)] {
+        let clock = VirtualClock::new();
+        let endpoint = Endpoint::new(
+            EndpointConfig::http("api")
+                .rate_limit(RateLimit::millitokens_per_second(400).aws_throttling())
+                .script([Step::status(200)]),
+            clock,
+        );
+        let mut client = open(&endpoint, 1).await;
+        // The only token goes at 0ms; the next is due at 2.5s.
+        assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+        tokio::time::sleep_until(clock.start + ms(asked_at)).await;
+        let throttled = send(&mut client, get("/")).await.unwrap();
+        assert_eq!(throttled.status, 400);
+        assert_eq!(throttled.headers["x-amzn-errortype"], "ThrottlingException");
+        let seconds: u64 = throttled.headers["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            seconds, expected,
+            "asked {asked_at}ms after the bucket emptied"
+        );
+        tokio::time::sleep(secs(seconds)).await;
+        assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+        assert_eq!(endpoint.ledger().snapshot().rate_limited.len(), 1);
+    }
+}
+
+/// A crash and a restart that resets the scripts leave the rate limiter's bucket as it was.
+#[tokio::test(start_paused = true)]
+async fn a_restart_leaves_the_rate_limiters_bucket_as_it_was() {
+    let endpoint = Endpoint::new(
+        EndpointConfig::http("api")
+            .rate_limit(RateLimit::per_second(1))
+            .script([Step::status(200)]),
+        VirtualClock::new(),
+    );
+    let mut client = open(&endpoint, 1).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+    endpoint.crash();
+    endpoint.restart(ScriptState::Reset);
+    let mut client = open(&endpoint, 2).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 429);
+    tokio::time::sleep(secs(1)).await;
+    assert_eq!(send(&mut client, get("/")).await.unwrap().status, 200);
+}

@@ -11,9 +11,10 @@ use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
+use crate::scenario::{EndpointKind, EndpointSpec, ThrottlePreset, WhenEmptySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
-use retrylab_endpoints::Branch;
 use retrylab_endpoints::wire::attempt_tag;
+use retrylab_endpoints::{Branch, RateLimit};
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
 /// delays and what is retried): a client may stop early or go on, as the format's example
@@ -69,10 +70,19 @@ pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
         for route in &endpoint.routes {
             scripts.push(steps_of(&route.script, &route.timeline));
         }
+        let limited = limiter_answer(endpoint);
         for request in &ledger.requests {
             let Some(attempt) = attempt_tag(&request.headers) else {
                 continue;
             };
+            // A request the rate limiter answered reached no step: its answer is the
+            // limiter's.
+            if ledger.rate_limited.binary_search(&request.id).is_ok() {
+                if let Some(answer) = &limited {
+                    out.insert(attempt, answer.clone());
+                }
+                continue;
+            }
             let step = request
                 .route
                 .zip(request.step)
@@ -88,25 +98,68 @@ pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
                     })
                 });
             if let Some(step) = step {
-                let mut headers: Vec<(String, String)> = step
-                    .headers
-                    .as_ref()
-                    .map(|h| {
-                        h.entries()
-                            .iter()
-                            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if let Some(RetryAfterSpec::Seconds(s)) = &step.retry_after {
-                    headers.push(("retry-after".to_owned(), s.to_string()));
-                }
-                let body = step.body.clone().unwrap_or_default().into_bytes();
-                out.insert(attempt, Answer { headers, body });
+                out.insert(attempt, scripted_answer(step));
             }
         }
     }
     out
+}
+
+/// The answer a scripted step writes.
+fn scripted_answer(step: &StepSpec) -> Answer {
+    let mut headers: Vec<(String, String)> = step
+        .headers
+        .as_ref()
+        .map(|h| {
+            h.entries()
+                .iter()
+                .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(RetryAfterSpec::Seconds(s)) = &step.retry_after {
+        headers.push(("retry-after".to_owned(), s.to_string()));
+    }
+    let body = step.body.clone().unwrap_or_default().into_bytes();
+    Answer { headers, body }
+}
+
+/// What a `rate_limiter` answers a request that finds its bucket empty, as written (the
+/// `Retry-After` it computes is in the trace): a preset's headers and body, or the step's.
+/// `None` for any other endpoint.
+fn limiter_answer(endpoint: &EndpointSpec) -> Option<Answer> {
+    if endpoint.kind != EndpointKind::RateLimiter {
+        return None;
+    }
+    let preset = |limit: RateLimit| {
+        let respond = limit.when_empty;
+        Answer {
+            headers: respond
+                .headers
+                .iter()
+                .map(|(n, v)| {
+                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                    (n.as_str().to_owned(), value)
+                })
+                .collect(),
+            body: respond.body.to_vec(),
+        }
+    };
+    // The presets' bytes come from the endpoint crate, the one place that sends them; the
+    // rate does not change them.
+    Some(match &endpoint.when_empty {
+        None => Answer {
+            headers: Vec::new(),
+            body: Vec::new(),
+        },
+        Some(WhenEmptySpec::Preset(ThrottlePreset::AwsThrottling)) => {
+            preset(RateLimit::per_second(1).aws_throttling())
+        }
+        Some(WhenEmptySpec::Preset(ThrottlePreset::RocketmqThrottled)) => {
+            preset(RateLimit::per_second(1).rocketmq_throttled())
+        }
+        Some(WhenEmptySpec::Step(step)) => scripted_answer(step),
+    })
 }
 
 pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {

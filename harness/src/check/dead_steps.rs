@@ -43,7 +43,12 @@ pub(crate) fn warnings(
             continue;
         };
         // A dead-letter store has no script of the scenario's; the planned kinds do not run.
-        if endpoint.kind != EndpointKind::Http {
+        // A rate limiter's script runs as an `http` endpoint's does, for the requests that
+        // got a token.
+        if !matches!(
+            endpoint.kind,
+            EndpointKind::Http | EndpointKind::RateLimiter
+        ) {
             continue;
         }
         // The plan builds a bare `script:` or `timeline:` as route 0, and `routes:` in order.

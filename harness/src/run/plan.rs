@@ -8,14 +8,14 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
     Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
-    LatencyDistribution, RetryAfter, Route, Scope, Step, Window,
+    LatencyDistribution, LimitScope, RateLimit, RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
 use crate::scenario::{
     BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, FaultSpec,
     HeadersSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
-    ScriptState, StepSpec, TimelineStep,
+    ScriptState, StepSpec, ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
 };
 
 /// One endpoint of the run.
@@ -350,7 +350,52 @@ fn endpoint_config(
     if let Some(header) = key_header {
         config = config.key_header(header.clone());
     }
+    if spec.kind == EndpointKind::RateLimiter {
+        if let Some(limit) = rate_limit(scenario, path, spec, errors) {
+            config = config.rate_limit(limit);
+        }
+    }
     config
+}
+
+/// A `rate_limiter`'s bucket. Validation has checked `rate` and `burst`; a value it let
+/// through that the bucket cannot count is an error here too, never a guess.
+fn rate_limit(
+    scenario: &Scenario,
+    path: &str,
+    spec: &EndpointSpec,
+    errors: &mut Vec<ScenarioError>,
+) -> Option<RateLimit> {
+    let Some(rate) = spec.rate.and_then(millitokens) else {
+        errors.push(scenario.error_at_key(
+            &format!("{path}.rate"),
+            "a rate limiter needs a `rate` in thousandths of a token per second, above 0",
+        ));
+        return None;
+    };
+    let burst = spec.burst.unwrap_or(1);
+    if burst == 0 {
+        errors.push(scenario.error_at_key(
+            &format!("{path}.burst"),
+            "a rate limiter's `burst` must be at least 1",
+        ));
+        return None;
+    }
+    let mut limit = RateLimit::millitokens_per_second(rate).burst(burst);
+    if spec.scope == ScriptScope::Client {
+        limit = limit.scope(LimitScope::Client);
+    }
+    Some(match &spec.when_empty {
+        None => limit,
+        Some(WhenEmptySpec::Preset(ThrottlePreset::AwsThrottling)) => limit.aws_throttling(),
+        Some(WhenEmptySpec::Preset(ThrottlePreset::RocketmqThrottled)) => {
+            limit.rocketmq_throttled()
+        }
+        Some(WhenEmptySpec::Step(step_spec)) => {
+            let built = step(scenario, &format!("{path}.when_empty"), step_spec, errors);
+            limit.when_empty(built.respond)
+        }
+    })
 }
 
 /// The label of the stream route `route` of endpoint `endpoint` draws its random steps from.

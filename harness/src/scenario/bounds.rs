@@ -88,6 +88,10 @@ pub const MAX_AFTER_BYTES: u64 = 16 * 1024 * 1024;
 /// A `Retry-After` in seconds, either way from zero: [`MAX_DURATION`] in seconds.
 pub const MAX_RETRY_AFTER_SECONDS: i64 = 3650 * 86_400;
 
+/// A rate limiter's `rate`, in tokens per second: a token every microsecond, far finer than
+/// the millisecond a run's clock counts.
+pub const MAX_RATE: u32 = 1_000_000;
+
 /// The entries of a list of statuses or conditions consulted per attempt (`retry_on`,
 /// `not_retried_on`, `response_codes`, `throttle_codes`, `retryableStatusCodes`): there are
 /// 500 statuses.

@@ -53,16 +53,17 @@ pub struct EndpointSpec {
     /// Idempotency-key deduplication.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<DedupeSpec>,
-    /// Rate limiter: tokens refilled per second (`rate_limiter` only; built later).
+    /// Rate limiter: tokens refilled per second, above 0, in thousandths at the finest
+    /// (`rate_limiter` only; required there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
-    /// Rate limiter: bucket size (`rate_limiter` only; built later).
+    /// Rate limiter: bucket size, at least 1 (`rate_limiter` only; default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
-    /// Rate limiter: the step for a request that finds the bucket empty (default 429 with a
-    /// `Retry-After` from the refill time; built later).
+    /// Rate limiter: the answer to a request that finds the bucket empty, a preset or a step
+    /// (default 429 with a `Retry-After` from the refill time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub when_empty: Option<StepSpec>,
+    pub when_empty: Option<WhenEmptySpec>,
     /// Broker: the topics it accepts (`broker` only; built later).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
@@ -112,6 +113,31 @@ impl EndpointSpec {
         self
     }
 
+    /// Makes this a `rate_limiter` of `rate` tokens a second and a bucket of `burst`, in front
+    /// of its script.
+    ///
+    /// ```
+    /// use retrylab::scenario::{EndpointKind, EndpointSpec, StepSpec, ThrottlePreset, WhenEmptySpec};
+    ///
+    /// let limited = EndpointSpec::http()
+    ///     .rate_limit(2.0, 5)
+    ///     .when_empty(WhenEmptySpec::Preset(ThrottlePreset::RocketmqThrottled))
+    ///     .script([StepSpec::status(200)]);
+    /// assert_eq!((limited.kind, limited.burst), (EndpointKind::RateLimiter, Some(5)));
+    /// ```
+    pub fn rate_limit(mut self, rate: f64, burst: u32) -> Self {
+        self.kind = EndpointKind::RateLimiter;
+        self.rate = Some(rate);
+        self.burst = Some(burst);
+        self
+    }
+
+    /// Sets what a rate limiter answers when its bucket is empty.
+    pub fn when_empty(mut self, when_empty: WhenEmptySpec) -> Self {
+        self.when_empty = Some(when_empty);
+        self
+    }
+
     /// Deduplicates requests by this header, with the default replay rules.
     pub fn dedupe_on(mut self, header: impl Into<String>) -> Self {
         self.dedupe = Some(DedupeSpec::header(header));
@@ -135,7 +161,7 @@ pub enum EndpointKind {
     Http,
     /// A RocketMQ-like broker over HTTP/JSON (built later).
     Broker,
-    /// A token-bucket rate limiter in front of a script (built later).
+    /// A token-bucket rate limiter in front of a script.
     RateLimiter,
     /// A dead-letter store (built later).
     DeadLetter,
@@ -154,6 +180,112 @@ impl EndpointKind {
             EndpointKind::Broker => "broker",
             EndpointKind::RateLimiter => "rate_limiter",
             EndpointKind::DeadLetter => "dead_letter",
+        }
+    }
+}
+
+/// A rate limiter's `rate` in thousandths of a token per second, when it is a whole number
+/// of them, at least one and at most [`MAX_RATE`](super::bounds::MAX_RATE) tokens a second.
+pub(crate) fn millitokens(rate: f64) -> Option<u64> {
+    let scaled = rate * 1000.0;
+    let whole = scaled.round();
+    // Written in decimal, a rate such as 0.3 is not exactly 300 thousandths in binary: a
+    // difference far below one thousandth is that, not a finer rate.
+    let max = f64::from(super::bounds::MAX_RATE) * 1000.0;
+    if !(1.0..=max).contains(&whole) || (scaled - whole).abs() > 1e-6 {
+        return None;
+    }
+    Some(whole as u64)
+}
+
+/// What a rate limiter answers a request that finds its bucket empty: a preset's name
+/// (`aws_throttling`, `rocketmq_throttled`) or a step's `status`, `headers`, `body` and
+/// `retry_after`. Unless the step writes its own `retry_after`, the answer carries a
+/// `Retry-After` of the whole seconds until the bucket's next token.
+///
+/// ```
+/// use retrylab::scenario::{ThrottlePreset, WhenEmptySpec};
+///
+/// let w: WhenEmptySpec = serde_saphyr::from_str("aws_throttling").unwrap();
+/// assert_eq!(w, WhenEmptySpec::Preset(ThrottlePreset::AwsThrottling));
+/// let w: WhenEmptySpec = serde_saphyr::from_str("{ status: 503 }").unwrap();
+/// assert_eq!(w.step().and_then(|s| s.status), Some(503));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum WhenEmptySpec {
+    /// A response as a system of record throttles.
+    Preset(ThrottlePreset),
+    /// A response written out.
+    Step(Box<StepSpec>),
+}
+
+impl WhenEmptySpec {
+    /// The step, when written out.
+    pub fn step(&self) -> Option<&StepSpec> {
+        match self {
+            WhenEmptySpec::Step(step) => Some(step),
+            WhenEmptySpec::Preset(_) => None,
+        }
+    }
+}
+
+impl Serialize for WhenEmptySpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WhenEmptySpec::Preset(preset) => preset.serialize(serializer),
+            WhenEmptySpec::Step(step) => step.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WhenEmptySpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{self, IntoDeserializer, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WhenEmptySpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "`aws_throttling`, `rocketmq_throttled` or a step such as `{ status: 429 }`",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<WhenEmptySpec, E> {
+                ThrottlePreset::deserialize(v.into_deserializer()).map(WhenEmptySpec::Preset)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WhenEmptySpec, A::Error> {
+                StepSpec::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|step| WhenEmptySpec::Step(Box::new(step)))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// A rate limiter's answer as a real system throttles.
+///
+/// ```
+/// use retrylab::scenario::ThrottlePreset;
+/// assert_eq!(ThrottlePreset::RocketmqThrottled.name(), "rocketmq_throttled");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ThrottlePreset {
+    /// An AWS JSON-protocol service: 400, `x-amzn-ErrorType: ThrottlingException` and
+    /// `{"__type":"ThrottlingException","message":"Rate exceeded"}`.
+    AwsThrottling,
+    /// A `RocketMQ` broker: 429 and `{"code":530,"message":"TOO_MANY_REQUESTS"}`.
+    RocketmqThrottled,
+}
+
+impl ThrottlePreset {
+    /// The name as written in YAML.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThrottlePreset::AwsThrottling => "aws_throttling",
+            ThrottlePreset::RocketmqThrottled => "rocketmq_throttled",
         }
     }
 }

@@ -67,7 +67,7 @@ mod vocabulary;
 pub use bounds::{
     MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
     MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_FAULTS,
-    MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_REPORTED_ERRORS,
+    MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_RATE, MAX_REPORTED_ERRORS,
     MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
     MAX_TOLERANCE, MAX_WALL,
 };
@@ -82,9 +82,10 @@ pub use client::{
     SnsThrottlePolicy,
 };
 pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
+pub(crate) use endpoint::millitokens;
 pub use endpoint::{
     ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
-    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope,
+    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
 };
 pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};

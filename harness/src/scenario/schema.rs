@@ -9,10 +9,11 @@ use schemars::schema::Schema;
 use serde_json::json;
 
 use super::duration::{DurationOrNone, Millis, OffsetMillis};
+use super::endpoint::{ThrottlePreset, WhenEmptySpec};
 use super::headers::HeadersSpec;
 use super::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 use super::step::{AfterBytes, RetryAfterSpec};
-use super::step::{DateFormat, FailSpec};
+use super::step::{DateFormat, FailSpec, StepSpec};
 use super::values::{CountSpec, DurationRange, Probability};
 
 const DURATION_PATTERN: &str = r"^(0|[0-9]+(\.[0-9]+)?(ms|s|m|h|d))$";
@@ -118,6 +119,14 @@ schema_impl!(LatencySpec, "LatencySpec", |g| {
         one_key("uniform", g.subschema_for::<DurationRange>()),
         one_key("lognormal", g.subschema_for::<LognormalSpec>()),
         one_key("exponential", g.subschema_for::<ExponentialLatencySpec>()),
+    ];
+    from_json(json!({ "anyOf": serde_json::to_value(options).unwrap_or_default() }))
+});
+
+schema_impl!(WhenEmptySpec, "WhenEmptySpec", |g| {
+    let options = vec![
+        g.subschema_for::<ThrottlePreset>(),
+        g.subschema_for::<StepSpec>(),
     ];
     from_json(json!({ "anyOf": serde_json::to_value(options).unwrap_or_default() }))
 });

@@ -22,7 +22,7 @@ impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
     /// partitions and latencies, which the sim network runs), endpoint
-    /// kinds other than `http` and `dead_letter`, policies the policy table does not mark
+    /// kinds other than `http`, `dead_letter` and `rate_limiter`, policies the policy table does not mark
     /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
     /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
     /// with the errors a run would give.
@@ -133,21 +133,38 @@ impl Unsupported<'_> {
     }
 
     fn endpoint(&mut self, path: &str, e: &EndpointSpec) {
-        if !matches!(e.kind, EndpointKind::Http | EndpointKind::DeadLetter) {
+        if !matches!(
+            e.kind,
+            EndpointKind::Http | EndpointKind::DeadLetter | EndpointKind::RateLimiter
+        ) {
             self.flag(
                 &join(path, "kind"),
                 format_args!("`kind: {}`", e.kind.name()),
             );
         }
-        for (key, set) in [
-            ("rate", e.rate.is_some()),
-            ("burst", e.burst.is_some()),
-            ("when_empty", e.when_empty.is_some()),
-            ("topics", !e.topics.is_empty()),
-        ] {
-            if set {
-                self.flag(&join(path, key), format_args!("`{key}`"));
+        if !e.topics.is_empty() {
+            self.flag(&join(path, "topics"), "`topics`");
+        }
+        if let Some(step) = e.when_empty.as_ref().and_then(|w| w.step()) {
+            // The bucket answers at once: its answer is a response, never a delay, a
+            // failure, a draw or a commit.
+            let wp = join(path, "when_empty");
+            for (key, set) in [
+                ("latency", step.latency.is_some()),
+                ("trickle", step.trickle.is_some()),
+                ("fail", step.fail.is_some()),
+                ("commit", step.commit.is_some()),
+                ("p", step.p.is_some()),
+                ("times", step.times.is_some()),
+            ] {
+                if set {
+                    self.flag(
+                        &join(&wp, key),
+                        format_args!("`{key}` in a rate limiter's `when_empty`"),
+                    );
+                }
             }
+            self.step(&wp, step);
         }
         if let Some(steps) = &e.script {
             self.steps(&join(path, "script"), steps);

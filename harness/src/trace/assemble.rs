@@ -65,8 +65,14 @@ pub(crate) fn assemble(
             let attempt_id = wire::attempt_tag(&request.headers);
             let call_id = wire::call_tag(&request.headers);
             if request.route.is_none() {
+                // A rate limiter answers before routing: such a request got its answer.
+                let answered = if ledger.rate_limited.binary_search(&request.id).is_ok() {
+                    "answered by the rate limiter"
+                } else {
+                    "answered 404"
+                };
                 unmatched.push(format!(
-                    "{} {} at {} on `{}` matched no route (answered 404)",
+                    "{} {} at {} on `{}` matched no route ({answered})",
                     request.method,
                     request.uri,
                     seconds(request.at_ms),

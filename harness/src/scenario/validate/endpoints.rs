@@ -4,10 +4,12 @@
 use super::Validator;
 use super::steps::script_view;
 use crate::scenario::bounds::{
-    MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
+    MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_RATE, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
 use crate::scenario::duration::DurationOrNone;
-use crate::scenario::endpoint::{ConnectAction, EndpointKind, EndpointSpec, ScriptScope};
+use crate::scenario::endpoint::{
+    ConnectAction, EndpointKind, EndpointSpec, ScriptScope, millitokens,
+};
 use crate::scenario::locations::{index, join};
 use crate::scenario::turmoil::BackendKind;
 
@@ -118,9 +120,28 @@ impl Validator<'_> {
                     format!("rate {r} is not positive"),
                     "tokens per second, above 0",
                 ),
+                Some(r) if r > f64::from(MAX_RATE) => self.over_limit(
+                    &join(path, "rate"),
+                    format_args!("`rate: {r}`"),
+                    format!("at most {MAX_RATE} tokens per second"),
+                ),
+                // The bucket counts thousandths of a token a second, so that its refill
+                // schedule is exact in whole milliseconds.
+                Some(r) if millitokens(r).is_none() => self.err_expected(
+                    &join(path, "rate"),
+                    format!("rate {r} is finer than a thousandth of a token per second"),
+                    "tokens per second in thousandths at the finest, such as `2` or `0.125`",
+                ),
                 _ => {}
             }
             self.count_at_least_one(&join(path, "burst"), e.burst, "burst");
+            if matches!(e.scope, ScriptScope::Connection | ScriptScope::Key) {
+                self.err_expected(
+                    &join(path, "scope"),
+                    "a rate limiter's buckets are per endpoint or per client",
+                    "`scope: endpoint` or `scope: client`",
+                );
+            }
         }
         if !e.topics.is_empty() && kind != EndpointKind::Broker {
             self.err_key(
@@ -140,7 +161,7 @@ impl Validator<'_> {
         if let Some(steps) = &e.timeline {
             self.timeline(&join(path, "timeline"), steps, kind);
         }
-        if let Some(step) = &e.when_empty {
+        if let Some(step) = e.when_empty.as_ref().and_then(|w| w.step()) {
             self.step(&join(path, "when_empty"), &script_view(step), kind, false);
         }
         self.too_many(
@@ -258,6 +279,64 @@ mod tests {
             ),
             "{}",
             &text[text.len() - 200..]
+        );
+    }
+
+    fn errors(endpoint: &str) -> String {
+        let src = format!(
+            "version: 1\nname: x\nendpoints:\n  api: {endpoint}\noperation: {{ endpoint: api }}\n"
+        );
+        match Scenario::from_yaml_str(&src, "x.yaml") {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_rate_limiter_counts_thousandths_of_a_token_and_buckets_per_endpoint_or_client() {
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 2.125, burst: 3, scope: client }"),
+            ""
+        );
+        assert_eq!(errors("{ kind: rate_limiter, rate: 0.3 }"), "");
+        let finer = errors("{ kind: rate_limiter, rate: 0.0005 }");
+        let fast = errors("{ kind: rate_limiter, rate: 2000000 }");
+        assert!(
+            fast.contains("over the limit of the format, expected at most 1000000"),
+            "{fast}"
+        );
+        assert!(
+            finer.contains("api.rate: rate 0.0005 is finer than a thousandth"),
+            "{finer}"
+        );
+        let scope = errors("{ kind: rate_limiter, rate: 1, scope: connection }");
+        assert!(scope.contains("per endpoint or per client"), "{scope}");
+        let missing = errors("{ kind: rate_limiter }");
+        assert!(missing.contains("missing required key `rate`"), "{missing}");
+    }
+
+    #[test]
+    fn when_empty_is_a_preset_or_a_response() {
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 1, when_empty: aws_throttling }"),
+            ""
+        );
+        assert_eq!(
+            errors("{ kind: rate_limiter, rate: 1, when_empty: { status: 503, retry_after: 5 } }"),
+            ""
+        );
+        let delayed =
+            errors("{ kind: rate_limiter, rate: 1, when_empty: { status: 429, latency: 1s } }");
+        assert!(
+            delayed.contains("`latency` in a rate limiter's `when_empty` is not supported yet"),
+            "{delayed}"
+        );
+        let unknown = errors("{ kind: rate_limiter, rate: 1, when_empty: slow_down }");
+        assert!(unknown.contains("slow_down"), "{unknown}");
+        let misplaced = errors("{ rate: 1 }");
+        assert!(
+            misplaced.contains("`rate` belongs to `kind: rate_limiter`, not `http`"),
+            "{misplaced}"
         );
     }
 }

@@ -172,6 +172,16 @@ pub(crate) fn attempts_per_call(client: &ClientSpec) -> Option<u64> {
 /// refuses costs no more than one it accepts.
 pub(crate) fn worst_call_ms(client: &ClientSpec) -> Option<u64> {
     use crate::policy::{AttemptView, CallHistory, ClientHistory, Envelope, Observed};
+    // Its every delay is the server's to set: no bound follows from the client alone.
+    if matches!(client, ClientSpec::ServicenowHeader(_)) {
+        return None;
+    }
+    // The statuses a policy may back off after: the usual throttles, and the codes a
+    // `ServiceNow` client is told to retry.
+    let mut statuses = vec![429, 503];
+    if let ClientSpec::ServicenowExponential(p) = client {
+        statuses.extend(p.response_codes.iter().copied());
+    }
     let timeout = client.attempt_timeout()?.as_ms();
     let policy = client.policy().ok()?;
     let attempts = u64::from(policy.max_attempts()?).min(MAX_ATTEMPTS);
@@ -191,22 +201,18 @@ pub(crate) fn worst_call_ms(client: &ClientSpec) -> Option<u64> {
         at = at.saturating_add(timeout);
         let number = u32::try_from(n).unwrap_or(u32::MAX);
         let start = at.saturating_sub(timeout);
-        let longest = [
-            Observed::Timeout,
-            Observed::Status(429),
-            Observed::Status(503),
-        ]
-        .into_iter()
-        .filter_map(|outcome| {
-            let head = matches!(outcome, Observed::Status(_)).then_some(at);
-            let view = AttemptView::new(number, outcome, start, head, at);
-            let history = CallHistory::new(&previous, &client_history);
-            match policy.envelope(&view, &history) {
-                Envelope::Retry { max_ms, .. } => Some((max_ms, view)),
-                Envelope::MustStop(_) => None,
-            }
-        })
-        .max_by_key(|(max_ms, _)| *max_ms);
+        let longest = std::iter::once(Observed::Timeout)
+            .chain(statuses.iter().map(|&s| Observed::Status(s)))
+            .filter_map(|outcome| {
+                let head = matches!(outcome, Observed::Status(_)).then_some(at);
+                let view = AttemptView::new(number, outcome, start, head, at);
+                let history = CallHistory::new(&previous, &client_history);
+                match policy.envelope(&view, &history) {
+                    Envelope::Retry { max_ms, .. } => Some((max_ms, view)),
+                    Envelope::MustStop(_) => None,
+                }
+            })
+            .max_by_key(|(max_ms, _)| *max_ms);
         let Some((max_ms, view)) = longest else {
             break;
         };
@@ -360,6 +366,14 @@ mod tests {
         // A RocketMQ producer backs off after throttles only: 3 x 1s + 20ms + 40ms.
         let spec = client("{ rocketmq_producer: { attempt_timeout: 1s } }");
         assert_eq!(worst_call_ms(&spec), Some(3_060));
+        // Retrying a 500 only: 4 attempts of 1s, and 2 + 6 + 14 s between them.
+        let spec = client(
+            "{ servicenow_exponential: { attempt_timeout: 1s, base_delay: 2s, response_codes: [500] } }",
+        );
+        assert_eq!(worst_call_ms(&spec), Some(26_000));
+        // The header sets every delay: nothing bounds a call from the client alone.
+        let spec = client("{ servicenow_header: { attempt_timeout: 1s } }");
+        assert_eq!(worst_call_ms(&spec), None);
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl GrpcConnectionConfig {
     }
 
     /// The window of `D(n)` in nanoseconds: exact for the first attempt, jittered after.
-    fn deadline_window_ns(&self, n: u32) -> (u64, u64) {
+    pub(crate) fn deadline_window_ns(&self, n: u32) -> (u64, u64) {
         let b = self.nominal_ns(n);
         if n <= 1 {
             (b, b)

@@ -183,6 +183,26 @@ impl RocketmqProducer {
     }
 }
 
+/// After a refused connect, the longest a correct producer may wait before its retry: the
+/// SDK retries at once, but its channel reconnects with gRPC's connection backoff, whose
+/// deadline for the `m`-th refusal in a row runs from that connect's start (up to 1 s for
+/// the first, then 1.6x with +-20%). The reference producer retries at once; this only keeps
+/// a producer that waits for its channel from being judged late. 0 for any other failure.
+fn reconnect_wait_ms(ctx: &AttemptView, history: &CallHistory<'_>) -> u64 {
+    if ctx.outcome != Observed::Refused {
+        return 0;
+    }
+    let before = history
+        .previous
+        .iter()
+        .rev()
+        .take_while(|a| a.outcome == Observed::Refused)
+        .count();
+    let m = u32::try_from(before + 1).unwrap_or(u32::MAX);
+    let (_, hi_ns) = crate::policy::GrpcConnectionConfig::default().deadline_window_ns(m);
+    ns_to_ms(hi_ns).saturating_sub(ctx.end_ms.saturating_sub(ctx.start_ms))
+}
+
 impl Policy for RocketmqProducer {
     fn name(&self) -> &'static str {
         "rocketmq_producer"
@@ -203,12 +223,12 @@ impl Policy for RocketmqProducer {
         }
     }
 
-    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Envelope {
         match self.step(ctx) {
             Err(reason) => Envelope::MustStop(reason),
             Ok(ns) => Envelope::Retry {
                 min_ms: ns_to_ms(ns),
-                max_ms: ns_to_ms(ns),
+                max_ms: ns_to_ms(ns).max(reconnect_wait_ms(ctx, history)),
                 from: Anchor::End,
                 optional: false,
                 not_before: None,

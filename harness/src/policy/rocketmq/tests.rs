@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::{RocketmqConfig, broker_code};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
-    Policy, StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope,
+    NO_CLIENT_HISTORY, Observed, Policy, StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -205,10 +205,32 @@ fn what_is_throttled_and_what_is_retried_at_once() {
         coded(503, r#"{"code": "Throttling"}"#),
         st(404),
         failure(Observed::Timeout),
-        failure(Observed::Refused),
         failure(Observed::Transport(io::ErrorKind::ConnectionReset)),
     ] {
         assert_eq!(after(p.as_ref(), 1, r), Ok(0), "{r:?}");
+    }
+    // A refused connect is retried at once as well, but a producer whose channel waits for
+    // gRPC's reconnect deadline (1 s from the connect's start, here 5 ms long) is not late.
+    let refused = view(p.as_ref(), 1, 0, &failure(Observed::Refused));
+    match p.envelope(&refused, &CallHistory::empty()) {
+        Envelope::Retry { min_ms, max_ms, .. } => {
+            assert_eq!((min_ms, max_ms), (0, 1000 - refused.end_ms))
+        }
+        other => panic!("unexpected envelope {other:?}"),
+    }
+    // The third refusal in a row (of five attempts): 2.56 s x 1.2 from its start.
+    let five = RocketmqConfig {
+        max_attempts: 5,
+        ..Default::default()
+    }
+    .into_policy();
+    let history = [refused.clone(), refused.clone()];
+    let third = view(five.as_ref(), 3, 0, &failure(Observed::Refused));
+    match five.envelope(&third, &CallHistory::new(&history, &NO_CLIENT_HISTORY)) {
+        Envelope::Retry { min_ms, max_ms, .. } => {
+            assert_eq!((min_ms, max_ms), (0, 3072 - third.end_ms))
+        }
+        other => panic!("unexpected envelope {other:?}"),
     }
     assert_eq!(after(p.as_ref(), 1, st(200)), Err(StopReason::Success));
     // A 2xx carries no error code: the body of an acknowledgement is not read.

@@ -115,22 +115,26 @@ impl ServicenowHeader {
         if self.config.header.eq_ignore_ascii_case("retry-after") {
             return match ctx.retry_after.as_ref() {
                 Some(RetryAfterValue::Seconds(v)) => Some(*v),
+                // Field lines that disagree are kept joined by `, `; the first one counts
+                // here (a number holds no comma).
+                Some(RetryAfterValue::Invalid(joined)) => {
+                    joined.split(',').next().and_then(whole_number)
+                }
                 Some(_) => None,
-                None => ctx.header("retry-after").and_then(digits),
+                None => ctx.header("retry-after").and_then(whole_number),
             };
         }
-        ctx.header(&self.config.header).and_then(digits)
+        ctx.header(&self.config.header).and_then(whole_number)
     }
 }
 
-/// One or more ASCII digits between optional spaces and tabs; a value too large for 64 bits
-/// saturates.
-fn digits(raw: &str) -> Option<u64> {
-    let s = raw.trim_matches([' ', '\t']);
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// A whole number, read as a delay-seconds `Retry-After` is (digits between optional spaces
+/// and tabs, saturating), whatever the unit it is then taken in.
+fn whole_number(raw: &str) -> Option<u64> {
+    match RetryAfterValue::parse(raw) {
+        RetryAfterValue::Seconds(v) => Some(v),
+        _ => None,
     }
-    Some(s.parse().unwrap_or(u64::MAX))
 }
 
 impl Policy for ServicenowHeader {

@@ -309,6 +309,15 @@ fn header_delay_in_its_unit_plus_the_window() {
         window(seconds.envelope(&parsed, &CallHistory::empty())),
         (3000, 4500, Anchor::End)
     );
+    // Lines that disagree: the first one counts.
+    let repeated = view(1, 0, &st(429)).with_retry_after(
+        crate::policy::RetryAfterValue::from_field_values(["2", "5"])
+            .unwrap_or(crate::policy::RetryAfterValue::Seconds(0)),
+    );
+    assert_eq!(
+        window(seconds.envelope(&repeated, &CallHistory::empty())),
+        (2000, 3500, Anchor::End)
+    );
     let date = view(1, 0, &st(429)).with_retry_after(crate::policy::RetryAfterValue::parse(
         "Thu, 01 Jan 2026 00:00:03 GMT",
     ));

@@ -16,10 +16,12 @@ use crate::scenario::duration::Millis;
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct RocketmqParams {
-    /// Backoff after the first throttle (default 10ms).
+    /// The base of the throttle backoff: retry `n` after a throttle waits
+    /// `min(initial_backoff × multiplier^n, max_backoff)` (default 10ms, so 20ms for the
+    /// first retry).
     #[serde(default = "ms_10", skip_serializing_if = "is_ms_10")]
     pub initial_backoff: Millis,
-    /// Growth per throttle (default 2).
+    /// Growth per retry, counted by the retry's number (default 2).
     #[serde(default = "two", skip_serializing_if = "is_two")]
     pub multiplier: f64,
     /// Cap (default 1s).

@@ -347,6 +347,35 @@ limits: { max_client_attempts: 50 }
     );
 }
 
+/// A built-in client that was sleeping towards its next attempt when the virtual time
+/// limit came is said to, with the instant it was due, rather than suspected of reading
+/// the real clock.
+#[test]
+fn a_limit_verdict_names_the_built_in_clients_next_attempt() {
+    let yaml = r#"
+version: 1
+name: a Retry-After past the limit
+endpoints: { api: { script: [ { status: 503, retry_after: 7200 } ] } }
+operation: { endpoint: api }
+client: { fixed: { delay: 1s, max_attempts: 3 } }
+limits: { max_virtual_time: 1h }
+"#;
+    let report = scenario(yaml).run_builtin();
+    assert_eq!(report.end(), &RunEnd::VirtualTimeLimit);
+    let limit = report
+        .failures()
+        .find(|v| v.check == "virtual_time_limit")
+        .expect("a virtual_time_limit verdict");
+    assert!(
+        limit
+            .message
+            .contains("The built-in client's next attempt was due at 7200.000s, after the limit"),
+        "{}",
+        limit.message
+    );
+    assert!(!limit.message.contains("real clock"), "{}", limit.message);
+}
+
 /// The built-in client on `yaml`, and the verdict of `check`.
 fn builtin(yaml: &str, check: &str) -> (Report, Judgement) {
     let report = scenario(yaml).run_builtin();

@@ -36,7 +36,7 @@ use crate::env::{ClientInstance, Env, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::BackendKind;
 use crate::trace::record::Recorder;
-use crate::trace::{assemble, seconds};
+use crate::trace::{DecisionKind, assemble, seconds};
 
 thread_local! {
     /// Panic messages of the run on this thread; `None` on threads that are not run threads.
@@ -522,11 +522,28 @@ where
     };
     let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
     let mut verdicts = Vec::new();
-    // On the real backend time is real: the hint about real clocks would mislead.
-    let hint = if network.is_real() {
-        String::new()
-    } else {
-        format!(" {REAL_CLOCK_HINT}")
+    let limit_ms = u64::try_from(plan.max_virtual_time.as_millis()).unwrap_or(u64::MAX);
+    // The built-in client records its decisions: a retry it was sleeping towards when the
+    // limit came says why the run ran out, better than any guess.
+    let due = assembled
+        .trace
+        .decisions
+        .iter()
+        .filter_map(|d| match d.kind {
+            DecisionKind::Retry { delay_ms, .. } => Some(d.at_ms.saturating_add(delay_ms)),
+            DecisionKind::Stop(_) => None,
+        })
+        .max()
+        .filter(|&due| due >= limit_ms);
+    let hint = match due {
+        Some(due) => format!(
+            " The built-in client's next attempt was due at {}, after the limit: raise \
+             limits.max_virtual_time to let it happen.",
+            seconds(due)
+        ),
+        // On the real backend time is real: the hint about real clocks would mislead.
+        None if network.is_real() => String::new(),
+        None => format!(" {REAL_CLOCK_HINT}"),
     };
     // A panic gets its verdict, with the panic's message, from the thread that waits.
     if let Some(name) = end.verdict_name().filter(|_| end != RunEnd::Panicked) {

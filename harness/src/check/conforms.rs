@@ -179,7 +179,9 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
         .filter(|_| tolerance == 0)
         .and_then(|plain| plain.policy().ok())
         .map(|plain| Nominal::new(policy.clone_box(), plain));
-    let mut conformance = Conformance::new(policy).with_tolerance_ms(tolerance);
+    let mut conformance = Conformance::new(policy)
+        .with_tolerance_ms(tolerance)
+        .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()));
     let mut problems = Vec::new();
     let mut judged = 0;
     for (client, call) in ctx.calls() {

@@ -21,7 +21,7 @@ use std::fmt;
 
 use super::attempt::{AttemptView, CallHistory, ClientHistory};
 use super::units::fmt_ms;
-use super::{Envelope, Next, Policy, StopReason};
+use super::{Envelope, Next, Observed, Policy, StopReason};
 
 /// The false-alarm bound of the pinned-bound check, per call and bound.
 pub const PIN_PROBABILITY: f64 = 1e-9;
@@ -47,6 +47,9 @@ pub enum ViolationKind {
     PinnedAtBound,
     /// The attempts are not numbered 1, 2, 3, ...: the timeline cannot be judged.
     Numbering,
+    /// An attempt timed out sooner than the policy lets one run (gRPC's connect deadline,
+    /// at least `MIN_CONNECT_TIMEOUT`).
+    GaveUpEarly,
 }
 
 /// One way a call departed from its policy.
@@ -89,6 +92,8 @@ pub struct Conformance {
     policy: Box<dyn Policy>,
     client: ClientHistory,
     tolerance_ms: u64,
+    /// The client's own attempt timeout, which may cut an attempt before the policy would.
+    attempt_timeout_ms: Option<u64>,
 }
 
 /// A retry that landed in a uniform window, for the pinned-bound check.
@@ -108,7 +113,15 @@ impl Conformance {
             policy,
             client: ClientHistory::default(),
             tolerance_ms: 0,
+            attempt_timeout_ms: None,
         }
+    }
+
+    /// The client's own `attempt_timeout`: an attempt it cut there is not given up early,
+    /// whatever the policy would let it run.
+    pub fn with_attempt_timeout_ms(mut self, ms: Option<u64>) -> Conformance {
+        self.attempt_timeout_ms = ms;
+        self
     }
 
     /// Widens every timing bound by `ms` on both sides (the scenario's `tolerance`), and
@@ -177,6 +190,9 @@ impl Conformance {
             let history = CallHistory::new(&attempts[..i], &self.client);
             let next = attempts.get(i + 1);
             if !beyond {
+                if let Some(v) = self.gave_up_early(ctx, &history) {
+                    out.push(v);
+                }
                 let envelope = self.policy.envelope(ctx, &history);
                 if let Some(v) = self.judge(ctx, &history, &envelope, next, &mut landings) {
                     beyond = matches!(v.kind, ViolationKind::RetriedAfterStop(_));
@@ -200,6 +216,31 @@ impl Conformance {
             .attempts_before
             .saturating_add(attempts.len() as u64);
         out
+    }
+
+    /// A timed-out attempt that ran less than the policy lets one run, and less than the
+    /// client's own attempt timeout.
+    fn gave_up_early(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Option<Violation> {
+        if ctx.outcome != Observed::Timeout {
+            return None;
+        }
+        let least = self.policy.min_attempt_ms(ctx, history)?;
+        let least = self.attempt_timeout_ms.map_or(least, |t| least.min(t));
+        let ran = ctx.end_ms.saturating_sub(ctx.start_ms);
+        if ran.saturating_add(self.tolerance_ms) >= least {
+            return None;
+        }
+        Some(Violation {
+            attempt: ctx.n,
+            kind: ViolationKind::GaveUpEarly,
+            message: format!(
+                "attempt {} was given up after {}, but the policy lets it run {}{}",
+                ctx.n,
+                fmt_ms(ran),
+                fmt_ms(least),
+                self.note("less the")
+            ),
+        })
     }
 
     fn judge(

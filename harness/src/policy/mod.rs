@@ -315,6 +315,15 @@ pub trait Policy: Send + fmt::Debug {
         None
     }
 
+    /// The least a correct client lets attempt `ctx` run before giving up on it, in ms, for
+    /// `conforms_to` to judge an attempt that timed out (gRPC's connect deadline, at least
+    /// `MIN_CONNECT_TIMEOUT`). The default is no bound: any attempt timeout is the client's
+    /// own business.
+    fn min_attempt_ms(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Option<u64> {
+        let _ = (ctx, history);
+        None
+    }
+
     /// Headers the reference client adds to attempt `n` (1-based) of a call (gRPC's
     /// `grpc-previous-rpc-attempts` on retries), replacing any of the same name the
     /// operation sets. The default is none.

@@ -266,6 +266,13 @@ impl Policy for GrpcConnectionBackoff {
         Some(Duration::from_millis(ns_to_ms(deadline_ns)).max(self.config.min_connect_timeout))
     }
 
+    fn min_attempt_ms(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Option<u64> {
+        // Its deadline may have been drawn anywhere in its window: the lowest is what every
+        // correct client waits for at least, and never less than the minimum connect timeout.
+        let lo = ns_to_ms(self.config.deadline_window_ns(ctx.n).0);
+        Some(lo.max(ns_to_ms(duration_ns(self.config.min_connect_timeout))))
+    }
+
     fn clone_box(&self) -> Box<dyn Policy> {
         Box::new(self.clone())
     }

@@ -355,7 +355,7 @@ fn connection_reference_stays_inside_its_envelope_and_conforms() {
         for script in [
             vec![refused(20)],
             vec![refused(3), reset(), timeout(20_000), http(200)],
-            vec![timeout(1500), refused(1), http(503)],
+            vec![timeout(20_000), refused(1), http(503)],
         ] {
             for seed in 0..60 {
                 let timeline = run_reference(policy.clone_box().as_mut(), &script, 2, seed);
@@ -1198,4 +1198,35 @@ fn every_retry_carries_grpc_previous_rpc_attempts() {
     // The connection backoff sends nothing of its own.
     let c = GrpcConnectionConfig::default().into_policy();
     assert!(c.request_headers(2).is_empty());
+}
+
+#[test]
+fn a_connect_given_up_before_its_minimum_is_caught() {
+    let p = GrpcConnectionConfig::default().into_policy();
+    // Three black-holed connects given up at 1 s each, then retried on the deadline: the
+    // delays fit, but a connect may run until max(D(n), MIN_CONNECT_TIMEOUT) = 20 s.
+    let call = [
+        view(1, 0, &timeout(1000)),
+        view(2, 1000, &timeout(1000)),
+        view(3, 2600, &timeout(1000)),
+        view(4, 5000, &http(200)),
+    ];
+    let early: Vec<u32> = Conformance::new(p.clone_box())
+        .check_call(&call)
+        .iter()
+        .filter(|v| v.kind == ViolationKind::GaveUpEarly)
+        .map(|v| v.attempt)
+        .collect();
+    assert_eq!(early, [1, 2, 3]);
+    // A client whose own attempt timeout is 1 s cut them there, as it was told to.
+    let own = Conformance::new(p.clone_box())
+        .with_attempt_timeout_ms(Some(1000))
+        .check_call(&call);
+    assert!(
+        own.iter().all(|v| v.kind != ViolationKind::GaveUpEarly),
+        "{own:?}"
+    );
+    // The reference client's connects run their 20 s and are not flagged.
+    let full = [view(1, 0, &timeout(20_000)), view(2, 20_000, &http(200))];
+    assert!(Conformance::new(p).check_call(&full).is_empty());
 }

@@ -3,8 +3,7 @@
 //!
 //! A ledger keeps every request of a run (up to hundreds of thousands) to the end. hyper hands
 //! each request's headers over in a `HeaderMap` sized for growth, with a freshly allocated
-//! name for every header it does not know, which cost more than everything else a record
-//! keeps. A [`RequestHeaders`] keeps the values in one exact-size buffer of its own, and the
+//! name for every header it does not know: the largest part of what a record kept. A [`RequestHeaders`] keeps the values in one exact-size buffer of its own, and the
 //! names, with where each value ends, in a layout that consecutive requests with the same
 //! names and value lengths share: a harness request differs from the previous one only in its
 //! tags' values, so a run keeps a handful of layouts.
@@ -42,7 +41,7 @@ pub struct RequestHeaders {
 
 /// The names of a request's headers, where each value ends in [`RequestHeaders::values`], and
 /// which values were marked sensitive.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Layout {
     entries: Box<[(HeaderName, usize, bool)]>,
 }

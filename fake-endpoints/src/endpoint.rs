@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::{HeaderName, HeaderValue, StatusCode, Uri, request, uri};
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, StatusCode, request};
 use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
@@ -17,6 +17,7 @@ use crate::crash::{Lives, ScriptState};
 use crate::dedupe::{DedupeDecision, DedupeTable};
 use crate::draw::Draw;
 use crate::gate::Gate;
+use crate::headers::RequestHeaders;
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
@@ -417,15 +418,15 @@ impl Endpoint {
             conn_id,
             seq,
             inbound,
-            mut parts,
-            mut body,
+            parts,
+            body,
         } = arrival;
         if inner.gate.as_ref().is_some_and(|gate| !gate.admit(&parts)) {
             return None;
         }
-        detach(&mut parts, &mut body);
-        let key = header(&parts.headers, inner.key_header.as_ref());
-        let call_tag = parts.headers.get(&CALL_HEADER_NAME).cloned();
+        let kept = inner.ledger.keep(&parts, &body);
+        let key = header(&kept.headers, inner.key_header.as_ref());
+        let call_tag = kept.headers.get(&CALL_HEADER_NAME);
 
         let mut state = self.lock();
         let id = inner.ledger.next_request_id();
@@ -456,10 +457,10 @@ impl Endpoint {
             (Some(route), None) => {
                 let decision = match (
                     &mut state.dedupe,
-                    header(&parts.headers, inner.dedupe_header.as_ref()),
+                    header(&kept.headers, inner.dedupe_header.as_ref()),
                 ) {
                     (Some(table), Some(value)) => {
-                        let decision = table.begin(&value, &body, id, now_ms);
+                        let decision = table.begin(&value, &kept.body, id, now_ms);
                         dedupe = decision.outcome();
                         dedupe_key = Some(value);
                         Some(decision)
@@ -473,7 +474,7 @@ impl Endpoint {
                     Some(DedupeDecision::Proceed | DedupeDecision::ProceedAfterCommit { .. })
                     | None => {
                         let route_state = &mut state.routes[route];
-                        let scope_key = scope_key(route_state.scope, conn_id, &parts.headers, &key);
+                        let scope_key = scope_key(route_state.scope, conn_id, &kept.headers, &key);
                         Ok(route_state.choose(&scope_key, Duration::from_millis(now_ms)))
                     }
                 }
@@ -490,9 +491,9 @@ impl Endpoint {
             seq,
             at_ms: now_ms,
             method: parts.method,
-            uri: parts.uri,
-            headers: parts.headers,
-            body,
+            uri: kept.uri,
+            headers: kept.headers,
+            body: kept.body,
             inbound,
             route,
             step: step_index,
@@ -738,67 +739,6 @@ fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Out
     });
 }
 
-/// Moves what the ledger keeps of a request (target, header values, body) into one compact
-/// buffer of its own.
-///
-/// hyper hands these out as slices of its connection read buffer. A record that kept them
-/// would keep that whole buffer (8 KiB or more) alive for the rest of the run, and since the
-/// buffer is then shared, hyper could not reuse it in place and would allocate a fresh one for
-/// every request. The values are byte-for-byte the same.
-fn detach(parts: &mut request::Parts, body: &mut Bytes) {
-    let uri_parts = {
-        let uri = &parts.uri;
-        [
-            uri.authority().map_or(0, |a| a.as_str().len()),
-            uri.path_and_query().map_or(0, |p| p.as_str().len()),
-        ]
-    };
-    let values: usize = parts.headers.values().map(|v| v.len()).sum();
-    let mut store = BytesMut::with_capacity(uri_parts[0] + uri_parts[1] + values + body.len());
-    if let Some(authority) = parts.uri.authority() {
-        store.extend_from_slice(authority.as_str().as_bytes());
-    }
-    if let Some(path) = parts.uri.path_and_query() {
-        store.extend_from_slice(path.as_str().as_bytes());
-    }
-    for value in parts.headers.values() {
-        store.extend_from_slice(value.as_bytes());
-    }
-    store.extend_from_slice(body);
-    let store = store.freeze();
-
-    let mut at = 0;
-    let mut next = |len: usize| {
-        let slice = store.slice(at..at + len);
-        at += len;
-        slice
-    };
-    let authority = next(uri_parts[0]);
-    let path = next(uri_parts[1]);
-    let original = parts.uri.clone();
-    let old = std::mem::take(&mut parts.uri).into_parts();
-    let mut new = uri::Parts::default();
-    new.scheme = old.scheme;
-    new.authority = old
-        .authority
-        .map(|a| uri::Authority::from_maybe_shared(authority).unwrap_or(a));
-    new.path_and_query = old
-        .path_and_query
-        .map(|p| uri::PathAndQuery::from_maybe_shared(path).unwrap_or(p));
-    // The parts came from a valid URI, so they make one again.
-    parts.uri = Uri::from_parts(new).unwrap_or(original);
-    for value in parts.headers.values_mut() {
-        let bytes = next(value.len());
-        if let Ok(mut copy) = HeaderValue::from_maybe_shared(bytes) {
-            copy.set_sensitive(value.is_sensitive());
-            *value = copy;
-        }
-    }
-    if !body.is_empty() {
-        *body = next(body.len());
-    }
-}
-
 /// A step's response rendered in advance, unless it depends on when it is sent (an HTTP-date
 /// `Retry-After` is the virtual wall clock at that moment plus an offset).
 fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
@@ -819,20 +759,20 @@ fn status_only(status: Option<StatusCode>) -> Arc<SentResponse> {
     ))
 }
 
-fn header(headers: &http::HeaderMap, name: Option<&HeaderName>) -> Option<HeaderValue> {
-    name.and_then(|name| headers.get(name)).cloned()
+fn header(headers: &RequestHeaders, name: Option<&HeaderName>) -> Option<HeaderValue> {
+    name.and_then(|name| headers.get(name))
 }
 
 fn scope_key(
     scope: Scope,
     conn_id: u64,
-    headers: &http::HeaderMap,
+    headers: &RequestHeaders,
     key: &Option<HeaderValue>,
 ) -> ScopeKey {
     match scope {
         Scope::Endpoint => ScopeKey::Endpoint,
         Scope::Connection => ScopeKey::Connection(conn_id),
-        Scope::Client => ScopeKey::Client(headers.get(&CLIENT_HEADER_NAME).cloned()),
+        Scope::Client => ScopeKey::Client(headers.get(&CLIENT_HEADER_NAME)),
         Scope::Key => ScopeKey::Key(key.clone()),
     }
 }
@@ -865,62 +805,6 @@ mod tests {
                 action: Blackhole
             }
         );
-    }
-
-    #[test]
-    fn detach_copies_what_a_record_keeps_out_of_the_read_buffer() {
-        // As hyper hands them out: target, header values and body are slices of one buffer.
-        let wire = Bytes::from_static(b"http://api:8080/orders?x=1 v1 v2 dup1 dup2 {}");
-        let owned = Bytes::copy_from_slice(&wire);
-        let within = |b: &[u8]| owned.as_ptr_range().contains(&b.as_ptr());
-        // Absolute form, origin form, authority form, asterisk form.
-        let targets = [0..26, 15..26, 7..15]
-            .map(|r| Uri::from_maybe_shared(owned.slice(r)).unwrap())
-            .into_iter()
-            .chain([Uri::from_static("*")]);
-        for uri in targets {
-            let mut request = http::Request::new(());
-            *request.uri_mut() = uri.clone();
-            let headers = request.headers_mut();
-            let mut sensitive = HeaderValue::from_maybe_shared(owned.slice(30..32)).unwrap();
-            sensitive.set_sensitive(true);
-            headers.append(
-                "x-a",
-                HeaderValue::from_maybe_shared(owned.slice(27..29)).unwrap(),
-            );
-            headers.append("x-b", sensitive);
-            headers.append(
-                "x-a",
-                HeaderValue::from_maybe_shared(owned.slice(33..37)).unwrap(),
-            );
-            headers.append(
-                "x-c",
-                HeaderValue::from_maybe_shared(owned.slice(38..42)).unwrap(),
-            );
-            let before = request.headers().clone();
-            let (mut parts, ()) = request.into_parts();
-            let mut body = owned.slice(43..45);
-            detach(&mut parts, &mut body);
-
-            assert_eq!(parts.uri, uri);
-            assert_eq!(parts.uri.to_string(), uri.to_string());
-            assert_eq!(parts.headers, before);
-            let pairs = |h: &http::HeaderMap| {
-                h.iter()
-                    .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec(), v.is_sensitive()))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(pairs(&parts.headers), pairs(&before));
-            assert_eq!(body, "{}");
-            assert!(parts.headers.values().all(|v| !within(v.as_bytes())));
-            assert!(!within(&body));
-            if let Some(path) = parts.uri.path_and_query() {
-                assert!(!within(path.as_str().as_bytes()));
-            }
-            if let Some(authority) = parts.uri.authority() {
-                assert!(!within(authority.as_str().as_bytes()));
-            }
-        }
     }
 
     #[test]

@@ -5,9 +5,11 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use http::{HeaderValue, Method, StatusCode, Uri};
 
 use crate::connect::ConnectAction;
+use crate::detach::{Kept, Recent};
+use crate::headers::RequestHeaders;
 use crate::step::{Branch, Fail};
 
 /// A request's position in [`LedgerSnapshot::requests`] (0-based, in arrival order).
@@ -77,11 +79,11 @@ pub struct RequestRecord {
     pub at_ms: u64,
     /// The method.
     pub method: Method,
-    /// The request target.
-    pub uri: Uri,
-    /// The headers, as received.
-    pub headers: HeaderMap,
-    /// The body.
+    /// The request target (shared with the requests before it that had the same one).
+    pub uri: Arc<Uri>,
+    /// The headers, as received (kept compactly: see [`RequestHeaders`]).
+    pub headers: RequestHeaders,
+    /// The body (shared with the request before it when the same bytes).
     pub body: Bytes,
     /// Approximate byte range in the connection's inbound stream: from the end of the previous
     /// request to the bytes read when this one was complete (exact unless the client pipelines;
@@ -260,6 +262,8 @@ impl LedgerSnapshot {
 #[derive(Clone, Debug, Default)]
 pub struct Ledger {
     inner: Arc<Mutex<LedgerSnapshot>>,
+    /// Kept apart from the records: it is consulted before a request's record is built.
+    recent: Arc<Mutex<Recent>>,
 }
 
 impl Ledger {
@@ -320,6 +324,16 @@ impl Ledger {
     /// and [`Ledger::push_request`], so ids follow script consumption order.
     pub(crate) fn next_request_id(&self) -> RequestId {
         RequestId(self.lock().requests.len() as u64)
+    }
+
+    /// What the record of a request with `parts` and `body` keeps: copies, shared with the
+    /// previous request's where they are the same bytes.
+    pub(crate) fn keep(&self, parts: &http::request::Parts, body: &Bytes) -> Kept {
+        // Only a cache: a panic while it was held leaves nothing a record relies on.
+        self.recent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keep(parts, body)
     }
 
     pub(crate) fn push_request(&self, record: RequestRecord) {

@@ -37,9 +37,11 @@ mod connect;
 mod crash;
 pub mod date;
 mod dedupe;
+mod detach;
 mod draw;
 mod endpoint;
 mod gate;
+mod headers;
 mod latency;
 mod ledger;
 mod rate_limiter;
@@ -63,6 +65,7 @@ pub use dedupe::{DedupeDecision, DedupeTable};
 pub use draw::{Draw, Draws};
 pub use endpoint::Endpoint;
 pub use gate::Gate;
+pub use headers::RequestHeaders;
 pub use latency::LatencyDistribution;
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,

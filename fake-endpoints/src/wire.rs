@@ -15,6 +15,8 @@
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
+use crate::RequestHeaders;
+
 /// Request header naming the client instance (one counter per value under `Scope::Client`).
 pub const CLIENT_HEADER: &str = "x-retrylab-client";
 
@@ -41,19 +43,41 @@ pub static ATTEMPT_HEADER_NAME: HeaderName = HeaderName::from_static(ATTEMPT_HEA
 /// [`HAND_OFF_HEADER`] as a header name.
 pub static HAND_OFF_HEADER_NAME: HeaderName = HeaderName::from_static(HAND_OFF_HEADER);
 
+/// Headers a tag can be read back from: a request's `HeaderMap`, or the
+/// [`RequestHeaders`] an endpoint's ledger kept.
+pub trait TagHeaders {
+    /// The bytes of the first value of `name`.
+    fn first_value(&self, name: &HeaderName) -> Option<&[u8]>;
+}
+
+impl TagHeaders for HeaderMap {
+    fn first_value(&self, name: &HeaderName) -> Option<&[u8]> {
+        self.get(name).map(HeaderValue::as_bytes)
+    }
+}
+
+impl TagHeaders for RequestHeaders {
+    fn first_value(&self, name: &HeaderName) -> Option<&[u8]> {
+        self.get_bytes(name)
+    }
+}
+
 /// The attempt id a request from a harness surface carries, read back from what an endpoint
 /// received.
-pub fn attempt_tag(headers: &HeaderMap) -> Option<u32> {
+pub fn attempt_tag(headers: &impl TagHeaders) -> Option<u32> {
     numeric_tag(headers, &ATTEMPT_HEADER_NAME)
 }
 
 /// The call id a request from a harness surface carries, read back.
-pub fn call_tag(headers: &HeaderMap) -> Option<u32> {
+pub fn call_tag(headers: &impl TagHeaders) -> Option<u32> {
     numeric_tag(headers, &CALL_HEADER_NAME)
 }
 
-fn numeric_tag(headers: &HeaderMap, name: &HeaderName) -> Option<u32> {
-    headers.get(name)?.to_str().ok()?.parse().ok()
+fn numeric_tag(headers: &impl TagHeaders, name: &HeaderName) -> Option<u32> {
+    std::str::from_utf8(headers.first_value(name)?)
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// A tag value: `n` in decimal, the same bytes as `HeaderValue::from(n)` in one allocation

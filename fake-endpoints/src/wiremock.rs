@@ -617,9 +617,9 @@ mod tests {
 
         let ledger = responder.ledger().snapshot();
         let record = &ledger.requests[0];
-        assert_eq!(record.uri, "/orders?expand=1");
+        assert_eq!(*record.uri, "/orders?expand=1");
         assert_eq!(record.method, http::Method::POST);
-        assert_eq!(record.headers["idempotency-key"], "k-1");
+        assert_eq!(record.headers.get("idempotency-key").unwrap(), "k-1");
         assert_eq!(record.body, "{\"n\":1}");
         assert_eq!(
             (record.conn_id, record.seq, record.inbound.clone()),

@@ -114,9 +114,12 @@ async fn a_503_burst_with_retry_after_then_200_is_walked_and_recorded() {
     for (attempt, record) in ledger.requests.iter().enumerate() {
         assert_eq!(record.id, RequestId(attempt as u64));
         assert_eq!(record.method, Method::POST);
-        assert_eq!(record.uri, "/orders?dry=0");
+        assert_eq!(*record.uri, "/orders?dry=0");
         assert_eq!(record.path(), "/orders");
-        assert_eq!(record.headers["x-attempt"], attempt.to_string());
+        assert_eq!(
+            record.headers.get("x-attempt").unwrap(),
+            attempt.to_string()
+        );
         assert_eq!(record.body, "{\"sku\":7}");
         assert_eq!(record.route, Some(0));
     }

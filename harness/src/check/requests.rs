@@ -51,7 +51,7 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     for (call, requests) in calls {
         let keys: Vec<Option<&[u8]>> = requests
             .iter()
-            .map(|r| r.headers.get(header.as_str()).map(|v| v.as_bytes()))
+            .map(|r| r.headers.get_bytes(header.as_str()))
             .collect();
         let same = keys
             .first()
@@ -161,8 +161,8 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
         for (i, (request, want)) in requests.iter().zip(&spec.values).enumerate() {
             let got = request
                 .headers
-                .get(spec.name.as_str())
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .get_bytes(spec.name.as_str())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
                 .unwrap_or_default();
             if &got != want {
                 problems.push(Finding::call(

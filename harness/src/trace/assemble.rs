@@ -161,7 +161,12 @@ pub(crate) fn assemble(
     }
 
     // Ordered by harness-assigned ids, never by observation order (docs/architecture.md#attempts-time-and-ordering).
-    attempts.sort_by_key(|a| (a.start_ms, a.conn_id.unwrap_or(u64::MAX), a.id));
+    let order = |a: &Attempt| (a.start_ms, a.conn_id.unwrap_or(u64::MAX), a.id);
+    // Usually in order already, and a stable sort would first allocate scratch room for half
+    // the attempts (at the run's peak of memory) to find that out.
+    if !attempts.is_sorted_by_key(order) {
+        attempts.sort_by_key(order);
+    }
     renumber(&mut attempts);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));

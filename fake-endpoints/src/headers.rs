@@ -1,0 +1,214 @@
+//! A received request's headers as the ledger keeps them: compact, and shared between requests
+//! that carry the same header names.
+//!
+//! A ledger keeps every request of a run (up to hundreds of thousands) to the end. hyper hands
+//! each request's headers over in a `HeaderMap` sized for growth, with a freshly allocated
+//! name for every header it does not know: the largest part of what a record kept. A [`RequestHeaders`] keeps the values in one exact-size buffer of its own, and the
+//! names, with where each value ends, in a layout that consecutive requests with the same
+//! names and value lengths share: a harness request differs from the previous one only in its
+//! tags' values, so a run keeps a handful of layouts.
+
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// The headers of a request, as received and in order (a name's repeated lines in the order
+/// they came, like [`HeaderMap::get_all`]).
+///
+/// Lookups by name ignore ASCII case, as with a `HeaderMap`. Values are handed out as bytes,
+/// which borrow the record, or as [`HeaderValue`]s, which are copies (a record keeps no value
+/// in that form: it would cost a 40-byte handle and a reference count per value).
+///
+/// ```
+/// use http::HeaderMap;
+/// use retrylab_endpoints::RequestHeaders;
+///
+/// let mut map = HeaderMap::new();
+/// map.insert("x-retrylab-attempt", "7".parse().unwrap());
+/// map.append("accept", "a/b".parse().unwrap());
+/// let headers = RequestHeaders::from(&map);
+/// assert_eq!(headers.get("X-Retrylab-Attempt").unwrap(), "7");
+/// assert_eq!(headers.get_bytes("accept"), Some(&b"a/b"[..]));
+/// assert!(!headers.contains_key("host"));
+/// assert_eq!(headers.to_header_map(), map);
+/// ```
+#[derive(Clone)]
+pub struct RequestHeaders {
+    layout: Arc<Layout>,
+    /// Every value, concatenated in order.
+    values: Arc<[u8]>,
+}
+
+/// The names of a request's headers, where each value ends in [`RequestHeaders::values`], and
+/// which values were marked sensitive.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    entries: Box<[(HeaderName, usize, bool)]>,
+}
+
+impl Layout {
+    /// Whether `headers` has exactly these names, value lengths and sensitivity, in order.
+    fn fits(&self, headers: &HeaderMap) -> bool {
+        let mut end = 0;
+        headers.len() == self.entries.len()
+            && headers.iter().zip(self.entries.iter()).all(|((n, v), e)| {
+                end += v.len();
+                *n == e.0 && end == e.1 && v.is_sensitive() == e.2
+            })
+    }
+
+    fn of(headers: &HeaderMap) -> Self {
+        let mut end = 0;
+        let entries = headers
+            .iter()
+            .map(|(n, v)| {
+                end += v.len();
+                (n.clone(), end, v.is_sensitive())
+            })
+            .collect();
+        Self { entries }
+    }
+}
+
+/// The layout the previous request of a ledger had, for the next one to share.
+#[derive(Debug, Default)]
+pub(crate) struct LayoutCache {
+    last: Option<Arc<Layout>>,
+}
+
+impl LayoutCache {
+    /// A copy of `map`, sharing the previous call's layout where it fits.
+    pub(crate) fn headers(&mut self, map: &HeaderMap) -> RequestHeaders {
+        let layout = match &self.last {
+            Some(last) if last.fits(map) => Arc::clone(last),
+            _ => {
+                let layout = Arc::new(Layout::of(map));
+                self.last = Some(Arc::clone(&layout));
+                layout
+            }
+        };
+        let total = layout.entries.last().map_or(0, |e| e.1);
+        let mut values = Vec::with_capacity(total);
+        for value in map.values() {
+            values.extend_from_slice(value.as_bytes());
+        }
+        RequestHeaders {
+            layout,
+            values: values.into(),
+        }
+    }
+}
+
+impl RequestHeaders {
+    /// How many header lines (a name repeated counts each time).
+    pub fn len(&self) -> usize {
+        self.layout.entries.len()
+    }
+
+    /// Whether the request had no headers.
+    pub fn is_empty(&self) -> bool {
+        self.layout.entries.is_empty()
+    }
+
+    /// A copy of the first value of `name` (any ASCII case).
+    pub fn get(&self, name: impl AsRef<str>) -> Option<HeaderValue> {
+        self.iter()
+            .find(|(n, _)| same(n, name.as_ref()))
+            .map(|(_, v)| v)
+    }
+
+    /// The bytes of the first value of `name` (any ASCII case).
+    pub fn get_bytes(&self, name: impl AsRef<str>) -> Option<&[u8]> {
+        let name = name.as_ref();
+        self.spans()
+            .find(|(n, _, _)| same(n, name))
+            .map(|(_, range, _)| &self.values[range])
+    }
+
+    /// Copies of every value of `name` (any ASCII case), in the order received.
+    pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = HeaderValue> + 'a {
+        self.iter()
+            .filter(move |(n, _)| same(n, name))
+            .map(|(_, v)| v)
+    }
+
+    /// Whether the request had a `name` header (any ASCII case).
+    pub fn contains_key(&self, name: impl AsRef<str>) -> bool {
+        let name = name.as_ref();
+        self.layout.entries.iter().any(|e| same(&e.0, name))
+    }
+
+    /// Every header line, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, HeaderValue)> + '_ {
+        self.spans()
+            .map(|(name, range, sensitive)| (name, value(&self.values[range], sensitive)))
+    }
+
+    /// The headers as a `HeaderMap`, for code written against one (it allocates).
+    pub fn to_header_map(&self) -> HeaderMap {
+        let mut map = HeaderMap::with_capacity(self.len());
+        for (name, value) in self.iter() {
+            map.append(name.clone(), value);
+        }
+        map
+    }
+
+    fn spans(&self) -> impl Iterator<Item = (&HeaderName, std::ops::Range<usize>, bool)> + '_ {
+        let mut start = 0usize;
+        self.layout
+            .entries
+            .iter()
+            .map(move |(name, end, sensitive)| {
+                let end = *end;
+                let range = start..end;
+                start = end;
+                (name, range, *sensitive)
+            })
+    }
+}
+
+/// A value copied out of a record's buffer. Every span there is the bytes of a valid
+/// `HeaderValue` (see [`LayoutCache::headers`]), so the check cannot fail.
+fn value(bytes: &[u8], sensitive: bool) -> HeaderValue {
+    let mut value = match HeaderValue::from_bytes(bytes) {
+        Ok(value) => value,
+        Err(_) => unreachable!("a received header value is a valid header value"),
+    };
+    value.set_sensitive(sensitive);
+    value
+}
+
+fn same(name: &HeaderName, wanted: &str) -> bool {
+    name.as_str().eq_ignore_ascii_case(wanted)
+}
+
+impl From<&HeaderMap> for RequestHeaders {
+    /// A copy of `map` (for tests and for building records outside an endpoint).
+    fn from(map: &HeaderMap) -> Self {
+        LayoutCache::default().headers(map)
+    }
+}
+
+impl std::fmt::Debug for RequestHeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for RequestHeaders {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for RequestHeaders {}
+
+impl PartialEq<HeaderMap> for RequestHeaders {
+    fn eq(&self, other: &HeaderMap) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|((n, v), (m, w))| n == m && v == w)
+    }
+}

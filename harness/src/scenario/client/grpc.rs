@@ -320,25 +320,7 @@ impl GrpcCode {
         GrpcCode::Unauthenticated,
     ];
 
-    const NAMES: [&'static str; 17] = [
-        "OK",
-        "CANCELLED",
-        "UNKNOWN",
-        "INVALID_ARGUMENT",
-        "DEADLINE_EXCEEDED",
-        "NOT_FOUND",
-        "ALREADY_EXISTS",
-        "PERMISSION_DENIED",
-        "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION",
-        "ABORTED",
-        "OUT_OF_RANGE",
-        "UNIMPLEMENTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DATA_LOSS",
-        "UNAUTHENTICATED",
-    ];
+    const NAMES: [&'static str; 17] = crate::policy::grpc::status::NAMES;
 
     /// The canonical name, such as `UNAVAILABLE`.
     pub fn name(&self) -> &'static str {

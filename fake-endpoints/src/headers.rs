@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-/// The headers of a request, as received and in order (a name's repeated lines in the order
-/// they came, like [`HeaderMap::get_all`]).
+/// The headers of a request, as received, in a `HeaderMap`'s order: names in the order they
+/// first came, each name's repeated lines together and in the order they came (like
+/// [`HeaderMap::get_all`]), not interleaved as on the wire.
 ///
 /// Lookups by name ignore ASCII case, as with a `HeaderMap`. Values are handed out as bytes,
 /// which borrow the record, or as [`HeaderValue`]s, which are copies (a record keeps no value
@@ -138,7 +139,7 @@ impl RequestHeaders {
         self.layout.entries.iter().any(|e| same(&e.0, name))
     }
 
-    /// Every header line, in order.
+    /// Every header line, in a `HeaderMap`'s order (a name's lines together).
     pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, HeaderValue)> + '_ {
         self.spans()
             .map(|(name, range, sensitive)| (name, value(&self.values[range], sensitive)))

@@ -73,6 +73,9 @@ pub struct RateLimit {
 
 impl RateLimit {
     /// `n` tokens a second, a bucket of one, answering a bare 429 with its `Retry-After`.
+    ///
+    /// # Panics
+    /// If `n` is 0: such a bucket never refills.
     pub fn per_second(n: u32) -> Self {
         Self::millitokens_per_second(u64::from(n) * 1000)
     }
@@ -138,7 +141,13 @@ impl RateLimit {
 
     /// How many milliseconds a bucket of `level` (in millionths of a token, below one token)
     /// waits for its next token: the exact refill instant rounded up to a whole millisecond.
+    ///
+    /// A rate of 0 (possible only by writing the field) never refills: the wait is then
+    /// `u64::MAX`, which no run reaches.
     pub fn wait_for_token(&self, level: u64) -> u64 {
+        if self.millitokens_per_second == 0 {
+            return u64::MAX;
+        }
         TOKEN
             .saturating_sub(level)
             .div_ceil(self.millitokens_per_second)
@@ -206,14 +215,23 @@ impl Limiter {
             .level
             .saturating_add(elapsed.saturating_mul(rate))
             .min(full);
-        bucket.at_ms = now_ms;
+        // Never backwards: on a runtime with several threads a request that read the clock
+        // earlier may take the lock later, and must not make the next one refill again.
+        bucket.at_ms = bucket.at_ms.max(now_ms);
         if bucket.level >= TOKEN {
             bucket.level -= TOKEN;
             return Admit::Token;
         }
         let wait_ms = self.config.wait_for_token(bucket.level);
         let mut respond = self.config.when_empty.clone();
-        if respond.retry_after.is_none() {
+        // A `Retry-After` the response sets, as its own field or among its headers, is the
+        // one it sends.
+        let has_own = respond.retry_after.is_some()
+            || respond
+                .headers
+                .iter()
+                .any(|(name, _)| name == http::header::RETRY_AFTER);
+        if !has_own {
             let seconds = wait_ms.div_ceil(1000);
             respond.retry_after = Some(RetryAfter::Seconds(
                 i64::try_from(seconds).unwrap_or(i64::MAX),
@@ -336,10 +354,26 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_after_among_the_answers_headers_is_the_only_one_sent() {
+        let mut own = Respond::new(StatusCode::TOO_MANY_REQUESTS);
+        own.headers
+            .push((http::header::RETRY_AFTER, HeaderValue::from_static("9")));
+        let mut l = Limiter::new(RateLimit::per_second(1).when_empty(own));
+        let h = HeaderMap::new();
+        assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
+        let Admit::Empty(r) = l.admit(&h, 0, UNIX_EPOCH) else {
+            panic!("the bucket is empty")
+        };
+        let lines: Vec<&[u8]> = r.retry_after_lines().map(|v| v.as_bytes()).collect();
+        assert_eq!(lines, [&b"9"[..]]);
+    }
+
+    #[test]
     fn a_bucket_never_holds_more_than_burst() {
         let mut l = Limiter::new(RateLimit::per_second(10).burst(2));
         let h = HeaderMap::new();
-        // An hour idle refills two tokens, not 36,000.
+        // Take one token at 0, then an hour idle refills the bucket to two, not 36,001.
+        assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         assert!(matches!(l.admit(&h, 3_600_000, UNIX_EPOCH), Admit::Token));
         assert!(matches!(l.admit(&h, 3_600_000, UNIX_EPOCH), Admit::Token));
         assert!(matches!(

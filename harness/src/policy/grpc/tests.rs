@@ -6,6 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{A6Jitter, GrpcConnectionConfig, GrpcRetryConfig, RetryThrottling};
+use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
@@ -137,22 +138,18 @@ fn run_reference(
         let mut call: Vec<AttemptView> = Vec::new();
         for n in 1..=40u32 {
             let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let history = CallHistory::new(&call, &client);
-            let envelope = policy.envelope(&v, &history);
-            let decision = policy.decide(&v, &history, &mut rng);
-            assert!(
-                envelope.admits(&v, &decision),
-                "{} seed {seed}: {decision:?} outside {envelope:?} after {v:?}",
-                policy.name()
+            let next = reference_next(
+                policy,
+                &v,
+                &CallHistory::new(&call, &client),
+                &mut rng,
+                seed,
             );
             let end = v.end_ms;
-            call.push(v.clone());
-            match decision {
-                Decision::Retry {
-                    delay,
-                    measured_from,
-                } => start = v.anchor_ms(measured_from) + delay.as_millis() as u64,
-                Decision::Stop(_) => {
+            call.push(v);
+            match next {
+                Some(s) => start = s,
+                None => {
                     start = end + 1000;
                     break;
                 }
@@ -179,21 +176,11 @@ fn rejection<'a>(
     mut make: impl FnMut() -> Box<Client<'a>>,
     kind: ViolationKind,
 ) -> (f64, String) {
-    let mut caught = 0;
-    let mut first = String::new();
-    for seed in 0..SEEDS {
-        let timeline = run_client(script, calls, seed, make().as_mut());
-        if let Some(v) = check(policy, &timeline)
-            .into_iter()
-            .find(|v| v.kind == kind)
-        {
-            caught += 1;
-            if first.is_empty() {
-                first = v.message;
-            }
-        }
-    }
-    (caught as f64 / SEEDS as f64, first)
+    share_caught(
+        SEEDS,
+        |seed| check(policy, &run_client(script, calls, seed, make().as_mut())),
+        |k| k == kind,
+    )
 }
 
 fn accepted<'a>(
@@ -206,20 +193,6 @@ fn accepted<'a>(
         let timeline = run_client(script, calls, seed, make().as_mut());
         let v = check(policy, &timeline);
         assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
-    }
-}
-
-/// The window of a retry envelope, and what it counts from.
-fn window(e: Envelope) -> (u64, u64, Anchor) {
-    match e {
-        Envelope::Retry {
-            min_ms,
-            max_ms,
-            from,
-            optional: false,
-            ..
-        } => (min_ms, max_ms, from),
-        other => panic!("expected a retry window, got {other:?}"),
     }
 }
 

@@ -7,9 +7,10 @@ use std::io;
 use std::time::Duration;
 
 use super::{RocketmqConfig, broker_code};
+use crate::policy::tests::sim::reference_next;
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope,
-    NO_CLIENT_HISTORY, Observed, Policy, StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, NO_CLIENT_HISTORY,
+    Observed, Policy, StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -103,20 +104,7 @@ fn run_reference(policy: &mut dyn Policy, script: &[Reply]) -> Vec<AttemptView> 
     let mut call: Vec<AttemptView> = Vec::new();
     for n in 1..=10 {
         let v = view(policy, n, start, reply(script, n));
-        let history = CallHistory::new(&call, &client);
-        let envelope = policy.envelope(&v, &history);
-        let decision = policy.decide(&v, &history, &mut rng);
-        assert!(
-            envelope.admits(&v, &decision),
-            "{decision:?} outside {envelope:?} after {v:?}"
-        );
-        let next = match decision {
-            Decision::Retry {
-                delay,
-                measured_from,
-            } => Some(v.anchor_ms(measured_from) + delay.as_millis() as u64),
-            Decision::Stop(_) => None,
-        };
+        let next = reference_next(policy, &v, &CallHistory::new(&call, &client), &mut rng, 1);
         call.push(v);
         match next {
             Some(s) => start = s,

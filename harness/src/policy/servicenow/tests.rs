@@ -7,9 +7,10 @@ use std::io;
 use std::time::Duration;
 
 use super::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
+use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
-    Policy, StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
+    StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -81,20 +82,13 @@ fn run_reference(policy: &mut dyn Policy, script: &[Reply], seed: u64) -> Vec<At
     let mut call: Vec<AttemptView> = Vec::new();
     for n in 1..=20 {
         let v = view(n, start, reply(script, n));
-        let history = CallHistory::new(&call, &client);
-        let envelope = policy.envelope(&v, &history);
-        let decision = policy.decide(&v, &history, &mut rng);
-        assert!(
-            envelope.admits(&v, &decision),
-            "seed {seed}: {decision:?} outside {envelope:?} after {v:?}"
+        let next = reference_next(
+            policy,
+            &v,
+            &CallHistory::new(&call, &client),
+            &mut rng,
+            seed,
         );
-        let next = match decision {
-            Decision::Retry {
-                delay,
-                measured_from,
-            } => Some(v.anchor_ms(measured_from) + delay.as_millis() as u64),
-            Decision::Stop(_) => None,
-        };
         call.push(v);
         match next {
             Some(s) => start = s,
@@ -106,20 +100,6 @@ fn run_reference(policy: &mut dyn Policy, script: &[Reply], seed: u64) -> Vec<At
 
 fn check(policy: &dyn Policy, call: &[AttemptView]) -> Vec<Violation> {
     Conformance::new(policy.clone_box()).check_call(call)
-}
-
-/// `(min, max, from)` of a retry window.
-fn window(e: Envelope) -> (u64, u64, Anchor) {
-    match e {
-        Envelope::Retry {
-            min_ms,
-            max_ms,
-            from,
-            optional: false,
-            ..
-        } => (min_ms, max_ms, from),
-        other => panic!("expected a retry window, got {other:?}"),
-    }
 }
 
 fn stop(e: Envelope) -> StopReason {
@@ -148,18 +128,11 @@ fn rejection<'a>(
     make: impl Fn() -> Box<Client<'a>>,
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
-    let mut caught = 0;
-    let mut first = String::new();
-    for seed in 0..SEEDS {
-        let call = run_client(script, seed, make().as_mut());
-        if let Some(v) = check(policy, &call).into_iter().find(|v| kind(v.kind)) {
-            caught += 1;
-            if first.is_empty() {
-                first = v.message;
-            }
-        }
-    }
-    (caught as f64 / SEEDS as f64, first)
+    share_caught(
+        SEEDS,
+        |seed| check(policy, &run_client(script, seed, make().as_mut())),
+        kind,
+    )
 }
 
 fn is(kind: ViolationKind) -> impl Fn(ViolationKind) -> bool {

@@ -4,5 +4,5 @@
 
 mod mutations;
 mod properties;
-mod sim;
+pub(crate) mod sim;
 mod vectors;

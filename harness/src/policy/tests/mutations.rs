@@ -44,18 +44,7 @@ fn rejection_rate<'a>(
     make: impl Fn() -> Box<Client<'a>>,
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
-    let mut caught = 0;
-    let mut first = String::new();
-    for seed in 0..SEEDS {
-        let v = violations(policy, script, seed, make());
-        if let Some(hit) = v.iter().find(|v| kind(v.kind)) {
-            caught += 1;
-            if first.is_empty() {
-                first = hit.message.clone();
-            }
-        }
-    }
-    (caught as f64 / SEEDS as f64, first)
+    super::sim::share_caught(SEEDS, |seed| violations(policy, script, seed, make()), kind)
 }
 
 /// The client is rejected, with the expected kind, on every seed.

@@ -2,7 +2,8 @@
 //! the resulting attempt views. No network, no runtime: latency is a constant.
 
 use crate::policy::{
-    AttemptView, CallHistory, DEFAULT_EPOCH_UNIX_MS, Decision, Observed, Policy, RetryAfterValue,
+    Anchor, AttemptView, CallHistory, DEFAULT_EPOCH_UNIX_MS, Decision, Envelope, Observed, Policy,
+    RetryAfterValue, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -97,25 +98,11 @@ pub(super) fn run_reference(
     let mut rng = Stream::new(seed, "client/0/jitter");
     let mut out: Vec<AttemptView> = Vec::new();
     let mut start = 0;
+    let client = crate::policy::ClientHistory::default();
     for n in 1..=limit {
         let reply = &script[((n - 1) as usize).min(script.len() - 1)];
         let v = view(n, start, reply);
-        let client = crate::policy::ClientHistory::default();
-        let history = CallHistory::new(&out, &client);
-        let envelope = policy.envelope(&v, &history);
-        let decision = policy.decide(&v, &history, &mut rng);
-        assert!(
-            envelope.admits(&v, &decision),
-            "{} seed {seed}: {decision:?} outside {envelope:?} after {v:?}",
-            policy.name()
-        );
-        let next = match decision {
-            Decision::Retry {
-                delay,
-                measured_from,
-            } => Some(v.anchor_ms(measured_from) + delay.as_millis() as u64),
-            Decision::Stop(_) => None,
-        };
+        let next = reference_next(policy, &v, &CallHistory::new(&out, &client), &mut rng, seed);
         out.push(v);
         match next {
             Some(s) => start = s,
@@ -123,6 +110,69 @@ pub(super) fn run_reference(
         }
     }
     out
+}
+
+/// The reference client's next attempt after `v`: the policy's own `decide`, asserted to
+/// lie inside the envelope computed just before it; the instant the next attempt starts, or
+/// `None` when it stops. Every family's reference-client tests walk their calls with it.
+pub(crate) fn reference_next(
+    policy: &mut dyn Policy,
+    v: &AttemptView,
+    history: &CallHistory<'_>,
+    rng: &mut Stream,
+    seed: u64,
+) -> Option<u64> {
+    let envelope = policy.envelope(v, history);
+    let decision = policy.decide(v, history, rng);
+    assert!(
+        envelope.admits(v, &decision),
+        "{} seed {seed}: {decision:?} outside {envelope:?} after {v:?}",
+        policy.name()
+    );
+    match decision {
+        Decision::Retry {
+            delay,
+            measured_from,
+        } => Some(v.anchor_ms(measured_from) + delay.as_millis() as u64),
+        Decision::Stop(_) => None,
+    }
+}
+
+/// `(min, max, from)` of an envelope that requires a retry.
+///
+/// # Panics
+/// If the envelope is not a required retry window (a test's expectation failed).
+pub(crate) fn retry_window(e: Envelope) -> (u64, u64, Anchor) {
+    match e {
+        Envelope::Retry {
+            min_ms,
+            max_ms,
+            from,
+            optional: false,
+            ..
+        } => (min_ms, max_ms, from),
+        other => panic!("expected a retry window, got {other:?}"),
+    }
+}
+
+/// Over `seeds`, the share of seeds whose violations include one `kind` accepts, and the
+/// first such message (for assertions on the wording): how reliably a wrong client is caught.
+pub(crate) fn share_caught(
+    seeds: u64,
+    mut violations: impl FnMut(u64) -> Vec<Violation>,
+    kind: impl Fn(ViolationKind) -> bool,
+) -> (f64, String) {
+    let mut caught = 0;
+    let mut first = String::new();
+    for seed in 0..seeds {
+        if let Some(v) = violations(seed).into_iter().find(|v| kind(v.kind)) {
+            caught += 1;
+            if first.is_empty() {
+                first = v.message;
+            }
+        }
+    }
+    (caught as f64 / seeds as f64, first)
 }
 
 /// A generic client written independently of the policy code: stops on 2xx, on 4xx other

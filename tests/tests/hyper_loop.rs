@@ -135,31 +135,39 @@ fn a_reset_mid_body_is_retried_by_a_loop_that_reads_the_body() {
     );
 }
 
+/// A user's own hyper-util client on `env.connector()`, which the harness sees only through
+/// the network and the endpoints: up to `attempts` requests, pausing `pause(n)` after the
+/// `n`-th (from 0) 5xx, returning the first status below 500.
+async fn connector_loop(
+    env: Env,
+    attempts: u32,
+    pause: impl Fn(u32) -> Duration,
+) -> Result<u16, String> {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .build(env.connector());
+    for n in 0..attempts {
+        let response = client
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let _ = response.into_body().collect().await;
+        if status < 500 {
+            return Ok(status);
+        }
+        tokio::time::sleep(pause(n)).await;
+    }
+    Err("gave up".to_owned())
+}
+
 #[test]
 fn a_hyper_client_of_its_own_over_env_connector() {
     // The user builds their own hyper-util client on `env.connector()`; the harness then
     // reconstructs the attempts from what the network and the endpoint saw. The schedule is
     // the one of http/5xx-burst-then-success.yaml: 100ms, 200ms, 400ms.
-    let report = library("http/5xx-burst-then-success.yaml").run(|env| async move {
-        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .build(env.connector());
-        let mut pause = Duration::from_millis(100);
-        for _ in 0..4 {
-            let response = client
-                .request(env.operation().request())
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = response.status().as_u16();
-            let _ = response.into_body().collect().await;
-            if status < 500 {
-                return Ok(status);
-            }
-            tokio::time::sleep(pause).await;
-            pause *= 2;
-        }
-        Err("gave up".to_owned())
-    });
+    let report = library("http/5xx-burst-then-success.yaml")
+        .run(|env| connector_loop(env, 4, |n| Duration::from_millis(100 << n)));
     assert!(report.passed(), "{}", report.summary());
     let trace = report.trace();
     assert_eq!(trace.attempts.len(), 4, "{}", trace.timeline());
@@ -193,24 +201,8 @@ fn rebuilt_attempts_keep_every_retry_after_line() {
     // attempts are rebuilt from the ledger, which keeps every Retry-After line. Lines that
     // disagree (2 and 5) are recorded joined, as the harness's own client records them;
     // lines that agree (3 and 3) read as one value.
-    let report = library("faults/retry-after-duplicated.yaml").run(|env| async move {
-        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .build(env.connector());
-        for _ in 0..3 {
-            let response = client
-                .request(env.operation().request())
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = response.status().as_u16();
-            let _ = response.into_body().collect().await;
-            if status < 500 {
-                return Ok(status);
-            }
-            tokio::time::sleep(Duration::from_secs(3)).await;
-        }
-        Err("gave up".to_owned())
-    });
+    let report = library("faults/retry-after-duplicated.yaml")
+        .run(|env| connector_loop(env, 3, |_| Duration::from_secs(3)));
     let trace = report.trace();
     assert!(trace.attempts.iter().all(|a| a.reconstructed));
     let told: Vec<Option<&str>> = trace

@@ -97,6 +97,15 @@ impl ConnectSchedule {
     }
 
     /// Starts over: the next attempt takes the first entry again.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{ConnectAction, ConnectSchedule, ConnectStep};
+    ///
+    /// let mut schedule = ConnectSchedule::new([ConnectStep::refuse(), ConnectStep::accept()]);
+    /// assert_eq!(schedule.next(), ConnectAction::Refuse);
+    /// schedule.restart();
+    /// assert_eq!((schedule.next(), schedule.attempts()), (ConnectAction::Refuse, 1));
+    /// ```
     pub fn restart(&mut self) {
         self.attempts = 0;
     }

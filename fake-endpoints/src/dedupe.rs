@@ -192,6 +192,22 @@ impl DedupeTable {
     /// [`finish`](DedupeTable::finish) with `None` would end it. Committed keys stay (the
     /// table stands for a durable store), so a retry of one is not a new effect; the others
     /// are forgotten, so a retry runs again.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Dedupe, DedupeDecision, DedupeTable, RequestId};
+    /// use bytes::Bytes;
+    /// use http::HeaderValue;
+    ///
+    /// let mut table = DedupeTable::new(Dedupe::header("Idempotency-Key"));
+    /// let (a, b) = (HeaderValue::from_static("a"), HeaderValue::from_static("b"));
+    /// let body = Bytes::new();
+    /// table.begin(&a, &body, RequestId(0), 0);
+    /// table.commit(&a, RequestId(0), 0); // committed on arrival, then the crash
+    /// table.begin(&b, &body, RequestId(1), 0); // in flight, never committed
+    /// table.crash();
+    /// assert_eq!(table.begin(&a, &body, RequestId(2), 5), DedupeDecision::ProceedAfterCommit { of: RequestId(0) });
+    /// assert_eq!(table.begin(&b, &body, RequestId(3), 5), DedupeDecision::Proceed);
+    /// ```
     pub fn crash(&mut self) {
         self.entries.retain(|_, entry| {
             entry.in_flight = None;

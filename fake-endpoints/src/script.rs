@@ -85,6 +85,16 @@ impl Script {
 
     /// Starts over: every scope's next request takes the first step again (an endpoint
     /// restarted with its scripts reset).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{ScopeKey, Script, Step};
+    ///
+    /// let mut script = Script::new([Step::status(503), Step::status(200)]);
+    /// assert_eq!(script.next(&ScopeKey::Endpoint).0, 0);
+    /// assert_eq!(script.next(&ScopeKey::Endpoint).0, 1);
+    /// script.restart();
+    /// assert_eq!(script.next(&ScopeKey::Endpoint).0, 0);
+    /// ```
     pub fn restart(&mut self) {
         self.counters.clear();
     }

@@ -111,6 +111,15 @@ impl RetryAfterValue {
 
     /// [`RetryAfterValue::recorded_text`] of field lines given one by one (as an endpoint's
     /// ledger keeps them).
+    ///
+    /// ```
+    /// use http::HeaderValue;
+    /// use retrylab::policy::RetryAfterValue;
+    ///
+    /// let lines = [HeaderValue::from_static("2"), HeaderValue::from_static("5")];
+    /// assert_eq!(RetryAfterValue::recorded_text_of(&lines).as_deref(), Some("2, 5"));
+    /// assert_eq!(RetryAfterValue::recorded_text_of(&[]), None);
+    /// ```
     pub fn recorded_text_of<'a>(
         lines: impl IntoIterator<Item = &'a http::HeaderValue>,
     ) -> Option<String> {

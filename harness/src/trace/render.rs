@@ -63,6 +63,19 @@ impl Trace {
     }
 
     /// One line per fault event, `t=1.000s  api crashed`, in the order they happened.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let scenario = Scenario::from_yaml_str(
+    ///     "version: 1\nname: crash\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+    ///      operation: { endpoint: api }\nclient: { fixed: { delay: 2s, max_attempts: 3 } }\n\
+    ///      network: { faults: [ { at: 1s, crash: api, restart_after: 2s } ] }\n",
+    ///     "crash.yaml",
+    /// ).unwrap();
+    /// let trace = scenario.run_builtin().trace().clone();
+    /// assert_eq!(trace.fault_lines(), ["t=1.000s  api crashed", "t=3.000s  api restarted"]);
+    /// ```
     pub fn fault_lines(&self) -> Vec<String> {
         self.fault_lines_with(Instants::Exact)
     }

@@ -6,6 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
+use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
@@ -132,19 +133,18 @@ fn run_reference(
         let mut call: Vec<AttemptView> = Vec::new();
         for n in 1..=40u32 {
             let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let history = CallHistory::new(&call, &client);
-            let envelope = policy.envelope(&v, &history);
-            let decision = policy.decide(&v, &history, &mut rng);
-            assert!(
-                envelope.admits(&v, &decision),
-                "{} seed {seed}: {decision:?} outside {envelope:?} after {v:?}",
-                policy.name()
+            let next = reference_next(
+                policy,
+                &v,
+                &CallHistory::new(&call, &client),
+                &mut rng,
+                seed,
             );
             let end = v.end_ms;
             call.push(v);
-            match decision {
-                Decision::Retry { delay, .. } => start = end + delay.as_millis() as u64,
-                Decision::Stop(_) => {
+            match next {
+                Some(s) => start = s,
+                None => {
                     start = end + policy.wait_after_stop().as_millis() as u64 + 1000;
                     break;
                 }
@@ -177,16 +177,13 @@ fn no_jitter(mode: AwsMode) -> AwsConfig {
 }
 
 fn window(e: Envelope) -> (u64, u64) {
-    match e {
-        Envelope::Retry {
-            min_ms,
-            max_ms,
-            from: Anchor::End,
-            optional: false,
-            ..
-        } => (min_ms, max_ms),
-        other => panic!("expected a retry window, got {other:?}"),
-    }
+    let (min_ms, max_ms, from) = retry_window(e);
+    assert_eq!(
+        from,
+        Anchor::End,
+        "AWS delays run from the end of an attempt"
+    );
+    (min_ms, max_ms)
 }
 
 /// The windows after attempts 1..=count of one call, each answered `reply` (state replayed).
@@ -786,21 +783,11 @@ fn rejection<'a>(
     mut make: impl FnMut() -> Box<Client<'a>>,
     kind: ViolationKind,
 ) -> (f64, String) {
-    let mut caught = 0;
-    let mut first = String::new();
-    for seed in 0..SEEDS {
-        let timeline = run_client(script, calls, seed, make().as_mut());
-        if let Some(v) = check(policy, &timeline)
-            .into_iter()
-            .find(|v| v.kind == kind)
-        {
-            caught += 1;
-            if first.is_empty() {
-                first = v.message;
-            }
-        }
-    }
-    (caught as f64 / SEEDS as f64, first)
+    share_caught(
+        SEEDS,
+        |seed| check(policy, &run_client(script, calls, seed, make().as_mut())),
+        |k| k == kind,
+    )
 }
 
 fn accepted<'a>(

@@ -6,9 +6,10 @@ use std::io;
 use std::time::Duration;
 
 use super::{SnsBackoff, SnsConfig, SnsPhase};
+use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
-    Policy, StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
+    StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -102,18 +103,18 @@ fn run_reference(
         let mut call: Vec<AttemptView> = Vec::new();
         for n in 1..=limit {
             let v = view(n, start, reply(script, n));
-            let history = CallHistory::new(&call, &client);
-            let envelope = policy.envelope(&v, &history);
-            let decision = policy.decide(&v, &history, &mut rng);
-            assert!(
-                envelope.admits(&v, &decision),
-                "seed {seed}: {decision:?} outside {envelope:?} after {v:?}"
+            let next = reference_next(
+                policy,
+                &v,
+                &CallHistory::new(&call, &client),
+                &mut rng,
+                seed,
             );
             let end = v.end_ms;
             call.push(v);
-            match decision {
-                Decision::Retry { delay, .. } => start = end + delay.as_millis() as u64,
-                Decision::Stop(_) => {
+            match next {
+                Some(s) => start = s,
+                None => {
                     start = end + 1;
                     break;
                 }
@@ -130,16 +131,13 @@ fn check(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
 }
 
 fn window(e: Envelope) -> (u64, u64) {
-    match e {
-        Envelope::Retry {
-            min_ms,
-            max_ms,
-            from: Anchor::End,
-            optional: false,
-            ..
-        } => (min_ms, max_ms),
-        other => panic!("expected a retry window, got {other:?}"),
-    }
+    let (min_ms, max_ms, from) = retry_window(e);
+    assert_eq!(
+        from,
+        Anchor::End,
+        "SNS delays run from the end of an attempt"
+    );
+    (min_ms, max_ms)
 }
 
 /// The windows after attempts 1..=count, each a 503 10 ms long.
@@ -565,21 +563,16 @@ fn rejection<'a>(
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
     let policy = policy_under_test();
-    let mut caught = 0;
-    let mut first = String::new();
-    for seed in 0..SEEDS {
-        let calls = run_client(script, 1, 40, seed, make().as_mut());
-        if let Some(v) = check(policy.as_ref(), &calls)
-            .into_iter()
-            .find(|v| kind(v.kind))
-        {
-            caught += 1;
-            if first.is_empty() {
-                first = v.message;
-            }
-        }
-    }
-    (caught as f64 / SEEDS as f64, first)
+    share_caught(
+        SEEDS,
+        |seed| {
+            check(
+                policy.as_ref(),
+                &run_client(script, 1, 40, seed, make().as_mut()),
+            )
+        },
+        kind,
+    )
 }
 
 fn is(kind: ViolationKind) -> impl Fn(ViolationKind) -> bool {

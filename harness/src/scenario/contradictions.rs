@@ -16,7 +16,7 @@
 
 use retrylab_endpoints::{ConnectAction, Script, Step};
 
-use super::endpoint::{EndpointKind, EndpointSpec, RouteSpec};
+use super::endpoint::{DedupeAnswerSpec, EndpointKind, EndpointSpec, RouteSpec};
 use super::error::{ScenarioError, ScenarioErrors};
 use super::expect::{Outcome, StopReason};
 use super::latency::LatencySpec;
@@ -421,7 +421,12 @@ impl Contradictions<'_> {
         }
         if let Some(dedupe) = &endpoint.dedupe {
             // Its own answers could be the 2xx (replays repeat answers of steps).
-            if !(300..=599).contains(&dedupe.in_flight) || !(300..=599).contains(&dedupe.mismatch) {
+            let refuses = |answer: &DedupeAnswerSpec| {
+                answer
+                    .status()
+                    .is_some_and(|status| (300..=599).contains(&status))
+            };
+            if !refuses(&dedupe.in_flight) || !refuses(&dedupe.mismatch) {
                 return None;
             }
         }

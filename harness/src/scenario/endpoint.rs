@@ -143,6 +143,25 @@ impl EndpointSpec {
         self.dedupe = Some(DedupeSpec::header(header));
         self
     }
+
+    /// Deduplicates requests as `dedupe` says: its header, its answers and its ttl.
+    ///
+    /// ```
+    /// use retrylab::scenario::{DedupeAnswerSpec, DedupeSpec, EndpointSpec, RetryAfterSpec, StepSpec};
+    ///
+    /// let in_flight = StepSpec::status(409)
+    ///     .header("Content-Type", "application/json")
+    ///     .body(r#"{"error":"in progress"}"#)
+    ///     .retry_after(RetryAfterSpec::Seconds(1));
+    /// let api = EndpointSpec::http()
+    ///     .dedupe(DedupeSpec::header("Idempotency-Key").in_flight(DedupeAnswerSpec::Step(Box::new(in_flight))))
+    ///     .script([StepSpec::status(201)]);
+    /// assert_eq!(api.dedupe.map(|d| d.in_flight.status()), Some(Some(409)));
+    /// ```
+    pub fn dedupe(mut self, dedupe: DedupeSpec) -> Self {
+        self.dedupe = Some(dedupe);
+        self
+    }
 }
 
 /// What an endpoint is.

@@ -8,7 +8,7 @@ use http::{HeaderName, StatusCode};
 use crate::connect::ConnectStep;
 use crate::rate_limiter::RateLimit;
 use crate::route::Route;
-use crate::step::Step;
+use crate::step::{Respond, Step};
 
 /// When the server closes a kept-alive connection. The default never closes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -49,11 +49,17 @@ pub enum Replay {
 
 /// Idempotency-key deduplication, as payment APIs do it.
 ///
+/// The in-flight and mismatch answers are responses, not only statuses, so an endpoint can
+/// answer as a real API does: a JSON error body, a `Retry-After` on the in-flight conflict.
+///
 /// ```
-/// use retrylab_endpoints::{secs, Dedupe};
+/// use retrylab_endpoints::{secs, Dedupe, Step};
 ///
 /// let dedupe = Dedupe::header("Idempotency-Key").in_flight_status(429).ttl(secs(86_400));
-/// assert_eq!(dedupe.mismatch_status.as_u16(), 422);
+/// assert_eq!(dedupe.mismatch.status.as_u16(), 422);
+/// let stripe = Dedupe::header("Idempotency-Key")
+///     .in_flight(Step::status(409).retry_after(1).body(r#"{"error":{"type":"idempotency_error"}}"#).respond);
+/// assert_eq!(stripe.in_flight.body, r#"{"error":{"type":"idempotency_error"}}"#);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dedupe {
@@ -61,10 +67,10 @@ pub struct Dedupe {
     pub header: HeaderName,
     /// What a later request with a committed key gets.
     pub replay: Replay,
-    /// Status for a request whose key is still in flight.
-    pub in_flight_status: StatusCode,
-    /// Status for a request reusing a key with a different body.
-    pub mismatch_status: StatusCode,
+    /// The answer to a request whose key is still in flight (default a bare 409).
+    pub in_flight: Respond,
+    /// The answer to a request reusing a key with a different body (default a bare 422).
+    pub mismatch: Respond,
     /// How long a committed key is remembered; `None` = forever.
     pub ttl: Option<Duration>,
 }
@@ -86,8 +92,8 @@ impl Dedupe {
         Self {
             header,
             replay: Replay::FirstCommitted,
-            in_flight_status: StatusCode::CONFLICT,
-            mismatch_status: StatusCode::UNPROCESSABLE_ENTITY,
+            in_flight: Respond::new(StatusCode::CONFLICT),
+            mismatch: Respond::new(StatusCode::UNPROCESSABLE_ENTITY),
             ttl: None,
         }
     }
@@ -97,7 +103,13 @@ impl Dedupe {
     /// # Panics
     /// If `status` is outside 100..=999.
     pub fn in_flight_status(mut self, status: u16) -> Self {
-        self.in_flight_status = status_code(status);
+        self.in_flight = Respond::new(status_code(status));
+        self
+    }
+
+    /// The whole answer to a request whose key is in flight.
+    pub fn in_flight(mut self, respond: Respond) -> Self {
+        self.in_flight = respond;
         self
     }
 
@@ -106,7 +118,13 @@ impl Dedupe {
     /// # Panics
     /// If `status` is outside 100..=999.
     pub fn mismatch_status(mut self, status: u16) -> Self {
-        self.mismatch_status = status_code(status);
+        self.mismatch = Respond::new(status_code(status));
+        self
+    }
+
+    /// The whole answer to a request reusing a key with another body.
+    pub fn mismatch(mut self, respond: Respond) -> Self {
+        self.mismatch = respond;
         self
     }
 

@@ -2,13 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::HeaderValue;
 
 use crate::config::Dedupe;
 use crate::ledger::{DedupeOutcome, RequestId};
-use crate::step::SentResponse;
+use crate::retry_after::RetryAfter;
+use crate::step::{Respond, SentResponse};
 
 /// What to do with a request carrying a key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,10 +23,16 @@ pub enum DedupeDecision {
         /// The request that committed.
         of: RequestId,
     },
-    /// Answer with the in-flight status.
-    RejectInFlight,
-    /// Answer with the mismatch status.
-    RejectMismatch,
+    /// Answer with the in-flight response.
+    RejectInFlight {
+        /// The request in flight with the key.
+        of: RequestId,
+    },
+    /// Answer with the mismatch response.
+    RejectMismatch {
+        /// The request whose body the key holds.
+        of: RequestId,
+    },
     /// Answer with the stored response.
     Replay {
         /// The request that committed.
@@ -40,8 +48,8 @@ impl DedupeDecision {
         match self {
             Self::Proceed => DedupeOutcome::First,
             Self::ProceedAfterCommit { of } => DedupeOutcome::AfterCommit { of: *of },
-            Self::RejectInFlight => DedupeOutcome::InFlight,
-            Self::RejectMismatch => DedupeOutcome::Mismatch,
+            Self::RejectInFlight { of } => DedupeOutcome::InFlight { of: *of },
+            Self::RejectMismatch { of } => DedupeOutcome::Mismatch { of: *of },
             Self::Replay { of, .. } => DedupeOutcome::Replay { of: *of },
         }
     }
@@ -51,6 +59,8 @@ impl DedupeDecision {
 struct Entry {
     /// The body of the first request; later ones must match it.
     body: Bytes,
+    /// That first request, which a mismatch names.
+    first: RequestId,
     in_flight: Option<RequestId>,
     committed_by: Option<RequestId>,
     response: Option<Arc<SentResponse>>,
@@ -71,7 +81,7 @@ struct Entry {
 /// let key = HeaderValue::from_static("k1");
 /// let body = Bytes::from_static(b"{}");
 /// assert_eq!(table.begin(&key, &body, RequestId(0), 0), DedupeDecision::Proceed);
-/// assert_eq!(table.begin(&key, &body, RequestId(1), 5), DedupeDecision::RejectInFlight);
+/// assert_eq!(table.begin(&key, &body, RequestId(1), 5), DedupeDecision::RejectInFlight { of: RequestId(0) });
 /// assert!(table.commit(&key, RequestId(0), 10));
 /// let ok = Arc::new(SentResponse::status_only(StatusCode::CREATED));
 /// table.finish(&key, RequestId(0), Some(ok.clone()));
@@ -81,14 +91,72 @@ struct Entry {
 pub struct DedupeTable {
     config: Dedupe,
     entries: BTreeMap<HeaderValue, Entry>,
+    /// The in-flight and mismatch answers, rendered once where they can be.
+    in_flight: Canned,
+    mismatch: Canned,
+}
+
+/// A rejection as it is sent: rendered once, unless its `Retry-After` is an HTTP-date, which
+/// is the virtual wall clock at the moment it is sent plus an offset.
+#[derive(Clone, Debug)]
+enum Canned {
+    Rendered(Arc<SentResponse>),
+    AtSend(Respond),
+}
+
+impl Canned {
+    fn new(respond: &Respond) -> Self {
+        match respond.retry_after {
+            Some(RetryAfter::HttpDate { .. }) => Canned::AtSend(respond.clone()),
+            // Any instant renders the same response.
+            _ => Canned::Rendered(Arc::new(respond.render(UNIX_EPOCH))),
+        }
+    }
+
+    fn at(&self, now: SystemTime) -> Arc<SentResponse> {
+        match self {
+            Canned::Rendered(response) => Arc::clone(response),
+            Canned::AtSend(respond) => Arc::new(respond.render(now)),
+        }
+    }
 }
 
 impl DedupeTable {
     /// An empty table.
     pub fn new(config: Dedupe) -> Self {
         Self {
+            in_flight: Canned::new(&config.in_flight),
+            mismatch: Canned::new(&config.mismatch),
             config,
             entries: BTreeMap::new(),
+        }
+    }
+
+    /// What dedupe answers a request it decided `decision` for, when the virtual wall clock
+    /// reads `now`: the configured in-flight or mismatch response, or the replayed one;
+    /// `None` when the request runs its step.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Dedupe, DedupeTable, RequestId, Step};
+    /// use bytes::Bytes;
+    /// use http::HeaderValue;
+    /// use std::time::UNIX_EPOCH;
+    ///
+    /// let config = Dedupe::header("Idempotency-Key").in_flight(Step::status(409).retry_after(1).respond);
+    /// let mut table = DedupeTable::new(config);
+    /// let key = HeaderValue::from_static("k1");
+    /// let first = table.begin(&key, &Bytes::new(), RequestId(0), 0);
+    /// assert!(table.answer(first, UNIX_EPOCH).is_none()); // it runs its step
+    /// let second = table.begin(&key, &Bytes::new(), RequestId(1), 5);
+    /// let answer = table.answer(second, UNIX_EPOCH).unwrap();
+    /// assert_eq!((answer.status.as_u16(), answer.retry_after().unwrap().as_bytes()), (409, &b"1"[..]));
+    /// ```
+    pub fn answer(&self, decision: DedupeDecision, now: SystemTime) -> Option<Arc<SentResponse>> {
+        match decision {
+            DedupeDecision::Proceed | DedupeDecision::ProceedAfterCommit { .. } => None,
+            DedupeDecision::RejectInFlight { .. } => Some(self.in_flight.at(now)),
+            DedupeDecision::RejectMismatch { .. } => Some(self.mismatch.at(now)),
+            DedupeDecision::Replay { response, .. } => Some(response),
         }
     }
 
@@ -116,6 +184,7 @@ impl DedupeTable {
                 key.clone(),
                 Entry {
                     body: body.clone(),
+                    first: id,
                     in_flight: Some(id),
                     committed_by: None,
                     response: None,
@@ -126,10 +195,10 @@ impl DedupeTable {
         };
         // A different body is a client bug whatever the key's state, so it is checked first.
         if entry.body != *body {
-            return DedupeDecision::RejectMismatch;
+            return DedupeDecision::RejectMismatch { of: entry.first };
         }
-        if entry.in_flight.is_some() {
-            return DedupeDecision::RejectInFlight;
+        if let Some(of) = entry.in_flight {
+            return DedupeDecision::RejectInFlight { of };
         }
         match (entry.committed_by, &entry.response) {
             (Some(of), Some(response)) => DedupeDecision::Replay {
@@ -243,13 +312,13 @@ mod tests {
         );
         assert_eq!(
             t.begin(&key(), &body("a"), RequestId(1), 1),
-            DedupeDecision::RejectInFlight
+            DedupeDecision::RejectInFlight { of: RequestId(0) }
         );
         assert!(t.commit(&key(), RequestId(0), 2));
         // Committed but not yet answered: still in flight.
         assert_eq!(
             t.begin(&key(), &body("a"), RequestId(2), 2),
-            DedupeDecision::RejectInFlight
+            DedupeDecision::RejectInFlight { of: RequestId(0) }
         );
         t.finish(&key(), RequestId(0), Some(ok()));
         let replay = t.begin(&key(), &body("a"), RequestId(3), 3);
@@ -269,13 +338,13 @@ mod tests {
         t.begin(&key(), &body("a"), RequestId(0), 0);
         assert_eq!(
             t.begin(&key(), &body("b"), RequestId(1), 0),
-            DedupeDecision::RejectMismatch
+            DedupeDecision::RejectMismatch { of: RequestId(0) }
         );
         t.commit(&key(), RequestId(0), 0);
         t.finish(&key(), RequestId(0), Some(ok()));
         assert_eq!(
             t.begin(&key(), &body("b"), RequestId(2), 0),
-            DedupeDecision::RejectMismatch
+            DedupeDecision::RejectMismatch { of: RequestId(0) }
         );
     }
 

@@ -14,7 +14,7 @@ use crate::choice::{Half, resolve};
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::crash::{Lives, ScriptState};
-use crate::dedupe::{DedupeDecision, DedupeTable};
+use crate::dedupe::DedupeTable;
 use crate::draw::Draw;
 use crate::gate::Gate;
 use crate::headers::RequestHeaders;
@@ -80,8 +80,6 @@ pub(crate) struct Inner {
     pub(crate) clock: crate::VirtualClock,
     pub(crate) ledger: Ledger,
     not_found: Arc<SentResponse>,
-    in_flight: Arc<SentResponse>,
-    mismatch: Arc<SentResponse>,
     state: Mutex<State>,
     /// Step tasks spawned and not finished: requests whose answer, and maybe whose commit,
     /// is still to come.
@@ -281,8 +279,6 @@ impl Endpoint {
             rate_limit,
         } = config;
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
-        let in_flight = status_only(dedupe.as_ref().map(|d| d.in_flight_status));
-        let mismatch = status_only(dedupe.as_ref().map(|d| d.mismatch_status));
         let routes = routes.into_iter().map(RouteState::new).collect();
         Self {
             inner: Arc::new(Inner {
@@ -293,8 +289,6 @@ impl Endpoint {
                 clock,
                 ledger: Ledger::new(),
                 not_found: Arc::new(SentResponse::status_only(StatusCode::NOT_FOUND)),
-                in_flight,
-                mismatch,
                 state: Mutex::new(State {
                     routes,
                     connect: ConnectSchedule::new(connect),
@@ -455,7 +449,8 @@ impl Endpoint {
             }
             (None, None) => Err(Arc::clone(&inner.not_found)),
             (Some(route), None) => {
-                let decision = match (
+                // Dedupe's own answer (a rejection or a replay), if it answers.
+                let answer = match (
                     &mut state.dedupe,
                     header(&kept.headers, inner.dedupe_header.as_ref()),
                 ) {
@@ -463,16 +458,13 @@ impl Endpoint {
                         let decision = table.begin(&value, &kept.body, id, now_ms);
                         dedupe = decision.outcome();
                         dedupe_key = Some(value);
-                        Some(decision)
+                        table.answer(decision, inner.clock.now_system())
                     }
                     _ => None,
                 };
-                match decision {
-                    Some(DedupeDecision::RejectInFlight) => Err(Arc::clone(&inner.in_flight)),
-                    Some(DedupeDecision::RejectMismatch) => Err(Arc::clone(&inner.mismatch)),
-                    Some(DedupeDecision::Replay { response, .. }) => Err(response),
-                    Some(DedupeDecision::Proceed | DedupeDecision::ProceedAfterCommit { .. })
-                    | None => {
+                match answer {
+                    Some(response) => Err(response),
+                    None => {
                         let route_state = &mut state.routes[route];
                         let scope_key = scope_key(route_state.scope, conn_id, &kept.headers, &key);
                         Ok(route_state.choose(&scope_key, Duration::from_millis(now_ms)))
@@ -751,12 +743,6 @@ fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
         // Any instant renders the same response.
         _ => Some(Arc::new(step.respond.render(std::time::UNIX_EPOCH))),
     }
-}
-
-fn status_only(status: Option<StatusCode>) -> Arc<SentResponse> {
-    Arc::new(SentResponse::status_only(
-        status.unwrap_or(StatusCode::CONFLICT),
-    ))
 }
 
 fn header(headers: &RequestHeaders, name: Option<&HeaderName>) -> Option<HeaderValue> {

@@ -42,10 +42,16 @@ pub enum DedupeOutcome {
     NotApplied,
     /// First request with its key: it ran its step.
     First,
-    /// Rejected: the key was in flight.
-    InFlight,
-    /// Rejected: the key was seen with another body.
-    Mismatch,
+    /// Rejected: the key was in flight, with request `of`.
+    InFlight {
+        /// The request in flight with the key.
+        of: RequestId,
+    },
+    /// Rejected: the key was seen with another body, the body of request `of`.
+    Mismatch {
+        /// The request whose body the key holds.
+        of: RequestId,
+    },
     /// Answered with the response of the request that committed (`of`); no step, no effect.
     Replay {
         /// The request whose response was replayed.
@@ -62,7 +68,10 @@ pub enum DedupeOutcome {
 impl DedupeOutcome {
     /// Whether dedupe answered the request without running a step.
     pub fn short_circuited(self) -> bool {
-        matches!(self, Self::InFlight | Self::Mismatch | Self::Replay { .. })
+        matches!(
+            self,
+            Self::InFlight { .. } | Self::Mismatch { .. } | Self::Replay { .. }
+        )
     }
 }
 

@@ -411,14 +411,125 @@ async fn dedupe_rejects_in_flight_then_replays() {
         outcomes,
         [
             (DedupeOutcome::First, Some(0)),
-            (DedupeOutcome::InFlight, None),
-            (DedupeOutcome::Mismatch, None),
+            (DedupeOutcome::InFlight { of: RequestId(0) }, None),
+            (DedupeOutcome::Mismatch { of: RequestId(0) }, None),
             (DedupeOutcome::Replay { of: RequestId(0) }, None),
             (DedupeOutcome::First, Some(1)),
         ]
     );
     assert_eq!(ledger.effects.len(), 1);
     assert_eq!(ledger.effects_for_key(b"k").count(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dedupe_answers_in_flight_and_mismatch_with_whole_responses() {
+    // Stripe answers both with a JSON error; an in-flight conflict may say when to come back.
+    let in_flight = Step::status(409)
+        .header("content-type", "application/json")
+        .body(r#"{"error":{"type":"idempotency_error","code":"in_flight"}}"#)
+        .retry_after(RetryAfter::http_date(secs(2)));
+    let mismatch = Step::status(400)
+        .header("content-type", "application/json")
+        .body(r#"{"error":{"type":"idempotency_error"}}"#);
+    let ep = endpoint(
+        EndpointConfig::http("api")
+            .dedupe(
+                Dedupe::header("Idempotency-Key")
+                    .in_flight(in_flight.respond)
+                    .mismatch(mismatch.respond),
+            )
+            .script([Step::status(201).latency(secs(3))]),
+    );
+    let keyed = |body: &'static str| {
+        request(Method::POST, "/charges")
+            .header("idempotency-key", "k")
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    };
+    let mut first = open(&ep, 1).await;
+    let pending = tokio::spawn(async move { send(&mut first, keyed("a")).await.map(|a| a.status) });
+    let mut second = open(&ep, 2).await;
+    tokio::time::sleep(ms(1000)).await;
+    let conflict = send(&mut second, keyed("a")).await.unwrap();
+    assert_eq!(conflict.status, 409);
+    assert_eq!(conflict.headers["content-type"], "application/json");
+    assert_eq!(
+        conflict.body,
+        r#"{"error":{"type":"idempotency_error","code":"in_flight"}}"#
+    );
+    // An HTTP-date is rendered when the answer is sent: 1s into the run, plus 2s.
+    let at = ep.clock().now_system() + secs(2);
+    assert_eq!(
+        conflict.headers["retry-after"],
+        httpdate::fmt_http_date(at).as_str()
+    );
+    let wrong = send(&mut second, keyed("b")).await.unwrap();
+    assert_eq!(wrong.status, 400);
+    assert_eq!(wrong.body, r#"{"error":{"type":"idempotency_error"}}"#);
+    assert!(!wrong.headers.contains_key("retry-after"));
+    assert_eq!(pending.await.unwrap().unwrap(), StatusCode::CREATED);
+    let outcomes: Vec<_> = ep
+        .ledger()
+        .snapshot()
+        .requests
+        .iter()
+        .map(|r| r.dedupe)
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            DedupeOutcome::First,
+            DedupeOutcome::InFlight { of: RequestId(0) },
+            DedupeOutcome::Mismatch { of: RequestId(0) },
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn dedupe_forgets_a_key_ttl_after_its_commit_and_commits_again() {
+    // The first answer is lost after the commit: a retry within the ttl runs the next step
+    // without a second effect; one at the ttl finds the key forgotten and commits again.
+    let ep = endpoint(
+        EndpointConfig::http("api")
+            .dedupe(Dedupe::header("Idempotency-Key").ttl(secs(10)))
+            .script([
+                Step::fail(Fail::Reset).commit(Commit::BeforeResponse),
+                Step::status(201),
+            ]),
+    );
+    let keyed = || {
+        request(Method::POST, "/orders")
+            .header("idempotency-key", "k")
+            .body(Full::default())
+            .unwrap()
+    };
+    let mut first = open(&ep, 1).await;
+    assert!(send(&mut first, keyed()).await.is_err());
+    let mut second = open(&ep, 2).await;
+    tokio::time::sleep(ms(9_999)).await;
+    assert_eq!(send(&mut second, keyed()).await.unwrap().status, 201);
+    tokio::time::sleep(ms(1)).await;
+    assert_eq!(send(&mut second, keyed()).await.unwrap().status, 201);
+    let ledger = ep.ledger().snapshot();
+    let seen: Vec<_> = ledger
+        .requests
+        .iter()
+        .map(|r| (r.at_ms, r.dedupe))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, DedupeOutcome::First),
+            (9_999, DedupeOutcome::AfterCommit { of: RequestId(0) }),
+            (10_000, DedupeOutcome::First),
+        ]
+    );
+    let effects: Vec<_> = ledger
+        .effects
+        .iter()
+        .map(|e| (e.request, e.at_ms))
+        .collect();
+    assert_eq!(effects, [(RequestId(0), 0), (RequestId(2), 10_000)]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -379,7 +379,7 @@ async fn dedupe_rejects_in_flight_and_replays_the_committed_response() {
         dedupe,
         [
             DedupeOutcome::First,
-            DedupeOutcome::InFlight,
+            DedupeOutcome::InFlight { of: RequestId(0) },
             DedupeOutcome::Replay { of: RequestId(0) }
         ]
     );

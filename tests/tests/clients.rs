@@ -321,12 +321,14 @@ fn every_client_scenario_names_a_registered_client() {
     // scenarios/clients/ holds only custom clients; scenarios/real/ the black-box ones
     // beside the reference client on real sockets; scenarios/faults/ the clients a fault
     // catches beside the reference client; scenarios/servicenow/ the custom `get_delay`
-    // strategy beside the built-in ones.
+    // strategy beside the built-in ones; scenarios/idempotency/ the clients that misuse a
+    // key beside the reference client.
     for (theme, only_custom) in [
         ("clients", true),
         ("real", false),
         ("faults", false),
         ("servicenow", false),
+        ("idempotency", false),
     ] {
         let dir = format!("{}/../scenarios/{theme}", env!("CARGO_MANIFEST_DIR"));
         for file in retrylab::suite::scenario_files(dir.as_ref()).expect("readable") {

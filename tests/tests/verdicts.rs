@@ -489,3 +489,57 @@ fn request_checks_need_the_requests_they_compare() {
     );
     assert_eq!(judged, Judgement::NotJudged, "{}", report.summary());
 }
+
+/// An AWS client's idempotency token meets dedupe: the in-flight answer is a throttling
+/// error, and the last attempt gets the replay of a step that answered after the attempt
+/// timeout. `conforms_to` judged the 400s as bare statuses (not retried by the policy) and
+/// the replay without its step, and the scenario was warned that no call could succeed.
+const AWS_IN_FLIGHT: &str = r#"
+version: 1
+name: an in-flight throttle, then a replay
+endpoints:
+  api:
+    dedupe:
+      header: x-amz-client-token
+      in_flight:
+        status: 400
+        headers: { x-amzn-ErrorType: ThrottlingException }
+        body: '{"__type":"ThrottlingException","message":"in progress"}'
+    script:
+      - { status: 200, latency: 2s }
+network: { latency: 1ms }
+operation:
+  endpoint: api
+  method: POST
+  body: '{}'
+  idempotency_key: { header: x-amz-client-token }
+client:
+  aws_standard: { attempt_timeout: 1s, max_attempts: 5 }
+expect:
+  outcome: success
+  conforms_to: { aws_standard: { max_attempts: 5 } }
+drain: 5s
+"#;
+
+#[test]
+fn dedupe_answers_are_judged_as_they_were_sent() {
+    let (report, conforms) = builtin(AWS_IN_FLIGHT, "conforms_to");
+    let lines = report.trace().compact_timeline();
+    assert!(
+        lines.iter().any(|l| l.contains("-> 400 (in flight: #1)"))
+            && lines
+                .last()
+                .is_some_and(|l| l.contains("-> 200 (replay of #1)")),
+        "{}",
+        report.summary()
+    );
+    assert_eq!(conforms, Judgement::Passed, "{}", report.summary());
+    assert!(
+        report
+            .warnings()
+            .iter()
+            .all(|w| !w.contains("no call can end in success")),
+        "{:?}",
+        report.warnings()
+    );
+}

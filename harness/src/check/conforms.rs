@@ -11,10 +11,12 @@ use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
-use crate::scenario::{EndpointKind, EndpointSpec, ThrottlePreset, WhenEmptySpec};
+use crate::scenario::{
+    DedupeAnswerSpec, EndpointKind, EndpointSpec, ThrottlePreset, WhenEmptySpec,
+};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
 use retrylab_endpoints::wire::attempt_tag;
-use retrylab_endpoints::{Branch, RateLimit};
+use retrylab_endpoints::{Branch, DedupeOutcome, RateLimit, RequestRecord};
 
 /// `max_attempts` left out of `conforms_to` means the attempt count is not judged (only the
 /// delays and what is retried): a client may stop early or go on, as the format's example
@@ -83,26 +85,52 @@ pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
                 }
                 continue;
             }
-            let step = request
-                .route
-                .zip(request.step)
-                .and_then(|(route, step)| scripts.get(route)?.get(step))
-                .map(|step| {
-                    // A random step answered with the branches it took.
-                    request.branches.iter().fold(step, |step, branch| {
-                        let next = match branch {
-                            Branch::Then => step.then.as_deref(),
-                            Branch::Else => step.r#else.as_deref(),
-                        };
-                        next.unwrap_or(step)
+            let step_of = |request: &RequestRecord| {
+                request
+                    .route
+                    .zip(request.step)
+                    .and_then(|(route, step)| scripts.get(route)?.get(step))
+                    .map(|step| {
+                        // A random step answered with the branches it took.
+                        request.branches.iter().fold(step, |step, branch| {
+                            let next = match branch {
+                                Branch::Then => step.then.as_deref(),
+                                Branch::Else => step.r#else.as_deref(),
+                            };
+                            next.unwrap_or(step)
+                        })
                     })
-                });
-            if let Some(step) = step {
-                out.insert(attempt, scripted_answer(step));
+            };
+            // Dedupe answers without a step: with its own responses, or the replayed
+            // response of the step that committed.
+            let dedupe = endpoint.dedupe.as_ref();
+            let answer = match request.dedupe {
+                DedupeOutcome::InFlight { .. } => dedupe.map(|d| dedupe_answer(&d.in_flight)),
+                DedupeOutcome::Mismatch { .. } => dedupe.map(|d| dedupe_answer(&d.mismatch)),
+                DedupeOutcome::Replay { of } => {
+                    ledger.request(of).and_then(step_of).map(scripted_answer)
+                }
+                DedupeOutcome::NotApplied
+                | DedupeOutcome::First
+                | DedupeOutcome::AfterCommit { .. } => step_of(request).map(scripted_answer),
+            };
+            if let Some(answer) = answer {
+                out.insert(attempt, answer);
             }
         }
     }
     out
+}
+
+/// Dedupe's in-flight or mismatch answer, as written: a bare status has no headers or body.
+fn dedupe_answer(spec: &DedupeAnswerSpec) -> Answer {
+    match spec {
+        DedupeAnswerSpec::Status(_) => Answer {
+            headers: Vec::new(),
+            body: Vec::new(),
+        },
+        DedupeAnswerSpec::Step(step) => scripted_answer(step),
+    }
 }
 
 /// The answer a scripted step writes.

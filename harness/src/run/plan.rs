@@ -8,14 +8,14 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
     Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
-    LatencyDistribution, LimitScope, RateLimit, RetryAfter, Route, Scope, Step, Window,
+    LatencyDistribution, LimitScope, RateLimit, Respond, RetryAfter, Route, Scope, Step, Window,
 };
 
 use crate::env::Operation;
 use crate::scenario::{
-    BackendKind, CommitSpec, DateFormat, EndpointKind, EndpointSpec, FailSpec, FaultSpec,
-    HeadersSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors, ScriptScope,
-    ScriptState, StepSpec, ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
+    BackendKind, CommitSpec, DateFormat, DedupeAnswerSpec, EndpointKind, EndpointSpec, FailSpec,
+    FaultSpec, HeadersSpec, LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScenarioErrors,
+    ScriptScope, ScriptState, StepSpec, ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
 };
 
 /// One endpoint of the run.
@@ -339,8 +339,18 @@ fn endpoint_config(
         let header = scenario.header_name_at(&format!("{path}.dedupe.header"), &dedupe.header);
         if let Some(header) = keep(header, errors) {
             let mut built = Dedupe::header(header)
-                .in_flight_status(dedupe.in_flight)
-                .mismatch_status(dedupe.mismatch);
+                .in_flight(dedupe_answer(
+                    scenario,
+                    &format!("{path}.dedupe.in_flight"),
+                    &dedupe.in_flight,
+                    errors,
+                ))
+                .mismatch(dedupe_answer(
+                    scenario,
+                    &format!("{path}.dedupe.mismatch"),
+                    &dedupe.mismatch,
+                    errors,
+                ));
             if let Some(ttl) = dedupe.ttl.millis() {
                 built = built.ttl(ttl.as_duration());
             }
@@ -356,6 +366,19 @@ fn endpoint_config(
         }
     }
     config
+}
+
+/// Dedupe's answer to a key in flight or reused with another body, as the endpoint sends it.
+fn dedupe_answer(
+    scenario: &Scenario,
+    path: &str,
+    spec: &DedupeAnswerSpec,
+    errors: &mut Vec<ScenarioError>,
+) -> Respond {
+    match spec {
+        DedupeAnswerSpec::Status(status) => Step::status(*status).respond,
+        DedupeAnswerSpec::Step(step_spec) => step(scenario, path, step_spec, errors).respond,
+    }
 }
 
 /// A `rate_limiter`'s bucket. Validation has checked `rate` and `burst`; a value it let

@@ -16,7 +16,7 @@
 
 use retrylab_endpoints::{ConnectAction, Script, Step};
 
-use super::endpoint::{EndpointKind, EndpointSpec, RouteSpec};
+use super::endpoint::{DedupeAnswerSpec, EndpointKind, EndpointSpec, RouteSpec};
 use super::error::{ScenarioError, ScenarioErrors};
 use super::expect::{Outcome, StopReason};
 use super::latency::LatencySpec;
@@ -421,7 +421,12 @@ impl Contradictions<'_> {
         }
         if let Some(dedupe) = &endpoint.dedupe {
             // Its own answers could be the 2xx (replays repeat answers of steps).
-            if !(300..=599).contains(&dedupe.in_flight) || !(300..=599).contains(&dedupe.mismatch) {
+            let refuses = |answer: &DedupeAnswerSpec| {
+                answer
+                    .status()
+                    .is_some_and(|status| (300..=599).contains(&status))
+            };
+            if !refuses(&dedupe.in_flight) || !refuses(&dedupe.mismatch) {
                 return None;
             }
         }
@@ -450,7 +455,25 @@ impl Contradictions<'_> {
             }
             _ => steps.len(),
         };
-        let timeout = s.client.attempt_timeout().map(|t| t.as_ms());
+        // A replay answers at once with the response of the step that committed, however
+        // long that step took: when the requests carry the dedupe key, a 2xx that came after
+        // an attempt timeout still reaches a retry.
+        let keyed = endpoint.dedupe.as_ref().is_some_and(|d| {
+            let op = &s.operation;
+            op.idempotency_key
+                .as_ref()
+                .is_some_and(|k| k.header.eq_ignore_ascii_case(&d.header))
+                || op
+                    .headers
+                    .iter()
+                    .flat_map(|h| h.entries())
+                    .any(|(name, _)| name.eq_ignore_ascii_case(&d.header))
+        });
+        let timeout = s
+            .client
+            .attempt_timeout()
+            .map(|t| t.as_ms())
+            .filter(|_| !keyed);
         if steps[..reachable]
             .iter()
             .any(|step| may_succeed(step, timeout))

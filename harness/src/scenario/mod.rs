@@ -84,8 +84,8 @@ pub use client::{
 pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
 pub(crate) use endpoint::millitokens;
 pub use endpoint::{
-    ConnectAction, ConnectStepSpec, DedupeReplay, DedupeSpec, EndpointKind, EndpointSpec,
-    KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
+    ConnectAction, ConnectStepSpec, DedupeAnswerSpec, DedupeReplay, DedupeSpec, EndpointKind,
+    EndpointSpec, KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
 };
 pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};

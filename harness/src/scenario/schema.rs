@@ -9,7 +9,7 @@ use schemars::schema::Schema;
 use serde_json::json;
 
 use super::duration::{DurationOrNone, Millis, OffsetMillis};
-use super::endpoint::{ThrottlePreset, WhenEmptySpec};
+use super::endpoint::{DedupeAnswerSpec, ThrottlePreset, WhenEmptySpec};
 use super::headers::HeadersSpec;
 use super::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 use super::step::{AfterBytes, RetryAfterSpec};
@@ -129,6 +129,13 @@ schema_impl!(WhenEmptySpec, "WhenEmptySpec", |g| {
         g.subschema_for::<StepSpec>(),
     ];
     from_json(json!({ "anyOf": serde_json::to_value(options).unwrap_or_default() }))
+});
+
+schema_impl!(DedupeAnswerSpec, "DedupeAnswerSpec", |g| {
+    let step = serde_json::to_value(g.subschema_for::<StepSpec>()).unwrap_or_default();
+    from_json(json!({
+        "anyOf": [ { "type": "integer", "minimum": 100, "maximum": 599 }, step ]
+    }))
 });
 
 schema_impl!(FailSpec, "FailSpec", |g| {

@@ -145,26 +145,25 @@ impl Unsupported<'_> {
         if !e.topics.is_empty() {
             self.flag(&join(path, "topics"), "`topics`");
         }
+        // The bucket, and dedupe, answer at once: their answers are responses, never a
+        // delay, a failure, a draw or a commit.
         if let Some(step) = e.when_empty.as_ref().and_then(|w| w.step()) {
-            // The bucket answers at once: its answer is a response, never a delay, a
-            // failure, a draw or a commit.
-            let wp = join(path, "when_empty");
-            for (key, set) in [
-                ("latency", step.latency.is_some()),
-                ("trickle", step.trickle.is_some()),
-                ("fail", step.fail.is_some()),
-                ("commit", step.commit.is_some()),
-                ("p", step.p.is_some()),
-                ("times", step.times.is_some()),
+            self.immediate_answer(
+                &join(path, "when_empty"),
+                step,
+                "a rate limiter's `when_empty`",
+            );
+        }
+        if let Some(dedupe) = &e.dedupe {
+            let dp = join(path, "dedupe");
+            for (key, answer) in [
+                ("in_flight", &dedupe.in_flight),
+                ("mismatch", &dedupe.mismatch),
             ] {
-                if set {
-                    self.flag(
-                        &join(&wp, key),
-                        format_args!("`{key}` in a rate limiter's `when_empty`"),
-                    );
+                if let Some(step) = answer.step() {
+                    self.immediate_answer(&join(&dp, key), step, &format!("`dedupe.{key}`"));
                 }
             }
-            self.step(&wp, step);
         }
         if let Some(steps) = &e.script {
             self.steps(&join(path, "script"), steps);
@@ -181,6 +180,24 @@ impl Unsupported<'_> {
                 self.timeline(&join(&rp, "timeline"), steps);
             }
         }
+    }
+
+    /// A response an endpoint sends as soon as the request is read, at `path`, described to
+    /// the reader as `what`.
+    fn immediate_answer(&mut self, path: &str, step: &StepSpec, what: &str) {
+        for (key, set) in [
+            ("latency", step.latency.is_some()),
+            ("trickle", step.trickle.is_some()),
+            ("fail", step.fail.is_some()),
+            ("commit", step.commit.is_some()),
+            ("p", step.p.is_some()),
+            ("times", step.times.is_some()),
+        ] {
+            if set {
+                self.flag(&join(path, key), format_args!("`{key}` in {what}"));
+            }
+        }
+        self.step(path, step);
     }
 
     fn timeline(&mut self, path: &str, steps: &[TimelineStep]) {

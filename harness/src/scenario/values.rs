@@ -359,10 +359,6 @@ pub(crate) mod status_code {
         }
     }
 
-    pub(crate) fn one<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
-        d.deserialize_any(Code)
-    }
-
     pub(crate) fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
         Option::<StatusCode>::deserialize(d).map(|o| o.map(|c| c.0))
     }

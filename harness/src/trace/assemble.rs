@@ -6,12 +6,14 @@
 use std::collections::BTreeMap;
 
 use retrylab_endpoints::wire::{self, HAND_OFF_HEADER_NAME};
-use retrylab_endpoints::{CloseKind, Endpoint, LedgerSnapshot, ResponseOutcome};
+use retrylab_endpoints::{
+    CloseKind, DedupeOutcome, Endpoint, LedgerSnapshot, RequestId, RequestRecord, ResponseOutcome,
+};
 
 use super::record::Recorder;
 use super::{
-    Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind, FaultEvent,
-    FaultEventKind, Interner, LateRequest, Name, Side, Trace, seconds,
+    AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
+    FaultEvent, FaultEventKind, Interner, LateRequest, Name, Side, Trace, seconds,
 };
 use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
@@ -61,12 +63,16 @@ pub(crate) fn assemble(
     for (index, ledger) in ledgers.iter().enumerate() {
         let endpoint = endpoint_names[index];
         let responses = ResponseIndex::new(ledger);
+        // The attempt each request of this ledger was, by request index: dedupe's answers
+        // name earlier requests, which the timeline shows as attempts.
+        let mut attempt_of: Vec<Option<u32>> = Vec::with_capacity(ledger.requests.len());
         for request in &ledger.requests {
             let attempt_id = wire::attempt_tag(&request.headers);
             let call_id = wire::call_tag(&request.headers);
+            let answered_by = answered_by(ledger, request, &attempt_of);
             if request.route.is_none() {
                 // A rate limiter answers before routing: such a request got its answer.
-                let answered = if ledger.rate_limited.binary_search(&request.id).is_ok() {
+                let answered = if answered_by == Some(AnsweredBy::RateLimited) {
                     "answered by the rate limiter"
                 } else {
                     "answered 404"
@@ -81,10 +87,15 @@ pub(crate) fn assemble(
             }
             if request.headers.contains_key(&HAND_OFF_HEADER_NAME) {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
+                attempt_of.push(None);
                 continue;
             }
             match attempt_id.and_then(|id| attempts.get_mut((id as usize).checked_sub(1)?)) {
                 Some(attempt) => {
+                    attempt_of.push(Some(attempt.id));
+                    // A request resent on another connection is the same attempt: the
+                    // answer it shows is that of its last request.
+                    attempt.answered_by = answered_by;
                     if attempt.conn_id.is_none() {
                         attempt.conn_id = Some(request.conn_id);
                         attempt.conn = if request.seq == 1 {
@@ -102,9 +113,11 @@ pub(crate) fn assemble(
                         Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
                     };
                     let id = attempts.len() as u32 + 1;
-                    let attempt =
+                    let mut attempt =
                         reconstruct(instants, &mut interner, request, response, &calls, id);
+                    attempt.answered_by = answered_by;
                     attempts.push(attempt);
+                    attempt_of.push(Some(id));
                     // Without a call tag a request names no call; one that arrived while no
                     // call was running came from a call that had returned (a task it left
                     // behind, say).
@@ -196,6 +209,27 @@ pub(crate) fn assemble(
             .map(|(name, _)| name.clone())
             .zip(ledgers)
             .collect(),
+    }
+}
+
+/// Who answered `request`, when not a step: the rate limiter, or dedupe (naming the attempt,
+/// by `attempt_of` the earlier requests' attempts, that its answer refers to).
+fn answered_by(
+    ledger: &LedgerSnapshot,
+    request: &RequestRecord,
+    attempt_of: &[Option<u32>],
+) -> Option<AnsweredBy> {
+    if ledger.rate_limited.binary_search(&request.id).is_ok() {
+        return Some(AnsweredBy::RateLimited);
+    }
+    // Dedupe only ever names a request that arrived earlier.
+    let of = |id: RequestId| attempt_of.get(id.index()).copied().flatten();
+    match request.dedupe {
+        DedupeOutcome::NotApplied | DedupeOutcome::First => None,
+        DedupeOutcome::Replay { of: id } => Some(AnsweredBy::Replay { of: of(id) }),
+        DedupeOutcome::InFlight { of: id } => Some(AnsweredBy::InFlight { of: of(id) }),
+        DedupeOutcome::Mismatch { of: id } => Some(AnsweredBy::Mismatch { of: of(id) }),
+        DedupeOutcome::AfterCommit { of: id } => Some(AnsweredBy::Rerun { of: of(id) }),
     }
 }
 
@@ -398,6 +432,7 @@ fn reconstruct(
             .map(|text| interner.intern(&text)),
         resent: false,
         reconstructed: true,
+        answered_by: None,
     }
 }
 

@@ -18,6 +18,8 @@ pub(crate) struct TraceIndex<'t> {
     calls: BTreeMap<(u32, u32), Vec<usize>>,
     /// The effects attributed to each call id, in trace order, by position.
     effects: BTreeMap<u32, Vec<usize>>,
+    /// The position of each attempt by its id, from 1 (ids are dense: index `id - 1`).
+    by_id: Vec<Option<usize>>,
 }
 
 impl<'t> TraceIndex<'t> {
@@ -26,9 +28,14 @@ impl<'t> TraceIndex<'t> {
         // (client, call, n) -> the last attempt with that number, as `gap_before` picks it.
         let mut numbered: BTreeMap<(u32, u32, u32), usize> = BTreeMap::new();
         let mut calls: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+        let mut by_id = vec![None; trace.attempts.len()];
         for (i, a) in trace.attempts.iter().enumerate() {
             numbered.insert((a.client_id, a.call_id, a.n), i);
             calls.entry((a.client_id, a.call_id)).or_default().push(i);
+            let slot = (a.id as usize).checked_sub(1);
+            if let Some(slot) = slot.and_then(|slot| by_id.get_mut(slot)) {
+                *slot = Some(i);
+            }
         }
         for attempts in calls.values_mut() {
             // Stable: attempts with one number keep their trace order.
@@ -59,7 +66,15 @@ impl<'t> TraceIndex<'t> {
             decisions,
             calls,
             effects,
+            by_id,
         }
+    }
+
+    /// The attempt with this id.
+    pub(crate) fn attempt(&self, id: u32) -> Option<&'t Attempt> {
+        let slot = (id as usize).checked_sub(1)?;
+        let position = (*self.by_id.get(slot)?)?;
+        self.trace.attempts.get(position)
     }
 
     /// The gap before the attempt at `position`.

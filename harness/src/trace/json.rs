@@ -5,9 +5,10 @@
 use serde::Serialize;
 
 use super::index::TraceIndex;
+use super::render::answer_label;
 use crate::trace::{
-    AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind, FaultEventKind,
-    Name, Trace,
+    AnsweredBy, AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind,
+    FaultEventKind, Name, Trace,
 };
 
 #[derive(Serialize)]
@@ -53,6 +54,9 @@ struct AttemptDoc<'a> {
     retry_after: Option<&'a str>,
     resent: bool,
     reconstructed: bool,
+    /// The timeline's label of the answer, without its parentheses.
+    label: Option<String>,
+    answered_by: Option<AnsweredBy>,
 }
 
 #[derive(Serialize)]
@@ -158,6 +162,13 @@ impl Trace {
                     retry_after: a.retry_after.map(name),
                     resent: a.resent,
                     reconstructed: a.reconstructed,
+                    label: answer_label(
+                        a,
+                        a.answered_by
+                            .and_then(AnsweredBy::of)
+                            .and_then(|id| index.attempt(id)),
+                    ),
+                    answered_by: a.answered_by,
                 })
                 .collect(),
             decisions: self

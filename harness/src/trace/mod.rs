@@ -111,6 +111,50 @@ pub enum EndKind {
     Unfinished,
 }
 
+/// Who answered an attempt when no script step did: the endpoint's dedupe or its rate limiter
+/// (docs/scenario-format.md#timeline-labels). `of` is the harness-wide id of the attempt the
+/// answer refers to, `None` when that request was no attempt of the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AnsweredBy {
+    /// Dedupe replayed the response of attempt `of`, which committed the key.
+    Replay {
+        /// The attempt that committed.
+        of: Option<u32>,
+    },
+    /// Dedupe's in-flight answer: attempt `of` holds the key and has not finished.
+    InFlight {
+        /// The attempt in flight.
+        of: Option<u32>,
+    },
+    /// Dedupe's mismatch answer: the key came with attempt `of`'s body, and this one differs.
+    Mismatch {
+        /// The attempt whose body the key holds.
+        of: Option<u32>,
+    },
+    /// The key committed with attempt `of`, which left no response to replay: the step ran
+    /// again, and committed no second effect.
+    Rerun {
+        /// The attempt that committed.
+        of: Option<u32>,
+    },
+    /// The rate limiter found its bucket empty and answered.
+    RateLimited,
+}
+
+impl AnsweredBy {
+    /// The attempt the answer refers to, if it names one.
+    pub fn of(self) -> Option<u32> {
+        match self {
+            AnsweredBy::Replay { of }
+            | AnsweredBy::InFlight { of }
+            | AnsweredBy::Mismatch { of }
+            | AnsweredBy::Rerun { of } => of,
+            AnsweredBy::RateLimited => None,
+        }
+    }
+}
+
 /// One attempt: one HTTP request issued by the client (docs/architecture.md#attempts-time-and-ordering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attempt {
@@ -149,6 +193,8 @@ pub struct Attempt {
     pub resent: bool,
     /// Reconstructed from the network and ledger rather than seen on a harness surface.
     pub reconstructed: bool,
+    /// Who answered, when it was the endpoint's dedupe or rate limiter rather than a step.
+    pub answered_by: Option<AnsweredBy>,
 }
 
 /// Who closed a connection.
@@ -457,6 +503,7 @@ mod tests {
             retry_after: None,
             resent: false,
             reconstructed: false,
+            answered_by: None,
         }
     }
 
@@ -475,6 +522,75 @@ mod tests {
             "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
              t=2.000s  #2  POST /orders  -> 200  conn 1 reused  gap 1.000s\n"
         );
+    }
+
+    #[test]
+    fn answers_of_dedupe_and_the_rate_limiter_are_labelled_naming_the_attempt() {
+        let answered = |mut a: Attempt, by: AnsweredBy| {
+            a.answered_by = Some(by);
+            a
+        };
+        let mut other_call = attempt(1, 2600, 2600, 201, 2, ConnUse::Reused);
+        other_call.id = 6;
+        other_call.call_id = 1;
+        let mut other_call = answered(other_call, AnsweredBy::Replay { of: Some(1) });
+        other_call.n = 1;
+        let trace = Trace {
+            names: vec!["POST".into(), "/orders".into()],
+            attempts: vec![
+                attempt(1, 0, 1000, 201, 1, ConnUse::New),
+                answered(
+                    attempt(2, 100, 101, 409, 2, ConnUse::New),
+                    AnsweredBy::InFlight { of: Some(1) },
+                ),
+                answered(
+                    attempt(3, 200, 201, 422, 2, ConnUse::Reused),
+                    AnsweredBy::Mismatch { of: Some(1) },
+                ),
+                answered(
+                    attempt(4, 2000, 2001, 201, 2, ConnUse::Reused),
+                    AnsweredBy::Replay { of: Some(1) },
+                ),
+                answered(
+                    attempt(5, 2500, 2501, 429, 2, ConnUse::Reused),
+                    AnsweredBy::RateLimited,
+                ),
+                other_call,
+                answered(
+                    attempt(7, 2700, 2701, 200, 2, ConnUse::Reused),
+                    AnsweredBy::Rerun { of: None },
+                ),
+            ],
+            calls: Vec::new(),
+            ..Trace::default()
+        };
+        let lines: Vec<String> = trace.timeline().lines().map(str::to_owned).collect();
+        assert_eq!(
+            lines,
+            [
+                "t=0.000s  #1  POST /orders  -> 201  conn 1 new",
+                "t=0.100s  #2  POST /orders  -> 409 (in flight: #1)  conn 2 new  gap 0.000s",
+                "t=0.200s  #3  POST /orders  -> 422 (mismatch with #1)  conn 2 reused  gap 0.099s",
+                "t=2.000s  #4  POST /orders  -> 201 (replay of #1)  conn 2 reused  gap 1.799s",
+                "t=2.500s  #5  POST /orders  -> 429 (rate limited)  conn 2 reused  gap 0.499s",
+                "t=2.600s  #1  POST /orders  -> 201 (replay of call 0 #1)  conn 2 reused",
+                "t=2.700s  #7  POST /orders  -> 200 (rerun of an untraced request)  conn 2 reused",
+            ]
+        );
+        // The one-line API reads the same without the index.
+        assert_eq!(trace.attempt_line(&trace.attempts[3]), lines[3]);
+        let json: serde_json::Value = serde_json::from_str(&trace.to_json()).unwrap();
+        let replay = &json["attempts"][3];
+        assert_eq!(replay["label"], "replay of #1");
+        assert_eq!(
+            replay["answered_by"],
+            serde_json::json!({ "kind": "replay", "of": 1 })
+        );
+        assert_eq!(
+            json["attempts"][4]["answered_by"],
+            serde_json::json!({ "kind": "rate_limited" })
+        );
+        assert_eq!(json["attempts"][0]["label"], serde_json::Value::Null);
     }
 
     #[test]

@@ -133,6 +133,7 @@ impl Recorder {
             retry_after: None,
             resent: false,
             reconstructed: false,
+            answered_by: None,
         });
         Some(id)
     }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use super::index::TraceIndex;
 use super::redaction::{Instants, REAL};
 use super::{
-    Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, DecisionRecord, Trace,
+    AnsweredBy, Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, DecisionRecord,
+    Trace,
 };
 use crate::policy::{Anchor, RetryAfterValue};
 
@@ -198,7 +199,11 @@ impl Trace {
     /// `Retry-After` date (each depends on when things happened).
     pub(crate) fn attempt_line_with(&self, a: &Attempt, instants: Instants) -> String {
         let decision = self.decisions.iter().find(|d| d.attempt_id == a.id);
-        let (head, shape) = self.line_parts(a, self.gap_before(a), decision, instants);
+        let of = a
+            .answered_by
+            .and_then(AnsweredBy::of)
+            .and_then(|id| self.attempts.iter().find(|o| o.id == id));
+        let (head, shape) = self.line_parts(a, self.gap_before(a), decision, of, instants);
         format!("{head}  {shape}")
     }
 
@@ -211,15 +216,21 @@ impl Trace {
         position: usize,
         instants: Instants,
     ) -> (String, String) {
-        self.line_parts(a, index.gap(position), index.decision(a.id), instants)
+        let of = a
+            .answered_by
+            .and_then(AnsweredBy::of)
+            .and_then(|id| index.attempt(id));
+        self.line_parts(a, index.gap(position), index.decision(a.id), of, instants)
     }
 
-    /// A timeline line in two parts: `t=... #n`, and the rest (its shape).
+    /// A timeline line in two parts: `t=... #n`, and the rest (its shape). `of` is the
+    /// attempt its dedupe answer names, if any.
     fn line_parts(
         &self,
         a: &Attempt,
         gap: Option<u64>,
         decision: Option<&DecisionRecord>,
+        of: Option<&Attempt>,
         instants: Instants,
     ) -> (String, String) {
         let head = format!("t={}  #{}", instants.show(a.start_ms), a.n);
@@ -229,6 +240,9 @@ impl Trace {
             self.name(a.path),
             self.outcome_text(a.outcome)
         );
+        if let Some(label) = answer_label(a, of) {
+            let _ = write!(line, " ({label})");
+        }
         if let Some(broken) = a.body_error {
             let _ = write!(line, ", body {}", self.outcome_text(broken));
         }
@@ -305,6 +319,28 @@ impl Trace {
             AttemptOutcome::Unfinished => "unfinished".into(),
         }
     }
+}
+
+/// The label of an attempt's answer when the endpoint's dedupe or rate limiter gave it, as
+/// docs/scenario-format.md#timeline-labels writes it: `replay of #1`, `in flight: #1`,
+/// `mismatch with #1`, `rerun of #1`, `rate limited`. `of` is the attempt the answer names.
+pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> {
+    let by = a.answered_by?;
+    // The attempt named, as the reader finds it in the timeline: its number within the same
+    // call, its call (and client) otherwise.
+    let named = match of {
+        None => "an untraced request".to_owned(),
+        Some(o) if o.client_id == a.client_id && o.call_id == a.call_id => format!("#{}", o.n),
+        Some(o) if o.client_id == a.client_id => format!("call {} #{}", o.call_id, o.n),
+        Some(o) => format!("client {} call {} #{}", o.client_id, o.call_id, o.n),
+    };
+    Some(match by {
+        AnsweredBy::Replay { .. } => format!("replay of {named}"),
+        AnsweredBy::InFlight { .. } => format!("in flight: {named}"),
+        AnsweredBy::Mismatch { .. } => format!("mismatch with {named}"),
+        AnsweredBy::Rerun { .. } => format!("rerun of {named}"),
+        AnsweredBy::RateLimited => "rate limited".to_owned(),
+    })
 }
 
 /// `1234` ms as `1.234s`: the timeline's unit, exact to the millisecond.

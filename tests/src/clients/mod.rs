@@ -23,6 +23,8 @@
 //! | `backoff_system_clock` | backoff | the same on the default `SystemClock` |
 //! | `naive_retry_after_date_as_seconds` | none | a loop reading `Retry-After` as its first number: an HTTP-date waits its day of the month |
 //! | `naive_retry_after_garbage_immediately` | none | a loop retrying at once on a `Retry-After` it cannot parse |
+//! | `naive_idempotency_conflict_as_success` | none | a loop ending the call in success on a 409, the in-flight rejection of its own key |
+//! | `naive_idempotency_new_body_on_retry` | none | a loop stamping each attempt's number into its body, so a retry reuses the key with another body |
 //! | `servicenow_get_delay` | none | `ServiceNow`'s custom strategy: a `get_delay(attempt, response)` behind its loop, 3 retries |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
@@ -59,6 +61,7 @@ pub mod backoff;
 pub mod backon;
 pub mod black_box;
 pub mod curl;
+pub mod naive_idempotency;
 pub mod naive_retry_after;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
@@ -103,6 +106,14 @@ pub fn registry() -> Clients {
         .register(
             "naive_retry_after_garbage_immediately",
             naive_retry_after::garbage_immediately,
+        )
+        .register(
+            "naive_idempotency_conflict_as_success",
+            naive_idempotency::conflict_as_success,
+        )
+        .register(
+            "naive_idempotency_new_body_on_retry",
+            naive_idempotency::new_body_on_retry,
         )
         .register("servicenow_get_delay", servicenow::get_delay_client);
     with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))

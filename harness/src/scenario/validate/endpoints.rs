@@ -236,6 +236,11 @@ impl Validator<'_> {
             if let DurationOrNone::After(t) = d.ttl {
                 self.positive(&join(&dp, "ttl"), t, "`ttl`");
             }
+            for (key, answer) in [("in_flight", &d.in_flight), ("mismatch", &d.mismatch)] {
+                if let Some(step) = answer.step() {
+                    self.step(&join(&dp, key), &script_view(step), kind, false);
+                }
+            }
         }
     }
 
@@ -338,5 +343,34 @@ mod tests {
             misplaced.contains("`rate` belongs to `kind: rate_limiter`, not `http`"),
             "{misplaced}"
         );
+    }
+
+    #[test]
+    fn dedupe_answers_are_a_status_or_a_response_located_where_written() {
+        assert_eq!(
+            errors("{ dedupe: { header: K, in_flight: 429, mismatch: 400 } }"),
+            ""
+        );
+        let stripe = "{ dedupe: { header: K, in_flight: { status: 409, retry_after: 1, \
+            headers: { content-type: application/json }, body: '{}' }, \
+            mismatch: { status: 400, body: '{}' } } }";
+        assert_eq!(errors(stripe), "");
+        let delayed = errors("{ dedupe: { header: K, in_flight: { status: 409, latency: 1s } } }");
+        assert!(
+            delayed.contains(
+                "x.yaml:4:57 endpoints.api.dedupe.in_flight.latency: `latency` in \
+                 `dedupe.in_flight` is not supported yet"
+            ),
+            "{delayed}"
+        );
+        let bare = errors("{ dedupe: { header: K, mismatch: { headers: { a: b } } } }");
+        assert!(
+            bare.contains("x.yaml:4:") && bare.contains("endpoints.api.dedupe.mismatch"),
+            "{bare}"
+        );
+        let range = errors("{ dedupe: { header: K, mismatch: 42 } }");
+        assert!(range.contains("status code 42 is out of range"), "{range}");
+        let typo = errors("{ dedupe: { header: K, in_flight: { statuss: 409 } } }");
+        assert!(typo.contains("did you mean `status`"), "{typo}");
     }
 }

@@ -2,14 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::HeaderValue;
 
 use crate::config::Dedupe;
 use crate::ledger::{DedupeOutcome, RequestId};
-use crate::retry_after::RetryAfter;
 use crate::step::{Respond, SentResponse};
 
 /// What to do with a request carrying a key.
@@ -35,7 +34,8 @@ pub enum DedupeDecision {
     },
     /// Answer with the stored response.
     Replay {
-        /// The request that committed.
+        /// The request whose response is replayed: the one that committed, or, when that one
+        /// left no response, the rerun that answered after it.
         of: RequestId,
         /// Its response.
         response: Arc<SentResponse>,
@@ -63,7 +63,9 @@ struct Entry {
     first: RequestId,
     in_flight: Option<RequestId>,
     committed_by: Option<RequestId>,
-    response: Option<Arc<SentResponse>>,
+    /// The response replayed for the key, and the request that sent it (not always the one
+    /// that committed: a rerun after a commit that left no response answers for the key).
+    response: Option<(RequestId, Arc<SentResponse>)>,
     expires_at_ms: Option<u64>,
 }
 
@@ -106,10 +108,9 @@ enum Canned {
 
 impl Canned {
     fn new(respond: &Respond) -> Self {
-        match respond.retry_after {
-            Some(RetryAfter::HttpDate { .. }) => Canned::AtSend(respond.clone()),
-            // Any instant renders the same response.
-            _ => Canned::Rendered(Arc::new(respond.render(UNIX_EPOCH))),
+        match respond.prerendered() {
+            Some(response) => Canned::Rendered(response),
+            None => Canned::AtSend(respond.clone()),
         }
     }
 
@@ -201,8 +202,8 @@ impl DedupeTable {
             return DedupeDecision::RejectInFlight { of };
         }
         match (entry.committed_by, &entry.response) {
-            (Some(of), Some(response)) => DedupeDecision::Replay {
-                of,
+            (Some(_), Some((of, response))) => DedupeDecision::Replay {
+                of: *of,
                 response: Arc::clone(response),
             },
             (Some(of), None) => {
@@ -253,7 +254,7 @@ impl DedupeTable {
             return;
         }
         if entry.response.is_none() {
-            entry.response = response;
+            entry.response = response.map(|response| (id, response));
         }
     }
 
@@ -372,10 +373,12 @@ mod tests {
         );
         assert!(!t.commit(&key(), RequestId(1), 1));
         t.finish(&key(), RequestId(1), Some(ok()));
+        // The replayed response is the rerun's, so the replay names the rerun, not the
+        // request that committed and left nothing to replay.
         assert_eq!(
             t.begin(&key(), &body("a"), RequestId(2), 2),
             DedupeDecision::Replay {
-                of: RequestId(0),
+                of: RequestId(1),
                 response: ok()
             }
         );

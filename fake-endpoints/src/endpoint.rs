@@ -22,7 +22,6 @@ use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestI
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
 use crate::rate_limiter::{Admit, Limiter};
-use crate::retry_after::RetryAfter;
 use crate::route::{Matcher, Route, Scope};
 use crate::script::{ScopeKey, Script};
 use crate::step::{Branch, Commit, Fail, SentResponse, Step};
@@ -738,11 +737,7 @@ fn prerender(step: &Step) -> Option<Arc<SentResponse>> {
         // Which response it sends is drawn per request.
         return None;
     }
-    match step.respond.retry_after {
-        Some(RetryAfter::HttpDate { .. }) => None,
-        // Any instant renders the same response.
-        _ => Some(Arc::new(step.respond.render(std::time::UNIX_EPOCH))),
-    }
+    step.respond.prerendered()
 }
 
 fn header(headers: &RequestHeaders, name: Option<&HeaderName>) -> Option<HeaderValue> {

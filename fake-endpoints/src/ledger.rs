@@ -52,7 +52,8 @@ pub enum DedupeOutcome {
         /// The request whose body the key holds.
         of: RequestId,
     },
-    /// Answered with the response of the request that committed (`of`); no step, no effect.
+    /// Answered with the stored response of request `of` (the one that committed the key, or
+    /// the rerun that answered after a commit that left no response); no step, no effect.
     Replay {
         /// The request whose response was replayed.
         of: RequestId,

@@ -50,6 +50,16 @@ impl Respond {
             body: self.body.clone(),
         }
     }
+
+    /// The response rendered once in advance, or `None` when it depends on the moment it is
+    /// sent (an HTTP-date `Retry-After` is the virtual wall clock then plus an offset).
+    pub(crate) fn prerendered(&self) -> Option<Arc<SentResponse>> {
+        match self.retry_after {
+            Some(RetryAfter::HttpDate { .. }) => None,
+            // Any instant renders the same response.
+            _ => Some(Arc::new(self.render(std::time::UNIX_EPOCH))),
+        }
+    }
 }
 
 impl Default for Respond {

@@ -560,7 +560,8 @@ async fn dedupe_after_a_committed_reset_runs_the_script_without_a_second_effect(
         [
             DedupeOutcome::First,
             DedupeOutcome::AfterCommit { of: RequestId(0) },
-            DedupeOutcome::Replay { of: RequestId(0) },
+            // The "done" replayed is the rerun's answer, so the replay names the rerun.
+            DedupeOutcome::Replay { of: RequestId(1) },
         ]
     );
     assert_eq!(ledger.effects.len(), 1);

@@ -543,3 +543,49 @@ fn dedupe_answers_are_judged_as_they_were_sent() {
         report.warnings()
     );
 }
+
+/// The key committed with a request that was reset before it answered; the rerun after it
+/// answered a throttling error, and that is what dedupe replays from then on. The replays
+/// name the rerun and are judged as its step (a throttle the AWS policy retries), not as
+/// the reset of the request that committed.
+const RERUN_THEN_REPLAY: &str = r#"
+version: 1
+name: a replay of a rerun
+endpoints:
+  api:
+    dedupe: { header: x-amz-client-token }
+    script:
+      - { fail: reset, commit: before_response }
+      - status: 400
+        headers: { x-amzn-ErrorType: ThrottlingException }
+        body: '{"__type":"ThrottlingException","message":"slow down"}'
+      - { status: 200 }
+operation:
+  endpoint: api
+  method: POST
+  body: '{}'
+  idempotency_key: { header: x-amz-client-token }
+client:
+  aws_standard: { max_attempts: 4 }
+expect:
+  conforms_to: { aws_standard: { max_attempts: 4 } }
+"#;
+
+#[test]
+fn a_replay_names_the_request_whose_response_it_repeats() {
+    let (report, conforms) = builtin(RERUN_THEN_REPLAY, "conforms_to");
+    let lines = report.trace().compact_timeline();
+    let labelled: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split_once("-> ").map(|(_, rest)| rest))
+        .collect();
+    assert!(
+        labelled.len() == 4
+            && labelled[1].starts_with("400 (rerun of #1)")
+            && labelled[2].starts_with("400 (replay of #2)")
+            && labelled[3].starts_with("400 (replay of #2)"),
+        "{}",
+        report.summary()
+    );
+    assert_eq!(conforms, Judgement::Passed, "{}", report.summary());
+}

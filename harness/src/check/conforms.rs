@@ -102,7 +102,7 @@ pub(super) fn answers<'a>(ctx: &Ctx<'a>) -> BTreeMap<u32, Answer> {
                     })
             };
             // Dedupe answers without a step: with its own responses, or the replayed
-            // response of the step that committed.
+            // response of the step that sent it.
             let dedupe = endpoint.dedupe.as_ref();
             let answer = match request.dedupe {
                 DedupeOutcome::InFlight { .. } => dedupe.map(|d| dedupe_answer(&d.in_flight)),

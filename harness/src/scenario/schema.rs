@@ -134,6 +134,7 @@ schema_impl!(WhenEmptySpec, "WhenEmptySpec", |g| {
 schema_impl!(DedupeAnswerSpec, "DedupeAnswerSpec", |g| {
     let step = serde_json::to_value(g.subschema_for::<StepSpec>()).unwrap_or_default();
     from_json(json!({
+        "description": "Dedupe's answer: a status, or a response written out (`status`, `headers`, `body`, `retry_after`).",
         "anyOf": [ { "type": "integer", "minimum": 100, "maximum": 599 }, step ]
     }))
 });

@@ -18,8 +18,9 @@ pub(crate) struct TraceIndex<'t> {
     calls: BTreeMap<(u32, u32), Vec<usize>>,
     /// The effects attributed to each call id, in trace order, by position.
     effects: BTreeMap<u32, Vec<usize>>,
-    /// The position of each attempt by its id, from 1 (ids are dense: index `id - 1`).
-    by_id: Vec<Option<usize>>,
+    /// The position of each attempt by its id. A map, not a dense vector, so that no
+    /// assumption about how ids are numbered can make a lookup miss.
+    by_id: BTreeMap<u32, usize>,
 }
 
 impl<'t> TraceIndex<'t> {
@@ -28,14 +29,11 @@ impl<'t> TraceIndex<'t> {
         // (client, call, n) -> the last attempt with that number, as `gap_before` picks it.
         let mut numbered: BTreeMap<(u32, u32, u32), usize> = BTreeMap::new();
         let mut calls: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
-        let mut by_id = vec![None; trace.attempts.len()];
+        let mut by_id = BTreeMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
             numbered.insert((a.client_id, a.call_id, a.n), i);
             calls.entry((a.client_id, a.call_id)).or_default().push(i);
-            let slot = (a.id as usize).checked_sub(1);
-            if let Some(slot) = slot.and_then(|slot| by_id.get_mut(slot)) {
-                *slot = Some(i);
-            }
+            by_id.insert(a.id, i);
         }
         for attempts in calls.values_mut() {
             // Stable: attempts with one number keep their trace order.
@@ -72,9 +70,7 @@ impl<'t> TraceIndex<'t> {
 
     /// The attempt with this id.
     pub(crate) fn attempt(&self, id: u32) -> Option<&'t Attempt> {
-        let slot = (id as usize).checked_sub(1)?;
-        let position = (*self.by_id.get(slot)?)?;
-        self.trace.attempts.get(position)
+        self.trace.attempts.get(*self.by_id.get(&id)?)
     }
 
     /// The gap before the attempt at `position`.

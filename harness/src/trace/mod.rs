@@ -111,15 +111,17 @@ pub enum EndKind {
     Unfinished,
 }
 
-/// Who answered an attempt when no script step did: the endpoint's dedupe or its rate limiter
+/// Who decided an attempt's answer: the endpoint's dedupe (a replay, a rejection, or a rerun
+/// of a step after a commit) or its rate limiter
 /// (docs/scenario-format.md#timeline-labels). `of` is the harness-wide id of the attempt the
 /// answer refers to, `None` when that request was no attempt of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnsweredBy {
-    /// Dedupe replayed the response of attempt `of`, which committed the key.
+    /// Dedupe replayed the response attempt `of` got: the attempt that committed the key, or
+    /// the rerun that answered after a commit that left no response.
     Replay {
-        /// The attempt that committed.
+        /// The attempt whose response was replayed.
         of: Option<u32>,
     },
     /// Dedupe's in-flight answer: attempt `of` holds the key and has not finished.

@@ -8,7 +8,7 @@ use crate::scenario::bounds::{
 };
 use crate::scenario::duration::DurationOrNone;
 use crate::scenario::endpoint::{
-    ConnectAction, EndpointKind, EndpointSpec, ScriptScope, millitokens,
+    ConnectAction, DedupeAnswerSpec, EndpointKind, EndpointSpec, ScriptScope, millitokens,
 };
 use crate::scenario::locations::{index, join};
 use crate::scenario::turmoil::BackendKind;
@@ -237,8 +237,11 @@ impl Validator<'_> {
                 self.positive(&join(&dp, "ttl"), t, "`ttl`");
             }
             for (key, answer) in [("in_flight", &d.in_flight), ("mismatch", &d.mismatch)] {
-                if let Some(step) = answer.step() {
-                    self.step(&join(&dp, key), &script_view(step), kind, false);
+                match answer {
+                    DedupeAnswerSpec::Step(step) => {
+                        self.step(&join(&dp, key), &script_view(step), kind, false);
+                    }
+                    DedupeAnswerSpec::Status(code) => self.status_code(&join(&dp, key), *code),
                 }
             }
         }
@@ -372,5 +375,24 @@ mod tests {
         assert!(range.contains("status code 42 is out of range"), "{range}");
         let typo = errors("{ dedupe: { header: K, in_flight: { statuss: 409 } } }");
         assert!(typo.contains("did you mean `status`"), "{typo}");
+    }
+
+    /// Parsing cannot give a status out of range, but a scenario built in Rust can; building
+    /// its endpoint would then panic, so validation names the field instead.
+    #[test]
+    fn statuses_set_in_rust_are_range_checked() {
+        use crate::scenario::{DedupeAnswerSpec, DedupeSpec, StepSpec};
+        let src = "version: 1\nname: x\nendpoints:\n  api: {}\noperation: { endpoint: api }\n";
+        let mut s = Scenario::from_yaml_str(src, "x.yaml").unwrap();
+        let api = s.endpoints.get_mut("api").unwrap();
+        api.dedupe = Some(DedupeSpec::header("K").in_flight(DedupeAnswerSpec::Status(42)));
+        api.script = Some(vec![StepSpec::status(1000)]);
+        let text = s.validate().unwrap_err().to_string();
+        for expected in [
+            "endpoints.api.dedupe.in_flight: status code 42 is out of range",
+            "endpoints.api.script[0].status: status code 1000 is out of range",
+        ] {
+            assert!(text.contains(expected), "{text}");
+        }
     }
 }

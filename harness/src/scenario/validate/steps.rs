@@ -11,7 +11,7 @@ use crate::scenario::headers::HeadersSpec;
 use crate::scenario::latency::LatencySpec;
 use crate::scenario::locations::{index, join};
 use crate::scenario::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
-use crate::scenario::values::{DurationRange, Probability};
+use crate::scenario::values::{DurationRange, Probability, status_code};
 
 /// The fields shared by script and timeline steps, borrowed.
 pub(super) struct StepView<'a> {
@@ -117,6 +117,20 @@ impl Validator<'_> {
         }
     }
 
+    /// A status the file could not have given (parsing checks the range) but a scenario built
+    /// in Rust can: an error here, so building the endpoint never meets it.
+    pub(super) fn status_code(&mut self, path: &str, code: u16) {
+        if !(100..=599).contains(&code) {
+            self.err(
+                path,
+                format!(
+                    "status code {code} is out of range, expected {}",
+                    status_code::EXPECTED
+                ),
+            );
+        }
+    }
+
     pub(super) fn step(&mut self, path: &str, s: &StepView<'_>, kind: EndpointKind, nested: bool) {
         let broker = kind == EndpointKind::Broker;
         let mut forms = Vec::new();
@@ -132,8 +146,9 @@ impl Validator<'_> {
                 }
             )
         );
-        if s.status.is_some() {
+        if let Some(code) = s.status {
             forms.push("status");
+            self.status_code(&join(path, "status"), code);
         }
         if s.fail.is_some() && !(truncates && s.status.is_some()) {
             forms.push("fail");

@@ -64,7 +64,8 @@ pub struct EndpointSpec {
     /// (default 429 with a `Retry-After` from the refill time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_empty: Option<WhenEmptySpec>,
-    /// Broker: the topics it accepts (`broker` only; built later).
+    /// Broker: the topics it accepts (`broker` only; default: every topic). A send to
+    /// another topic is answered 404 with code 40402.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
 }
@@ -159,11 +160,11 @@ pub enum EndpointKind {
     /// A scripted HTTP/1.1 server.
     #[default]
     Http,
-    /// A RocketMQ-like broker over HTTP/JSON (built later).
+    /// A RocketMQ-like broker over HTTP/JSON: stores the sends its steps commit.
     Broker,
     /// A token-bucket rate limiter in front of a script.
     RateLimiter,
-    /// A dead-letter store (built later).
+    /// A dead-letter store: records every message posted to it.
     DeadLetter,
 }
 

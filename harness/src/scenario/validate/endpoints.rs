@@ -143,6 +143,22 @@ impl Validator<'_> {
                 );
             }
         }
+        if kind == EndpointKind::Broker {
+            if !e.routes.is_empty() {
+                self.err_expected(
+                    &join(path, "routes"),
+                    "a broker routes its sends itself (`POST /topics/{topic}/messages`)",
+                    "its steps in `script:` or `timeline:`",
+                );
+            }
+            if e.dedupe.is_some() {
+                self.err_expected(
+                    &join(path, "dedupe"),
+                    "a broker does not deduplicate: `RocketMQ` stores every send it is given",
+                    "the consumer's deduplication, judged with `expect.consumer: { idempotent_by: key }`",
+                );
+            }
+        }
         if !e.topics.is_empty() && kind != EndpointKind::Broker {
             self.err_key(
                 &join(path, "topics"),

@@ -25,6 +25,10 @@
 //! - **Error codes.** A step's [`error_code`](Broker::error_code) answers
 //!   `{"code":n,"message":...}`: HTTP 429 for the throttling codes (530, 42900, 215), 500 for
 //!   any other code.
+//!
+//! The wiremock responder hands wiremock a step's response when the send arrives, before
+//! the step stores anything: a broker served that way sends a 2xx as scripted, without the
+//! acknowledgement's id. Everything else above holds there too.
 
 use std::sync::Arc;
 

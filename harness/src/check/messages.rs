@@ -59,3 +59,131 @@ pub(super) fn sends(ctx: &Ctx<'_>) -> usize {
         .map(|(_, ledger)| ledger.requests.len())
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::report::Judgement;
+    use crate::scenario::Scenario;
+
+    /// (check, judgement, message) of each message check of a run of `yaml` with seed 0.
+    fn verdicts(yaml: &str) -> Vec<(String, Judgement, String)> {
+        let scenario = Scenario::from_yaml_str(yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        report
+            .verdicts()
+            .iter()
+            .filter(|v| {
+                matches!(
+                    v.check.as_str(),
+                    "distinct_keys" | "duplicates" | "consumer"
+                )
+            })
+            .map(|v| (v.check.clone(), v.judgement, v.message.clone()))
+            .collect()
+    }
+
+    fn scenario(body: &str, calls: u32, connect: &str, expect: &str) -> String {
+        format!(
+            "version: 1\nname: t\nendpoints:\n  broker: {{ kind: broker, topics: [orders]{connect} }}\n\
+             operation: {{ endpoint: broker, method: POST, path: /topics/orders/messages, \
+             body: '{body}', calls: {calls} }}\n\
+             client: no_retry\nexpect:\n{expect}"
+        )
+    }
+
+    const ALL: &str = "  distinct_keys: true\n  duplicates: { at_most: 0 }\n  \
+                       consumer: { idempotent_by: key }\n";
+
+    /// Two sends that share a key: a duplicate by the key, and the consumer, idempotent by
+    /// it, skips the second call's message, so that call's send is lost to it.
+    #[test]
+    fn two_calls_sharing_a_key_lose_the_second_to_the_consumer() {
+        use Judgement::Failed;
+        assert_eq!(
+            verdicts(&scenario(r#"{"key": "o-1"}"#, 2, "", ALL)),
+            [
+                (
+                    "distinct_keys".into(),
+                    Failed,
+                    "key o-1 was stored 2 times in topic orders (broker-1 at 0.000s, broker-2 at 0.000s)"
+                        .into()
+                ),
+                (
+                    "duplicates".into(),
+                    Failed,
+                    "1 duplicate, at most 0 allowed; key o-1 was stored 2 times in topic orders \
+                     (broker-1 at 0.000s, broker-2 at 0.000s)"
+                        .into()
+                ),
+                (
+                    "consumer".into(),
+                    Failed,
+                    "call 1 succeeded but the consumer processed no message of it".into()
+                ),
+            ]
+        );
+    }
+
+    /// Sends without a key, one per call: no duplicate (each call stored one), every
+    /// message processed once, but no key tells them apart; `distinct_keys: false` says so.
+    #[test]
+    fn keyless_sends_one_per_call_are_no_duplicates() {
+        use Judgement::Passed;
+        let expect = "  distinct_keys: false\n  duplicates: { at_most: 0 }\n  \
+                      consumer: { idempotent_by: none }\n";
+        assert_eq!(
+            verdicts(&scenario("{}", 2, "", expect)),
+            [
+                (
+                    "distinct_keys".into(),
+                    Passed,
+                    "2 stored messages, not every one with a key of its own".into()
+                ),
+                (
+                    "duplicates".into(),
+                    Passed,
+                    "0 duplicates among 2 stored messages (at most 0)".into()
+                ),
+                (
+                    "consumer".into(),
+                    Passed,
+                    "a consumer idempotent by none processed 2 of 2 stored messages, one per \
+                     call over 2 calls"
+                        .into()
+                ),
+            ]
+        );
+        let wrong = verdicts(&scenario(
+            r#"{"key": "o-1"}"#,
+            1,
+            "",
+            "  distinct_keys: false\n",
+        ));
+        assert_eq!(
+            wrong,
+            [(
+                "distinct_keys".into(),
+                Judgement::Failed,
+                "every one of the 1 stored messages has a key of its own".into()
+            )]
+        );
+    }
+
+    /// With no send reaching a broker (every connect refused), nothing is judged.
+    #[test]
+    fn no_send_is_not_judged() {
+        let refused = ", connect: [ { action: refuse } ]";
+        let judged: Vec<_> = verdicts(&scenario("{}", 1, refused, ALL))
+            .into_iter()
+            .map(|(check, judgement, _)| (check, judgement))
+            .collect();
+        assert_eq!(
+            judged,
+            [
+                ("distinct_keys".into(), Judgement::NotJudged),
+                ("duplicates".into(), Judgement::NotJudged),
+                ("consumer".into(), Judgement::NotJudged),
+            ]
+        );
+    }
+}

@@ -133,6 +133,48 @@ impl EndpointSpec {
         self
     }
 
+    /// A `broker` taking sends to `topics` (none: every topic), which stores the sends its
+    /// steps commit (see docs/scenario-format.md, "Brokers").
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    /// use retrylab::scenario::{CommitSpec, ConsumerSpec, EndpointSpec, IdempotentBy, StepSpec};
+    ///
+    /// // Stored on arrival, answered after the producer's 1s timeout: stored again on retry.
+    /// let broker = EndpointSpec::broker(["orders"]).script([
+    ///     StepSpec::status(200).latency(secs(3)).commit(CommitSpec::Arrival),
+    ///     StepSpec::status(200),
+    /// ]);
+    /// let scenario = Scenario::builder("duplicate")
+    ///     .endpoint("broker", broker)
+    ///     .operation(post("broker", "/topics/orders/messages").body(r#"{"key": "o-1"}"#))
+    ///     .client(fixed(ms(10)).max_attempts(2).attempt_timeout(secs(1)))
+    ///     .expect(
+    ///         expect()
+    ///             .duplicates(1)
+    ///             .distinct_keys(false)
+    ///             .consumer(ConsumerSpec::idempotent_by(IdempotentBy::Key)),
+    ///     )
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// assert!(report.passed(), "{}", report.summary());
+    /// assert_eq!(
+    ///     report.trace().message_lines(),
+    ///     [
+    ///         "t=0.000s  broker  orders  id broker-1  key o-1  call 0  attempt #1",
+    ///         "t=1.010s  broker  orders  id broker-2  key o-1  call 0  attempt #2",
+    ///     ]
+    /// );
+    /// ```
+    pub fn broker<T: Into<String>>(topics: impl IntoIterator<Item = T>) -> Self {
+        EndpointSpec {
+            kind: EndpointKind::Broker,
+            topics: topics.into_iter().map(Into::into).collect(),
+            ..EndpointSpec::default()
+        }
+    }
+
     /// Sets what a rate limiter answers when its bucket is empty.
     pub fn when_empty(mut self, when_empty: WhenEmptySpec) -> Self {
         self.when_empty = Some(when_empty);

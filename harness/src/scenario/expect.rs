@@ -293,6 +293,25 @@ impl Expectations {
         self.no_attempt_after = Some(limit);
         self
     }
+
+    /// Expects every stored message to have a key of its own (`true`), or not (`false`).
+    pub fn distinct_keys(mut self, distinct: bool) -> Self {
+        self.distinct_keys = Some(distinct);
+        self
+    }
+
+    /// Expects at most `at_most` duplicate messages among those the brokers stored.
+    pub fn duplicates(mut self, at_most: u64) -> Self {
+        self.duplicates = Some(AtMostSpec { at_most });
+        self
+    }
+
+    /// Expects a consumer of the stored messages to process exactly one per successful
+    /// call.
+    pub fn consumer(mut self, consumer: ConsumerSpec) -> Self {
+        self.consumer = Some(consumer);
+        self
+    }
 }
 
 /// `jitter: present`: what the `jitter` check expects of the client's retry delays.

@@ -161,6 +161,20 @@ impl StepSpec {
         }
     }
 
+    /// A broker's step that answers with error `code` (429 for a throttling code, else 500,
+    /// with a JSON `{"code", "message"}` body).
+    ///
+    /// ```
+    /// use retrylab::scenario::StepSpec;
+    /// assert_eq!(StepSpec::error_code(530).error_code, Some(530));
+    /// ```
+    pub fn error_code(code: i64) -> Self {
+        StepSpec {
+            error_code: Some(code),
+            ..StepSpec::default()
+        }
+    }
+
     /// A step that fails the connection.
     pub fn fail(fail: FailSpec) -> Self {
         StepSpec {

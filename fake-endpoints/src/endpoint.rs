@@ -455,19 +455,19 @@ impl Endpoint {
             }
             None => None,
         };
-        // A broker answers what is not a send itself, before any step.
-        let send = inner
+        // A broker answers what is not a send itself, before any step; a wrong path or topic
+        // matches no route, a bad body matches the route and reaches no step.
+        let read = inner
             .broker
             .as_ref()
             .map(|broker| broker.read(&parts.method, parts.uri.path(), &kept.body, key.as_ref()));
-        let route = match send {
-            Some(Err(broker::Refusal::NotFound | broker::Refusal::TopicNotFound)) => None,
-            _ => route,
-        };
-        let (send, refused) = match send {
-            Some(Ok(send)) => (Some(send), None),
-            Some(Err(refusal)) => (None, Some(Arc::new(refusal.response()))),
-            None => (None, None),
+        let (route, send, refused) = match read {
+            None => (route, None, None),
+            Some(Ok(send)) => (route, Some(send), None),
+            Some(Err(refusal)) => {
+                let route = route.filter(|_| refusal == broker::Refusal::BadRequest);
+                (route, None, Some(Arc::new(refusal.response())))
+            }
         };
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
@@ -711,12 +711,10 @@ async fn run_step(job: Box<StepJob>) {
         step_done(inner);
         return;
     }
-    let mut stored = ctx.stored.clone();
-    if step.effective_commit() == Commit::BeforeResponse {
-        stored = endpoint
-            .commit(&mut state, &ctx, inner.clock.now_ms())
-            .or(stored);
-    }
+    let stored = match step.effective_commit() {
+        Commit::BeforeResponse => endpoint.commit(&mut state, &ctx, inner.clock.now_ms()),
+        Commit::Arrival | Commit::Never => ctx.stored.clone(),
+    };
     // A broker acknowledges a stored send with the id it gave the message, known only now.
     let outcome = match outcome {
         Outcome::Respond(response, trickle) if inner.broker.is_some() => {

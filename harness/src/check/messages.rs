@@ -169,6 +169,27 @@ mod tests {
         );
     }
 
+    /// The summary lists the stored messages after the timeline; a run without a broker
+    /// has no such section.
+    #[test]
+    fn the_summary_lists_stored_messages() {
+        let yaml = scenario(r#"{"key": "o-1"}"#, 2, "", "  duplicates: { at_most: 1 }\n");
+        let scenario = Scenario::from_yaml_str(&yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let summary = scenario.run_builtin_with_seed(0).summary();
+        assert!(
+            summary.ends_with(
+                "messages:\n  t=0.000s  broker  orders  id broker-1  key o-1  call 0  attempt #1\n  \
+                 t=0.000s  broker  orders  id broker-2  key o-1  call 1  attempt #1\n"
+            ),
+            "{summary}"
+        );
+        let plain = "version: 1\nname: t\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+        let plain = Scenario::from_yaml_str(plain, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = plain.run_builtin_with_seed(0);
+        assert!(!report.summary().contains("messages:"));
+        assert!(!report.snapshot_text().contains("messages:"));
+    }
+
     /// With no send reaching a broker (every connect refused), nothing is judged.
     #[test]
     fn no_send_is_not_judged() {

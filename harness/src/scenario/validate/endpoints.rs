@@ -168,6 +168,22 @@ impl Validator<'_> {
         for (i, t) in e.topics.iter().enumerate() {
             if t.trim().is_empty() {
                 self.err(&index(&join(path, "topics"), i), "empty topic name");
+            } else if !is_topic_name(t) {
+                // `RocketMQ`'s own rule for topic names; it also keeps the name one segment
+                // of the send's path, `/topics/{topic}/messages`.
+                // A name over the limit is not quoted: it may be megabytes long.
+                let what = if t.len() > MAX_TOPIC_CHARS {
+                    format!("a topic name of {} characters", t.chars().count())
+                } else {
+                    format!("`{t}`")
+                };
+                self.err_expected(
+                    &index(&join(path, "topics"), i),
+                    format!("{what} is not a topic name"),
+                    format!(
+                        "letters, digits, `_`, `-`, `%` and `|`, at most {MAX_TOPIC_CHARS} characters"
+                    ),
+                );
             }
         }
         self.scope(&join(path, "scope"), e.scope);
@@ -265,6 +281,17 @@ impl Validator<'_> {
             );
         }
     }
+}
+
+/// The longest topic name `RocketMQ` accepts.
+const MAX_TOPIC_CHARS: usize = 127;
+
+/// Whether `name` is a topic name as `RocketMQ` accepts one.
+fn is_topic_name(name: &str) -> bool {
+    name.len() <= MAX_TOPIC_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '%' | '|'))
 }
 
 #[cfg(test)]

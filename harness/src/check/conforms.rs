@@ -11,7 +11,7 @@ use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
-use crate::scenario::{EndpointKind, EndpointSpec, ThrottlePreset, WhenEmptySpec};
+use crate::scenario::{EndpointSpec, ThrottlePreset, WhenEmptySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
 use retrylab_endpoints::wire::attempt_tag;
 use retrylab_endpoints::{Branch, RateLimit};
@@ -137,11 +137,11 @@ fn scripted_answer(step: &StepSpec) -> Answer {
     Answer { headers, body }
 }
 
-/// What a `rate_limiter` answers a request that finds its bucket empty, as written (the
-/// `Retry-After` it computes is in the trace): a preset's headers and body, or the step's.
-/// `None` for any other endpoint.
+/// What a `rate_limiter` (or a `broker`'s flow control) answers a request that finds its
+/// bucket empty, as written (the `Retry-After` it computes is in the trace): a preset's
+/// headers and body, or the step's. `None` for an endpoint without a bucket.
 fn limiter_answer(endpoint: &EndpointSpec) -> Option<Answer> {
-    if endpoint.kind != EndpointKind::RateLimiter {
+    if !endpoint.has_bucket() {
         return None;
     }
     let preset = |limit: RateLimit| {

@@ -350,7 +350,7 @@ fn endpoint_config(
     if let Some(header) = key_header {
         config = config.key_header(header.clone());
     }
-    if spec.kind == EndpointKind::RateLimiter {
+    if spec.has_bucket() {
         if let Some(limit) = rate_limit(scenario, path, spec, errors) {
             config = config.rate_limit(limit);
         }
@@ -361,7 +361,7 @@ fn endpoint_config(
     config
 }
 
-/// A `rate_limiter`'s bucket. Validation has checked `rate` and `burst`; a value it let
+/// A `rate_limiter`'s bucket, or a `broker`'s flow control. Validation has checked `rate` and `burst`; a value it let
 /// through that the bucket cannot count is an error here too, never a guess.
 fn rate_limit(
     scenario: &Scenario,

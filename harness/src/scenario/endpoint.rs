@@ -175,6 +175,13 @@ impl EndpointSpec {
         }
     }
 
+    /// Whether the endpoint has a token bucket in front of its steps: a `rate_limiter`
+    /// always, a `broker` when it sets `rate` (or `burst` or `when_empty`), its flow control.
+    pub(crate) fn has_bucket(&self) -> bool {
+        let bucket_keys = self.rate.is_some() || self.burst.is_some() || self.when_empty.is_some();
+        self.kind == EndpointKind::RateLimiter || (self.kind == EndpointKind::Broker && bucket_keys)
+    }
+
     /// Sets what a rate limiter answers when its bucket is empty.
     pub fn when_empty(mut self, when_empty: WhenEmptySpec) -> Self {
         self.when_empty = Some(when_empty);

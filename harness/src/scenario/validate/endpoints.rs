@@ -98,21 +98,25 @@ impl Validator<'_> {
             ("when_empty", e.when_empty.is_some()),
         ];
         for (key, set) in rate_keys {
-            if set && kind != EndpointKind::RateLimiter {
+            // A broker's bucket is its flow control.
+            if set && !matches!(kind, EndpointKind::RateLimiter | EndpointKind::Broker) {
                 self.err_key(
                     &join(path, key),
                     format!(
-                        "`{key}` belongs to `kind: rate_limiter`, not `{}`",
+                        "`{key}` belongs to `kind: rate_limiter` or `kind: broker`, not `{}`",
                         kind.name()
                     ),
                 );
             }
         }
-        if kind == EndpointKind::RateLimiter {
+        if e.has_bucket() {
             match e.rate {
                 None => self.err_expected(
                     path,
-                    "missing required key `rate` for a rate limiter",
+                    format!(
+                        "missing required key `rate` for a {}'s token bucket",
+                        kind.name()
+                    ),
                     "`rate: <tokens per second>`",
                 ),
                 Some(r) if !(r.is_finite() && r > 0.0) => self.err_expected(
@@ -138,7 +142,7 @@ impl Validator<'_> {
             if matches!(e.scope, ScriptScope::Connection | ScriptScope::Key) {
                 self.err_expected(
                     &join(path, "scope"),
-                    "a rate limiter's buckets are per endpoint or per client",
+                    "a token bucket is kept per endpoint or per client",
                     "`scope: endpoint` or `scope: client`",
                 );
             }
@@ -378,7 +382,8 @@ mod tests {
         assert!(unknown.contains("slow_down"), "{unknown}");
         let misplaced = errors("{ rate: 1 }");
         assert!(
-            misplaced.contains("`rate` belongs to `kind: rate_limiter`, not `http`"),
+            misplaced
+                .contains("`rate` belongs to `kind: rate_limiter` or `kind: broker`, not `http`"),
             "{misplaced}"
         );
     }

@@ -54,14 +54,14 @@ pub struct EndpointSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<DedupeSpec>,
     /// Rate limiter: tokens refilled per second, above 0, in thousandths at the finest
-    /// (`rate_limiter` only; required there).
+    /// (`rate_limiter`, where it is required, and `broker`, as its flow control).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
-    /// Rate limiter: bucket size, at least 1 (`rate_limiter` only; default 1).
+    /// Rate limiter: bucket size, at least 1 (`rate_limiter` and `broker`; default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
     /// Rate limiter: the answer to a request that finds the bucket empty, a preset or a step
-    /// (default 429 with a `Retry-After` from the refill time).
+    /// (`rate_limiter` and `broker`; default 429 with a `Retry-After` from the refill time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_empty: Option<WhenEmptySpec>,
     /// Broker: the topics it accepts (`broker` only; default: every topic). A send to

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderName, StatusCode};
 
+use crate::broker::Broker;
 use crate::connect::ConnectStep;
 use crate::rate_limiter::RateLimit;
 use crate::route::Route;
@@ -179,6 +180,9 @@ pub struct EndpointConfig {
     pub key_header: Option<HeaderName>,
     /// A token bucket in front of the routes, if any.
     pub rate_limit: Option<RateLimit>,
+    /// Makes the endpoint a message broker (see [`Broker`]): only sends reach its routes,
+    /// and the sends its steps commit are stored messages.
+    pub broker: Option<Broker>,
 }
 
 impl EndpointConfig {
@@ -192,6 +196,7 @@ impl EndpointConfig {
             dedupe: None,
             key_header: None,
             rate_limit: None,
+            broker: None,
         }
     }
 
@@ -256,6 +261,21 @@ impl EndpointConfig {
     /// ```
     pub fn rate_limit(mut self, rate_limit: RateLimit) -> Self {
         self.rate_limit = Some(rate_limit);
+        self
+    }
+
+    /// Makes the endpoint a message broker: a request must be a send, `POST
+    /// /topics/{topic}/messages` to one of its topics, to reach the routes, and each send a
+    /// step commits is stored with an id (see [`Broker`] for the rules).
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Broker, EndpointConfig, Step};
+    ///
+    /// let broker = EndpointConfig::http("broker").broker(Broker::new()).script([Step::status(200)]);
+    /// assert!(broker.broker.is_some());
+    /// ```
+    pub fn broker(mut self, broker: Broker) -> Self {
+        self.broker = Some(broker);
         self
     }
 

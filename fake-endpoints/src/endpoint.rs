@@ -10,6 +10,7 @@ use http::{HeaderName, HeaderValue, StatusCode, request};
 use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
+use crate::broker::{self, Broker};
 use crate::choice::{Half, resolve};
 use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
@@ -89,6 +90,8 @@ pub(crate) struct Inner {
     gate: Option<Arc<dyn Gate>>,
     /// Crashes end a life; a step runs only while the life it was admitted in lasts.
     pub(crate) lives: Lives,
+    /// Set on a message broker: only sends reach the routes, and commits store messages.
+    broker: Option<Broker>,
 }
 
 struct State {
@@ -243,6 +246,10 @@ struct EffectCtx {
     key: Option<HeaderValue>,
     call_tag: Option<HeaderValue>,
     dedupe_key: Option<HeaderValue>,
+    /// On a broker: the send, stored when the step commits.
+    send: Option<broker::Send>,
+    /// On a broker: the id of the message the send stored on arrival, if it did.
+    stored: Option<Arc<str>>,
 }
 
 impl Endpoint {
@@ -276,6 +283,7 @@ impl Endpoint {
             dedupe,
             key_header: _,
             rate_limit,
+            broker,
         } = config;
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let routes = routes.into_iter().map(RouteState::new).collect();
@@ -298,6 +306,7 @@ impl Endpoint {
                 idle: Notify::new(),
                 gate,
                 lives: Lives::default(),
+                broker,
             }),
         }
     }
@@ -439,15 +448,30 @@ impl Endpoint {
             }
             None => None,
         };
+        // A broker answers what is not a send itself, before any step; a wrong path or topic
+        // matches no route, a bad body matches the route and reaches no step.
+        let read = inner
+            .broker
+            .as_ref()
+            .map(|broker| broker.read(&parts.method, parts.uri.path(), &kept.body, key.as_ref()));
+        let (route, send, refused) = match read {
+            None => (route, None, None),
+            Some(Ok(send)) => (route, Some(send), None),
+            Some(Err(refusal)) => {
+                let route = route.filter(|_| refusal == broker::Refusal::BadRequest);
+                (route, None, Some(Arc::new(refusal.response())))
+            }
+        };
         let mut dedupe = DedupeOutcome::NotApplied;
         let mut dedupe_key = None;
-        let mut plan: Result<Planned, Arc<SentResponse>> = match (route, limited) {
-            (_, Some(response)) => {
+        let mut plan: Result<Planned, Arc<SentResponse>> = match (route, limited, refused) {
+            (_, Some(response), _) => {
                 inner.ledger.push_rate_limited(id);
                 Err(response)
             }
-            (None, None) => Err(Arc::clone(&inner.not_found)),
-            (Some(route), None) => {
+            (_, None, Some(response)) => Err(response),
+            (None, None, None) => Err(Arc::clone(&inner.not_found)),
+            (Some(route), None, None) => {
                 // Dedupe's own answer (a rejection or a replay), if it answers.
                 let answer = match (
                     &mut state.dedupe,
@@ -496,14 +520,16 @@ impl Endpoint {
             Ok(step) => step,
             Err(response) => return Some((id, Plan::Ready(response))),
         };
-        let ctx = EffectCtx {
+        let mut ctx = EffectCtx {
             request: id,
             key,
             call_tag,
             dedupe_key,
+            send,
+            stored: None,
         };
         if step.effective_commit() == Commit::Arrival {
-            self.commit(&mut state, &ctx, now_ms);
+            ctx.stored = self.commit(&mut state, &ctx, now_ms);
         }
         // Read under the lock a crash takes, so the step belongs to the life that admitted it.
         let life = inner.lives.current();
@@ -588,8 +614,9 @@ impl Endpoint {
         }
     }
 
-    /// Record the effect of `ctx`'s request, unless dedupe says its key already committed.
-    fn commit(&self, state: &mut State, ctx: &EffectCtx, now_ms: u64) {
+    /// Record the effect of `ctx`'s request, unless dedupe says its key already committed;
+    /// on a broker, store its message too and return the message's id.
+    fn commit(&self, state: &mut State, ctx: &EffectCtx, now_ms: u64) -> Option<Arc<str>> {
         let new_effect = match (&mut state.dedupe, &ctx.dedupe_key) {
             (Some(table), Some(key)) => table.commit(key, ctx.request, now_ms),
             _ => true,
@@ -601,7 +628,16 @@ impl Endpoint {
                 key: ctx.key.clone(),
                 call_tag: ctx.call_tag.clone(),
             });
+            if let Some(send) = &ctx.send {
+                let name = &self.inner.name;
+                let id = self
+                    .inner
+                    .ledger
+                    .push_message(ctx.request, now_ms, send, |n| broker::message_id(name, n));
+                return Some(id);
+            }
         }
+        None
     }
 }
 
@@ -666,9 +702,20 @@ async fn run_step(job: Box<StepJob>) {
         step_done(inner);
         return;
     }
-    if step.effective_commit() == Commit::BeforeResponse {
-        endpoint.commit(&mut state, &ctx, inner.clock.now_ms());
-    }
+    let stored = match step.effective_commit() {
+        Commit::BeforeResponse => endpoint.commit(&mut state, &ctx, inner.clock.now_ms()),
+        Commit::Arrival | Commit::Never => ctx.stored.clone(),
+    };
+    // A broker acknowledges a stored send with the id it gave the message, known only now.
+    let outcome = match outcome {
+        Outcome::Respond(response, trickle) if inner.broker.is_some() => {
+            match broker::acknowledgement(&response, stored.as_deref()) {
+                Some(ack) => Outcome::Respond(Arc::new(ack), trickle),
+                None => Outcome::Respond(response, trickle),
+            }
+        }
+        outcome => outcome,
+    };
     // A hanging request is still being processed as far as dedupe knows: its key stays in
     // flight.
     if let (Some(table), Some(key)) = (&mut state.dedupe, &ctx.dedupe_key) {

@@ -181,6 +181,22 @@ pub struct EffectRecord {
     pub call_tag: Option<HeaderValue>,
 }
 
+/// A message a broker stored: a send whose step committed (see
+/// [`Broker`](crate::Broker)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// The send that stored it.
+    pub request: RequestId,
+    /// When it was stored.
+    pub at_ms: u64,
+    /// Its topic.
+    pub topic: Arc<str>,
+    /// Its key, if the send gave one.
+    pub key: Option<Arc<str>>,
+    /// The id the broker gave it: `<endpoint>-<n>` for its `n`-th stored message.
+    pub id: Arc<str>,
+}
+
 /// Which end of a connection: the one that connected, or the endpoint's (who closed a
 /// connection first, in the ledger and the trace).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -234,6 +250,9 @@ pub struct LedgerSnapshot {
     /// empty, in arrival order: they consumed no step (their records keep the route they
     /// matched, with no step) and committed nothing.
     pub rate_limited: Vec<RequestId>,
+    /// The messages a broker stored, in the order it stored them (empty on any other
+    /// endpoint). Each is also one of its [`effects`](LedgerSnapshot::effects).
+    pub messages: Vec<StoredMessage>,
 }
 
 impl LedgerSnapshot {
@@ -367,6 +386,27 @@ impl Ledger {
 
     pub(crate) fn push_effect(&self, record: EffectRecord) {
         self.lock().effects.push(record);
+    }
+
+    /// Stores a broker's message, giving it the id `make_id(n)` for the `n`-th message
+    /// stored (from 1), and returns the id.
+    pub(crate) fn push_message(
+        &self,
+        request: RequestId,
+        at_ms: u64,
+        send: &crate::broker::Send,
+        make_id: impl FnOnce(usize) -> Arc<str>,
+    ) -> Arc<str> {
+        let mut ledger = self.lock();
+        let id = make_id(ledger.messages.len() + 1);
+        ledger.messages.push(StoredMessage {
+            request,
+            at_ms,
+            topic: Arc::clone(&send.topic),
+            key: send.key.clone(),
+            id: Arc::clone(&id),
+        });
+        id
     }
 
     pub(crate) fn push_rate_limited(&self, id: RequestId) {

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod body;
+mod broker;
 mod choice;
 mod clock;
 mod config;
@@ -56,6 +57,7 @@ pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;
 
+pub use broker::{Broker, THROTTLING_CODES};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
 pub use conn::{ConnInfo, ConnectionControl, NoReset};
@@ -69,7 +71,7 @@ pub use headers::RequestHeaders;
 pub use latency::LatencyDistribution;
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
-    RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side,
+    RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side, StoredMessage,
 };
 pub use rate_limiter::{LimitScope, RateLimit};
 pub use retry_after::{HttpDateFormat, RetryAfter, http_date};

@@ -200,6 +200,9 @@
 //! - `dead_lettered`, `max_rate`, `late_requests`: hand-offs to a dead-letter endpoint,
 //!   requests per window, requests after their call returned.
 //! - `same_idempotency_key`, `same_body`, `header`: what the requests of a call carried.
+//! - `distinct_keys`, `duplicates`, `consumer`: the messages a `kind: broker` endpoint
+//!   stored: every one with a key of its own, at most `n` duplicates, and one message per
+//!   send for a consumer that deduplicates on the key.
 //!
 //! `must_fail: [check, ...]` marks a scenario that demonstrates a caught defect: it passes
 //! only when exactly those checks fail. A client that ignores `Retry-After` is caught:

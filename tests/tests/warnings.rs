@@ -659,3 +659,24 @@ fn windows_no_request_arrived_in_and_branches_no_draw_took() {
         dead(&report)
     );
 }
+
+/// A broker's script is judged like an `http` endpoint's: a step no send reached is
+/// reported.
+#[test]
+fn a_broker_step_no_send_reached() {
+    let s = scenario(
+        "version: 1\nname: w\nendpoints:\n  broker:\n    kind: broker\n    topics: [orders]\n\
+         \x20   script: [ { status: 200 }, { error_code: 530 } ]\n\
+         operation: { endpoint: broker, method: POST, path: /topics/orders/messages, \
+         body: '{}' }\nclient: no_retry\nexpect: { outcome: success }\n",
+    );
+    let report = s.run_builtin();
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(
+        dead(&report),
+        [
+            "w.yaml:7:32 endpoints.broker.script[1]: no request consumed this step (endpoint \
+          `broker`, step 2 of 2)"
+        ]
+    );
+}

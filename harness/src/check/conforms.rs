@@ -11,9 +11,7 @@ use crate::policy::nominal::Nominal;
 use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
-use crate::scenario::{
-    DedupeAnswerSpec, EndpointKind, EndpointSpec, ThrottlePreset, WhenEmptySpec,
-};
+use crate::scenario::{DedupeAnswerSpec, EndpointSpec, ThrottlePreset, WhenEmptySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
 use retrylab_endpoints::wire::attempt_tag;
 use retrylab_endpoints::{Branch, DedupeOutcome, RateLimit, RequestRecord};
@@ -133,30 +131,43 @@ fn dedupe_answer(spec: &DedupeAnswerSpec) -> Answer {
     }
 }
 
-/// The answer a scripted step writes.
+/// The answer a scripted step writes: on a broker, an `error_code` step's is the error the
+/// broker sends for that code, from the endpoint crate, the one place that writes it.
 fn scripted_answer(step: &StepSpec) -> Answer {
-    let mut headers: Vec<(String, String)> = step
-        .headers
-        .as_ref()
-        .map(|h| {
+    let broker_error = step
+        .error_code
+        .and_then(|code| u32::try_from(code).ok())
+        .map(|code| retrylab_endpoints::Broker::error_code(code).respond);
+    let mut headers: Vec<(String, String)> = broker_error
+        .iter()
+        .flat_map(|respond| respond.headers.iter())
+        .map(|(n, v)| {
+            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            (n.as_str().to_owned(), value)
+        })
+        .collect();
+    if let Some(h) = &step.headers {
+        headers.extend(
             h.entries()
                 .iter()
-                .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
+                .map(|(n, v)| (n.to_ascii_lowercase(), v.clone())),
+        );
+    }
     if let Some(RetryAfterSpec::Seconds(s)) = &step.retry_after {
         headers.push(("retry-after".to_owned(), s.to_string()));
     }
-    let body = step.body.clone().unwrap_or_default().into_bytes();
+    let body = match broker_error {
+        Some(respond) => respond.body.to_vec(),
+        None => step.body.clone().unwrap_or_default().into_bytes(),
+    };
     Answer { headers, body }
 }
 
-/// What a `rate_limiter` answers a request that finds its bucket empty, as written (the
-/// `Retry-After` it computes is in the trace): a preset's headers and body, or the step's.
-/// `None` for any other endpoint.
+/// What a `rate_limiter` (or a `broker`'s flow control) answers a request that finds its
+/// bucket empty, as written (the `Retry-After` it computes is in the trace): a preset's
+/// headers and body, or the step's. `None` for an endpoint without a bucket.
 fn limiter_answer(endpoint: &EndpointSpec) -> Option<Answer> {
-    if endpoint.kind != EndpointKind::RateLimiter {
+    if !endpoint.has_bucket() {
         return None;
     }
     let preset = |limit: RateLimit| {

@@ -42,12 +42,12 @@ pub(crate) fn warnings(
         let Some(endpoint) = scenario.endpoints.get(name) else {
             continue;
         };
-        // A dead-letter store has no script of the scenario's; the planned kinds do not run.
-        // A rate limiter's script runs as an `http` endpoint's does, for the requests that
-        // got a token.
+        // A dead-letter store has no script of the scenario's. A rate limiter's script runs
+        // as an `http` endpoint's does, for the requests that got a token, and a broker's for
+        // the requests that were sends.
         if !matches!(
             endpoint.kind,
-            EndpointKind::Http | EndpointKind::RateLimiter
+            EndpointKind::Http | EndpointKind::RateLimiter | EndpointKind::Broker
         ) {
             continue;
         }

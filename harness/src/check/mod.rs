@@ -6,15 +6,19 @@
 mod attempts;
 pub(crate) mod bypass;
 mod conforms;
+mod consumer;
 mod dead_letter;
 mod dead_steps;
 mod deadline;
+mod distinct_keys;
+mod duplicates;
 mod effects;
 mod gaps;
 mod jitter;
 mod late;
 mod marker;
 mod max_rate;
+mod messages;
 mod not_retried;
 mod outcome;
 mod requests;
@@ -228,6 +232,15 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     }
     if let Some(spec) = &expect.header {
         out.push(requests::header(ctx, spec));
+    }
+    if let Some(expected) = expect.distinct_keys {
+        out.push(distinct_keys::check(ctx, expected));
+    }
+    if let Some(spec) = expect.duplicates {
+        out.push(duplicates::check(ctx, spec));
+    }
+    if let Some(spec) = expect.consumer {
+        out.push(consumer::check(ctx, spec));
     }
     out.extend(bypass::diagnose(ctx));
     out

@@ -510,6 +510,21 @@ impl Report {
                 let _ = writeln!(out, "  {line}");
             }
         }
+        // Only with a broker that stored messages; as many lines as the timeline's at most.
+        if !self.trace.messages.is_empty() {
+            out.push_str("messages:\n");
+            let lines = self.trace.message_lines();
+            for line in lines.iter().take(SUMMARY_TIMELINE) {
+                let _ = writeln!(out, "  {line}");
+            }
+            if lines.len() > SUMMARY_TIMELINE {
+                let _ = writeln!(
+                    out,
+                    "  ... {} more messages",
+                    lines.len() - SUMMARY_TIMELINE
+                );
+            }
+        }
         out
     }
 

@@ -94,6 +94,16 @@ pub(crate) fn render(report: &Report) -> String {
     } else {
         let _ = writeln!(out, "  {} effects", trace.effects.len());
     }
+    if !trace.messages.is_empty() {
+        out.push_str("messages:\n");
+        if trace.messages.len() <= LIST_LIMIT {
+            for line in trace.message_lines_with(instants) {
+                let _ = writeln!(out, "  {line}");
+            }
+        } else {
+            let _ = writeln!(out, "  {} messages", trace.messages.len());
+        }
+    }
     if !trace.late_requests.is_empty() {
         out.push_str("late requests:\n");
         for late in &trace.late_requests {

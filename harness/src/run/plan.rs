@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
-    Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
+    Broker, Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
     LatencyDistribution, LimitScope, RateLimit, Respond, RetryAfter, Route, Scope, Step, Window,
 };
 
@@ -360,10 +360,13 @@ fn endpoint_config(
     if let Some(header) = key_header {
         config = config.key_header(header.clone());
     }
-    if spec.kind == EndpointKind::RateLimiter {
+    if spec.has_bucket() {
         if let Some(limit) = rate_limit(scenario, path, spec, errors) {
             config = config.rate_limit(limit);
         }
+    }
+    if spec.kind == EndpointKind::Broker {
+        config = config.broker(Broker::new().topics(spec.topics.iter().cloned()));
     }
     config
 }
@@ -381,7 +384,7 @@ fn dedupe_answer(
     }
 }
 
-/// A `rate_limiter`'s bucket. Validation has checked `rate` and `burst`; a value it let
+/// A `rate_limiter`'s bucket, or a `broker`'s flow control. Validation has checked `rate` and `burst`; a value it let
 /// through that the bucket cannot count is an error here too, never a guess.
 fn rate_limit(
     scenario: &Scenario,
@@ -523,9 +526,20 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
             None => built,
         };
     }
-    let mut built = match spec.status {
-        Some(status) => Step::status(status),
-        None => Step::status(200),
+    let mut built = match (spec.status, spec.error_code) {
+        (Some(status), _) => Step::status(status),
+        // Validation keeps `error_code` to brokers, within a broker's codes.
+        (None, Some(code)) => match u32::try_from(code) {
+            Ok(code) => Broker::error_code(code),
+            Err(_) => {
+                errors.push(scenario.error_at_key(
+                    &format!("{path}.error_code"),
+                    format!("error code {code} is not a broker error code"),
+                ));
+                Step::status(500)
+            }
+        },
+        (None, None) => Step::status(200),
     };
     if let Some(fail) = &spec.fail {
         let fail = match fail {

@@ -88,6 +88,10 @@ pub const MAX_AFTER_BYTES: u64 = 16 * 1024 * 1024;
 /// A `Retry-After` in seconds, either way from zero: [`MAX_DURATION`] in seconds.
 pub const MAX_RETRY_AFTER_SECONDS: i64 = 3650 * 86_400;
 
+/// A broker step's `error_code`: `RocketMQ`'s codes have at most five digits (530, 42900,
+/// 50001).
+pub const MAX_ERROR_CODE: i64 = 99_999;
+
 /// A rate limiter's `rate`, in tokens per second: a token every microsecond, far finer than
 /// the millisecond a run's clock counts.
 pub const MAX_RATE: u32 = 1_000_000;

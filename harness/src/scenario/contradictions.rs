@@ -554,10 +554,14 @@ enum Route<'e> {
 
 /// Whether `step` may give the built-in client a 2xx within `timeout` ms: anything but a
 /// status of 300 or more, a failed connection (`fail` without `after_bytes`; `hang` never
-/// answers) or a fixed latency past the timeout. A random or broker step may.
+/// answers), a broker's `error_code` or a fixed latency past the timeout. A random step may.
 fn may_succeed(step: &StepSpec, timeout: Option<u64>) -> bool {
-    if step.p.is_some() || step.error_code.is_some() {
+    if step.p.is_some() {
         return true;
+    }
+    // A broker's error code is answered 429 or 500.
+    if step.error_code.is_some() {
+        return false;
     }
     // A step without `status` answers 200 (a cut response says what it cuts with `status`).
     if step.status.is_some_and(|status| status >= 300) {

@@ -54,17 +54,18 @@ pub struct EndpointSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<DedupeSpec>,
     /// Rate limiter: tokens refilled per second, above 0, in thousandths at the finest
-    /// (`rate_limiter` only; required there).
+    /// (`rate_limiter`, where it is required, and `broker`, as its flow control).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
-    /// Rate limiter: bucket size, at least 1 (`rate_limiter` only; default 1).
+    /// Rate limiter: bucket size, at least 1 (`rate_limiter` and `broker`; default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
     /// Rate limiter: the answer to a request that finds the bucket empty, a preset or a step
-    /// (default 429 with a `Retry-After` from the refill time).
+    /// (`rate_limiter` and `broker`; default 429 with a `Retry-After` from the refill time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_empty: Option<WhenEmptySpec>,
-    /// Broker: the topics it accepts (`broker` only; built later).
+    /// Broker: the topics it accepts (`broker` only; default: every topic). A send to
+    /// another topic is answered 404 with code 40402.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topics: Vec<String>,
 }
@@ -132,6 +133,55 @@ impl EndpointSpec {
         self
     }
 
+    /// A `broker` taking sends to `topics` (none: every topic), which stores the sends its
+    /// steps commit (see docs/scenario-format.md, "Brokers").
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    /// use retrylab::scenario::{CommitSpec, ConsumerSpec, EndpointSpec, IdempotentBy, StepSpec};
+    ///
+    /// // Stored on arrival, answered after the producer's 1s timeout: stored again on retry.
+    /// let broker = EndpointSpec::broker(["orders"]).script([
+    ///     StepSpec::status(200).latency(secs(3)).commit(CommitSpec::Arrival),
+    ///     StepSpec::status(200),
+    /// ]);
+    /// let scenario = Scenario::builder("duplicate")
+    ///     .endpoint("broker", broker)
+    ///     .operation(post("broker", "/topics/orders/messages").body(r#"{"key": "o-1"}"#))
+    ///     .client(fixed(ms(10)).max_attempts(2).attempt_timeout(secs(1)))
+    ///     .expect(
+    ///         expect()
+    ///             .duplicates(1)
+    ///             .distinct_keys(false)
+    ///             .consumer(ConsumerSpec::idempotent_by(IdempotentBy::Key)),
+    ///     )
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin();
+    /// assert!(report.passed(), "{}", report.summary());
+    /// assert_eq!(
+    ///     report.trace().message_lines(),
+    ///     [
+    ///         "t=0.000s  broker  orders  id broker-1  key o-1  call 0  attempt #1",
+    ///         "t=1.010s  broker  orders  id broker-2  key o-1  call 0  attempt #2",
+    ///     ]
+    /// );
+    /// ```
+    pub fn broker<T: Into<String>>(topics: impl IntoIterator<Item = T>) -> Self {
+        EndpointSpec {
+            kind: EndpointKind::Broker,
+            topics: topics.into_iter().map(Into::into).collect(),
+            ..EndpointSpec::default()
+        }
+    }
+
+    /// Whether the endpoint has a token bucket in front of its steps: a `rate_limiter`
+    /// always, a `broker` when it sets `rate` (or `burst` or `when_empty`), its flow control.
+    pub(crate) fn has_bucket(&self) -> bool {
+        let bucket_keys = self.rate.is_some() || self.burst.is_some() || self.when_empty.is_some();
+        self.kind == EndpointKind::RateLimiter || (self.kind == EndpointKind::Broker && bucket_keys)
+    }
+
     /// Sets what a rate limiter answers when its bucket is empty.
     pub fn when_empty(mut self, when_empty: WhenEmptySpec) -> Self {
         self.when_empty = Some(when_empty);
@@ -178,11 +228,11 @@ pub enum EndpointKind {
     /// A scripted HTTP/1.1 server.
     #[default]
     Http,
-    /// A RocketMQ-like broker over HTTP/JSON (built later).
+    /// A RocketMQ-like broker over HTTP/JSON: stores the sends its steps commit.
     Broker,
     /// A token-bucket rate limiter in front of a script.
     RateLimiter,
-    /// A dead-letter store (built later).
+    /// A dead-letter store: records every message posted to it.
     DeadLetter,
 }
 

@@ -93,12 +93,20 @@ pub struct Expectations {
     /// Every attempt carries a header with one of these values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<HeaderCheckSpec>,
-    /// Different calls carry different idempotency keys (built later).
+    /// `true`: every message the brokers stored carries a key, and no two of a topic carry
+    /// the same one, so a consumer can tell every message apart; `false` expects the
+    /// opposite (needs a `kind: broker` endpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_keys: Option<bool>,
-    /// Effects committed more than once (built later).
+    /// Stored messages beyond the first of each key in its topic (of each call, for
+    /// messages without a key), over all the brokers (needs a `kind: broker` endpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<AtMostSpec>,
+    /// Each successful call's message is processed exactly once by a consumer of the
+    /// brokers' stored messages that deduplicates as `idempotent_by` says (needs a
+    /// `kind: broker` endpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<ConsumerSpec>,
     /// Requests received per logical call (built later).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amplification: Option<AmplificationSpec>,
@@ -112,7 +120,7 @@ impl Expectations {
     ///
     /// ```
     /// use retrylab::scenario::Expectations;
-    /// assert_eq!(Expectations::CHECK_NAMES.len(), 25);
+    /// assert_eq!(Expectations::CHECK_NAMES.len(), 26);
     /// ```
     pub const CHECK_NAMES: &'static [&'static str] = &[
         "outcome",
@@ -138,6 +146,7 @@ impl Expectations {
         "header",
         "distinct_keys",
         "duplicates",
+        "consumer",
         "amplification",
         "retry_waves",
     ];
@@ -168,6 +177,7 @@ impl Expectations {
             self.header.is_some(),
             self.distinct_keys.is_some(),
             self.duplicates.is_some(),
+            self.consumer.is_some(),
             self.amplification.is_some(),
             self.retry_waves.is_some(),
         ];
@@ -281,6 +291,25 @@ impl Expectations {
     /// ```
     pub fn no_attempt_after(mut self, limit: Millis) -> Self {
         self.no_attempt_after = Some(limit);
+        self
+    }
+
+    /// Expects every stored message to have a key of its own (`true`), or not (`false`).
+    pub fn distinct_keys(mut self, distinct: bool) -> Self {
+        self.distinct_keys = Some(distinct);
+        self
+    }
+
+    /// Expects at most `at_most` duplicate messages among those the brokers stored.
+    pub fn duplicates(mut self, at_most: u64) -> Self {
+        self.duplicates = Some(AtMostSpec { at_most });
+        self
+    }
+
+    /// Expects a consumer of the stored messages to process exactly one per successful
+    /// call.
+    pub fn consumer(mut self, consumer: ConsumerSpec) -> Self {
+        self.consumer = Some(consumer);
         self
     }
 }
@@ -488,6 +517,60 @@ pub struct HeaderCheckSpec {
 pub struct AtMostSpec {
     /// The bound.
     pub at_most: u64,
+}
+
+/// `consumer: { idempotent_by: key | none }`: how a consumer of the brokers' stored
+/// messages processes them. `key` skips a message whose key it has already processed (the
+/// idempotent consumer `RocketMQ`'s documentation asks for, keyed on a business key); `none`
+/// processes every message. The check passes when each successful call has exactly one
+/// message processed, and no call more than one.
+///
+/// ```
+/// use retrylab::scenario::{ConsumerSpec, IdempotentBy};
+/// let c: ConsumerSpec = serde_saphyr::from_str("{ idempotent_by: key }").unwrap();
+/// assert_eq!(c.idempotent_by, IdempotentBy::Key);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ConsumerSpec {
+    /// What the consumer deduplicates on.
+    pub idempotent_by: IdempotentBy,
+}
+
+impl ConsumerSpec {
+    /// A consumer deduplicating by `by`.
+    pub fn idempotent_by(by: IdempotentBy) -> Self {
+        ConsumerSpec { idempotent_by: by }
+    }
+}
+
+/// What a consumer deduplicates stored messages on.
+///
+/// ```
+/// use retrylab::scenario::IdempotentBy;
+/// assert_eq!(IdempotentBy::Key.name(), "key");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum IdempotentBy {
+    /// The message key (the business key): a message whose key was processed is skipped.
+    Key,
+    /// Nothing: every stored message is processed.
+    None,
+}
+
+impl IdempotentBy {
+    /// The name as written in YAML.
+    pub fn name(&self) -> &'static str {
+        match self {
+            IdempotentBy::Key => "key",
+            IdempotentBy::None => "none",
+        }
+    }
 }
 
 /// `amplification: { at_most: x }`: requests received per logical call.

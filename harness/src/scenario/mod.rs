@@ -66,10 +66,10 @@ mod vocabulary;
 
 pub use bounds::{
     MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
-    MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_FAULTS,
-    MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_RATE, MAX_REPORTED_ERRORS,
-    MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
-    MAX_TOLERANCE, MAX_WALL,
+    MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ERROR_CODE,
+    MAX_FAULTS, MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_RATE,
+    MAX_REPORTED_ERRORS, MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS,
+    MAX_STEPS, MAX_SWEEP_CALLS, MAX_TOLERANCE, MAX_WALL,
 };
 pub use builder::{CODE_FILE, ScenarioBuilder};
 pub use client::{
@@ -90,9 +90,9 @@ pub use endpoint::{
 pub(crate) use error::visible;
 pub use error::{Location, ScenarioError, ScenarioErrors};
 pub use expect::{
-    AmplificationSpec, AtMostSpec, EffectsSpec, Expectations, HeaderCheckSpec, InvalidRetryAfter,
-    JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec, RetryAfterHonour, RetryWavesSpec,
-    StopReason,
+    AmplificationSpec, AtMostSpec, ConsumerSpec, EffectsSpec, Expectations, HeaderCheckSpec,
+    IdempotentBy, InvalidRetryAfter, JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec,
+    RetryAfterHonour, RetryWavesSpec, StopReason,
 };
 pub use file::MAX_FILE_BYTES;
 pub use headers::HeadersSpec;

@@ -393,13 +393,19 @@ fn ticked(s: &str) -> Option<&str> {
 
 /// Names listed after "expected one of ", with or without backticks.
 fn listed(s: &str) -> Vec<String> {
-    s.split_once("expected one of ")
-        .map(|(_, list)| {
-            list.split(", ")
-                .map(|n| n.trim().trim_matches('`').to_string())
-                .filter(|n| !n.is_empty())
-                .collect()
-        })
+    let names = |list: &str, separator: &str| -> Vec<String> {
+        list.split(separator)
+            .map(|n| n.trim().trim_matches('`').to_string())
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    if let Some((_, list)) = s.split_once("expected one of ") {
+        return names(list, ", ");
+    }
+    // serde names the values of a two-value enum as "`a` or `b`", and a one-value enum's as
+    // "`a`".
+    s.split_once("expected `")
+        .map(|(_, list)| names(&format!("`{list}"), " or "))
         .unwrap_or_default()
 }
 

@@ -73,7 +73,9 @@ macro_rules! step_struct {
             /// The step taken otherwise.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub r#else: Option<Box<StepSpec>>,
-            /// Broker error code, such as 530 (broker endpoints only; built later).
+            /// Broker error code, such as 530, answered as `{"code": n, "message": ...}` with
+            /// 429 for a throttling code (530, 42900, 215) and 500 for any other (broker
+            /// endpoints only, 1 to 99,999).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub error_code: Option<i64>,
             $( $(#[$post_meta])* pub $post: $post_ty, )*
@@ -155,6 +157,20 @@ impl StepSpec {
     pub fn status(status: u16) -> Self {
         StepSpec {
             status: Some(status),
+            ..StepSpec::default()
+        }
+    }
+
+    /// A broker's step that answers with error `code` (429 for a throttling code, else 500,
+    /// with a JSON `{"code", "message"}` body).
+    ///
+    /// ```
+    /// use retrylab::scenario::StepSpec;
+    /// assert_eq!(StepSpec::error_code(530).error_code, Some(530));
+    /// ```
+    pub fn error_code(code: i64) -> Self {
+        StepSpec {
+            error_code: Some(code),
             ..StepSpec::default()
         }
     }

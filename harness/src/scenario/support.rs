@@ -11,7 +11,7 @@
 
 use super::client::ClientSpec;
 use super::duration::{Millis, OffsetMillis};
-use super::endpoint::{EndpointKind, EndpointSpec};
+use super::endpoint::EndpointSpec;
 use super::error::{ScenarioError, ScenarioErrors};
 use super::locations::{index, join};
 use super::model::Scenario;
@@ -21,8 +21,7 @@ use super::turmoil::BackendKind;
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
-    /// partitions and latencies, which the sim network runs), endpoint
-    /// kinds other than `http`, `dead_letter` and `rate_limiter`, policies the policy table does not mark
+    /// partitions and latencies, which the sim network runs), policies the policy table does not mark
     /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
     /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
     /// with the errors a run would give.
@@ -112,8 +111,6 @@ impl Unsupported<'_> {
         }
         let e = &s.expect;
         for (key, set) in [
-            ("distinct_keys", e.distinct_keys.is_some()),
-            ("duplicates", e.duplicates.is_some()),
             ("amplification", e.amplification.is_some()),
             ("retry_waves", e.retry_waves.is_some()),
         ] {
@@ -133,18 +130,6 @@ impl Unsupported<'_> {
     }
 
     fn endpoint(&mut self, path: &str, e: &EndpointSpec) {
-        if !matches!(
-            e.kind,
-            EndpointKind::Http | EndpointKind::DeadLetter | EndpointKind::RateLimiter
-        ) {
-            self.flag(
-                &join(path, "kind"),
-                format_args!("`kind: {}`", e.kind.name()),
-            );
-        }
-        if !e.topics.is_empty() {
-            self.flag(&join(path, "topics"), "`topics`");
-        }
         // The bucket, and dedupe, answer at once: their answers are responses, never a
         // delay, a failure, a draw or a commit.
         if let Some(step) = e.when_empty.as_ref().and_then(|w| w.step()) {
@@ -213,9 +198,6 @@ impl Unsupported<'_> {
     }
 
     fn step(&mut self, path: &str, step: &StepSpec) {
-        if step.error_code.is_some() {
-            self.flag(&join(path, "error_code"), "`error_code`");
-        }
         // Every latency distribution runs on a step: the endpoint draws it.
         if let Some(RetryAfterSpec::HttpDate { offset, .. }) = &step.retry_after {
             self.push(self.s.http_date_offset(&join(path, "retry_after"), *offset));

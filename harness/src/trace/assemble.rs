@@ -13,7 +13,7 @@ use retrylab_endpoints::{
 use super::record::Recorder;
 use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
-    FaultEvent, FaultEventKind, Interner, LateRequest, Name, Side, Trace, seconds,
+    FaultEvent, FaultEventKind, Interner, LateRequest, Message, Name, Side, Trace, seconds,
 };
 use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
@@ -53,6 +53,7 @@ pub(crate) fn assemble(
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
     let mut effects = Vec::new();
+    let mut messages = Vec::new();
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
@@ -143,6 +144,9 @@ pub(crate) fn assemble(
                 }
             }
         }
+        // Which call and attempt each request's effect went to: a stored message goes to the
+        // same ones.
+        let mut attributed = BTreeMap::new();
         for effect in &ledger.effects {
             let request = ledger.request(effect.request);
             let attempt_id = request.and_then(|r| wire::attempt_tag(&r.headers));
@@ -170,6 +174,24 @@ pub(crate) fn assemble(
                 attempt_id,
                 key,
             });
+            attributed.insert(effect.request, (call_id, attempt_id));
+        }
+        for message in &ledger.messages {
+            // A broker stores a message with the effect of the same request, so this finds
+            // one; were it ever missing, the message would be as unattributed as that effect.
+            let (call_id, attempt_id) = attributed
+                .get(&message.request)
+                .copied()
+                .unwrap_or((None, None));
+            messages.push(Message {
+                at_ms: message.at_ms,
+                endpoint,
+                topic: interner.intern(&message.topic),
+                key: message.key.as_deref().map(|k| interner.intern(k)),
+                id: interner.intern(&message.id),
+                call_id,
+                attempt_id,
+            });
         }
     }
 
@@ -182,6 +204,8 @@ pub(crate) fn assemble(
     }
     renumber(&mut attempts);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
+    // Stable: each broker's messages stay in the order it stored them.
+    messages.sort_by_key(|m| m.at_ms);
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
     let connections = if real {
         endpoint_connection_events(&ledgers, &endpoint_names)
@@ -198,6 +222,7 @@ pub(crate) fn assemble(
             connections,
             faults,
             effects,
+            messages,
             calls,
             late_requests,
             decisions,

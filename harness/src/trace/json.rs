@@ -20,6 +20,9 @@ struct TraceDoc<'a> {
     connections: Vec<ConnDoc<'a>>,
     faults: Vec<FaultDoc<'a>>,
     effects: Vec<EffectDoc<'a>>,
+    /// Only when a broker stored messages, so that other traces read as before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    messages: Vec<MessageDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
     end_ms: u64,
 }
@@ -92,6 +95,17 @@ struct EffectDoc<'a> {
     call_id: Option<u32>,
     attempt_id: Option<u32>,
     key: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct MessageDoc<'a> {
+    at_ms: u64,
+    endpoint: &'a str,
+    topic: &'a str,
+    key: Option<&'a str>,
+    id: &'a str,
+    call_id: Option<u32>,
+    attempt_id: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -220,6 +234,19 @@ impl Trace {
                     call_id: e.call_id,
                     attempt_id: e.attempt_id,
                     key: e.key.map(name),
+                })
+                .collect(),
+            messages: self
+                .messages
+                .iter()
+                .map(|m| MessageDoc {
+                    at_ms: m.at_ms,
+                    endpoint: name(m.endpoint),
+                    topic: name(m.topic),
+                    key: m.key.map(name),
+                    id: name(m.id),
+                    call_id: m.call_id,
+                    attempt_id: m.attempt_id,
                 })
                 .collect(),
             late_requests: self

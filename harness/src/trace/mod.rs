@@ -288,6 +288,25 @@ pub struct Effect {
     pub key: Option<Name>,
 }
 
+/// A message a broker stored (each is also one of the trace's effects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    /// When it was stored.
+    pub at_ms: u64,
+    /// Which broker stored it.
+    pub endpoint: Name,
+    /// Its topic.
+    pub topic: Name,
+    /// Its key, if the send gave one.
+    pub key: Option<Name>,
+    /// The id the broker gave it.
+    pub id: Name,
+    /// The call it is attributed to, when known (as its effect is).
+    pub call_id: Option<u32>,
+    /// The attempt whose send stored it, when known.
+    pub attempt_id: Option<u32>,
+}
+
 /// How a logical call ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
@@ -371,6 +390,9 @@ pub struct Trace {
     pub faults: Vec<FaultEvent>,
     /// Committed effects.
     pub effects: Vec<Effect>,
+    /// Messages the brokers stored, in the order they were stored (by instant, then by
+    /// endpoint).
+    pub messages: Vec<Message>,
     /// Calls, in call order.
     pub calls: Vec<Call>,
     /// Requests that arrived after their call returned.

@@ -96,6 +96,60 @@ impl Trace {
             .collect()
     }
 
+    /// One line per message a broker stored, in the order they were stored: the instant,
+    /// the broker, the topic, the id it gave the message, its key (or `no key`) and the call
+    /// and attempt that sent it, when known.
+    ///
+    /// ```
+    /// let scenario = retrylab::scenario::Scenario::from_yaml_str(
+    ///     concat!(
+    ///         "version: 1\nname: m\nendpoints:\n  broker: { kind: broker, topics: [orders] }\n",
+    ///         "operation: { endpoint: broker, method: POST, path: /topics/orders/messages, ",
+    ///         "body: '{\"key\": \"o-1\"}' }\n",
+    ///     ),
+    ///     "messages.yaml",
+    /// ).unwrap();
+    /// let trace = scenario.run_builtin().trace().clone();
+    /// assert_eq!(
+    ///     trace.message_lines(),
+    ///     ["t=0.000s  broker  orders  id broker-1  key o-1  call 0  attempt #1"]
+    /// );
+    /// ```
+    pub fn message_lines(&self) -> Vec<String> {
+        self.message_lines_with(Instants::Exact)
+    }
+
+    /// [`Trace::message_lines`], with instants shown as `instants` says.
+    pub(crate) fn message_lines_with(&self, instants: Instants) -> Vec<String> {
+        self.messages
+            .iter()
+            .map(|m| {
+                let mut line = format!(
+                    "t={}  {}  {}  id {}",
+                    instants.show(m.at_ms),
+                    self.name(m.endpoint),
+                    self.name(m.topic),
+                    self.name(m.id)
+                );
+                match m.key {
+                    Some(key) => line.push_str(&format!("  key {}", self.name(key))),
+                    None => line.push_str("  no key"),
+                }
+                if let Some(call) = m.call_id {
+                    line.push_str(&format!("  call {call}"));
+                }
+                if let Some(n) = m
+                    .attempt_id
+                    .and_then(|id| self.attempts.iter().find(|a| a.id == id))
+                    .map(|a| a.n)
+                {
+                    line.push_str(&format!("  attempt #{n}"));
+                }
+                line
+            })
+            .collect()
+    }
+
     /// The timeline with runs of look-alike attempts folded: three or more consecutive
     /// attempts of one call that read the same apart from their instant and number become one
     /// line, `t=1.000s..9.000s  #2..#10 (x9)  GET /  -> 503 ...`, so a 100,000-attempt trace

@@ -98,21 +98,25 @@ impl Validator<'_> {
             ("when_empty", e.when_empty.is_some()),
         ];
         for (key, set) in rate_keys {
-            if set && kind != EndpointKind::RateLimiter {
+            // A broker's bucket is its flow control.
+            if set && !matches!(kind, EndpointKind::RateLimiter | EndpointKind::Broker) {
                 self.err_key(
                     &join(path, key),
                     format!(
-                        "`{key}` belongs to `kind: rate_limiter`, not `{}`",
+                        "`{key}` belongs to `kind: rate_limiter` or `kind: broker`, not `{}`",
                         kind.name()
                     ),
                 );
             }
         }
-        if kind == EndpointKind::RateLimiter {
+        if e.has_bucket() {
             match e.rate {
                 None => self.err_expected(
                     path,
-                    "missing required key `rate` for a rate limiter",
+                    format!(
+                        "missing required key `rate` for a {}'s token bucket",
+                        kind.name()
+                    ),
                     "`rate: <tokens per second>`",
                 ),
                 Some(r) if !(r.is_finite() && r > 0.0) => self.err_expected(
@@ -138,8 +142,24 @@ impl Validator<'_> {
             if matches!(e.scope, ScriptScope::Connection | ScriptScope::Key) {
                 self.err_expected(
                     &join(path, "scope"),
-                    "a rate limiter's buckets are per endpoint or per client",
+                    "a token bucket is kept per endpoint or per client",
                     "`scope: endpoint` or `scope: client`",
+                );
+            }
+        }
+        if kind == EndpointKind::Broker {
+            if !e.routes.is_empty() {
+                self.err_expected(
+                    &join(path, "routes"),
+                    "a broker routes its sends itself (`POST /topics/{topic}/messages`)",
+                    "its steps in `script:` or `timeline:`",
+                );
+            }
+            if e.dedupe.is_some() {
+                self.err_expected(
+                    &join(path, "dedupe"),
+                    "a broker does not deduplicate: `RocketMQ` stores every send it is given",
+                    "the consumer's deduplication, judged with `expect.consumer: { idempotent_by: key }`",
                 );
             }
         }
@@ -152,6 +172,22 @@ impl Validator<'_> {
         for (i, t) in e.topics.iter().enumerate() {
             if t.trim().is_empty() {
                 self.err(&index(&join(path, "topics"), i), "empty topic name");
+            } else if !is_topic_name(t) {
+                // `RocketMQ`'s own rule for topic names; it also keeps the name one segment
+                // of the send's path, `/topics/{topic}/messages`.
+                // A name over the limit is not quoted: it may be megabytes long.
+                let what = if t.len() > MAX_TOPIC_CHARS {
+                    format!("a topic name of {} characters", t.chars().count())
+                } else {
+                    format!("`{t}`")
+                };
+                self.err_expected(
+                    &index(&join(path, "topics"), i),
+                    format!("{what} is not a topic name"),
+                    format!(
+                        "letters, digits, `_`, `-`, `%` and `|`, at most {MAX_TOPIC_CHARS} characters"
+                    ),
+                );
             }
         }
         self.scope(&join(path, "scope"), e.scope);
@@ -259,6 +295,17 @@ impl Validator<'_> {
     }
 }
 
+/// The longest topic name `RocketMQ` accepts.
+const MAX_TOPIC_CHARS: usize = 127;
+
+/// Whether `name` is a topic name as `RocketMQ` accepts one.
+fn is_topic_name(name: &str) -> bool {
+    name.len() <= MAX_TOPIC_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '%' | '|'))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::scenario::Scenario;
@@ -343,7 +390,8 @@ mod tests {
         assert!(unknown.contains("slow_down"), "{unknown}");
         let misplaced = errors("{ rate: 1 }");
         assert!(
-            misplaced.contains("`rate` belongs to `kind: rate_limiter`, not `http`"),
+            misplaced
+                .contains("`rate` belongs to `kind: rate_limiter` or `kind: broker`, not `http`"),
             "{misplaced}"
         );
     }

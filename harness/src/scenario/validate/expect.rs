@@ -43,15 +43,27 @@ impl Validator<'_> {
         }
         let has_keys =
             o.idempotency_key.is_some() || s.endpoints.values().any(|e| e.dedupe.is_some());
+        if e.same_idempotency_key.is_some() && !has_keys {
+            self.err_expected(
+                "expect.same_idempotency_key",
+                "`same_idempotency_key` needs to know which header holds the key",
+                "`operation.idempotency_key` or an endpoint's `dedupe.header`",
+            );
+        }
+        // These judge the messages brokers stored.
+        let has_broker = s.endpoints.values().any(|e| e.kind == EndpointKind::Broker);
         for (key, set) in [
-            ("same_idempotency_key", e.same_idempotency_key.is_some()),
             ("distinct_keys", e.distinct_keys.is_some()),
+            ("duplicates", e.duplicates.is_some()),
+            ("consumer", e.consumer.is_some()),
         ] {
-            if set && !has_keys {
+            if set && !has_broker {
                 self.err_expected(
                     &join("expect", key),
-                    format!("`{key}` needs to know which header holds the key"),
-                    "`operation.idempotency_key` or an endpoint's `dedupe.header`",
+                    format!(
+                        "`{key}` judges the messages a broker stored, and no endpoint is a broker"
+                    ),
+                    "an endpoint with `kind: broker`",
                 );
             }
         }

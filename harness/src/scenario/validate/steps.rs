@@ -3,7 +3,8 @@
 
 use super::Validator;
 use crate::scenario::bounds::{
-    MAX_AFTER_BYTES, MAX_DURATION, MAX_HEADER_BYTES, MAX_RETRY_AFTER_SECONDS, MAX_STEPS,
+    MAX_AFTER_BYTES, MAX_DURATION, MAX_ERROR_CODE, MAX_HEADER_BYTES, MAX_RETRY_AFTER_SECONDS,
+    MAX_STEPS,
 };
 use crate::scenario::duration::Millis;
 use crate::scenario::endpoint::EndpointKind;
@@ -179,6 +180,15 @@ impl Validator<'_> {
                 ),
                 format!("exactly {one_of}"),
             ),
+        }
+        if let Some(code) = s.error_code.filter(|_| broker) {
+            if !(1..=MAX_ERROR_CODE).contains(&code) {
+                self.err_expected(
+                    &join(path, "error_code"),
+                    format!("error code {code} is not a broker error code"),
+                    format!("a code from 1 to {MAX_ERROR_CODE}, such as 530"),
+                );
+            }
         }
         if s.error_code.is_some() && !broker {
             self.err_key(

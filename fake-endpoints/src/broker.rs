@@ -1,0 +1,330 @@
+//! A RocketMQ-like message broker over HTTP/JSON: `kind: broker`.
+//!
+//! A producer sends `POST /topics/{topic}/messages` with `{"key": ..., "body": ...}`; the
+//! broker answers each send with the step its script gives, like any endpoint, and a send
+//! whose step commits is *stored*: the ledger's [`stored messages`](crate::StoredMessage)
+//! list gets its topic, its key, the id the broker gave it and the instant. The broker does
+//! not deduplicate, as `RocketMQ` does not: two sends of one message are two stored messages
+//! with two ids, and only their key tells a consumer they are the same.
+//!
+//! What is fixed here rather than scripted:
+//! - **Where a send goes.** Only `POST /topics/{topic}/messages` is a send. Anything else is
+//!   answered 404 with `{"code":40400,"message":"NOT_FOUND"}`, and a topic the broker does not
+//!   have (when it was given [`topics`](Broker::topics)) 404 with
+//!   `{"code":40402,"message":"TOPIC_NOT_FOUND"}`; neither consumes a step.
+//! - **The message key** is the body's `key` field, a string. A body without one takes the
+//!   value of the endpoint's key header (the scenario's `operation.idempotency_key` header,
+//!   such as `KEYS`), when the request carries it; otherwise the message has no key. A body
+//!   that is not a JSON object, or whose `key` is not a string, is answered 400 with
+//!   `{"code":40000,"message":"BAD_REQUEST"}` and consumes no step.
+//! - **Message ids** count the broker's stored messages: the `n`-th message it stores is
+//!   `<endpoint>-<n>` (`broker-1`, `broker-2`, ...). A crash keeps them: the store survives it.
+//! - **The acknowledgement.** A 2xx step without a body of its own answers
+//!   `{"message_id":"<id>"}` with the id of the message the send stored, or
+//!   `{"message_id":null}` when its step stored nothing (`commit: never`).
+//! - **Error codes.** A step's [`error_code`](Broker::error_code) answers
+//!   `{"code":n,"message":...}`: HTTP 429 for the throttling codes (530, 42900, 215), 500 for
+//!   any other code.
+//!
+//! The wiremock responder hands wiremock a step's response when the send arrives, before
+//! the step stores anything: a broker served that way sends a 2xx as scripted, without the
+//! acknowledgement's id. Everything else above holds there too.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, Method, StatusCode};
+
+use crate::step::{SentResponse, Step};
+
+/// The broker error codes that mean "throttled": `RocketMQ`'s gRPC `TOO_MANY_REQUESTS` (530
+/// in `ApsaraMQ`'s documentation, 42900 in the open-source clients) and the Remoting
+/// protocol's flow control (215).
+pub const THROTTLING_CODES: [u32; 3] = [530, 42900, 215];
+
+/// What makes an endpoint a broker: the topics it has.
+///
+/// ```
+/// use retrylab_endpoints::{Broker, EndpointConfig, Step};
+///
+/// // Throttled once (code 530, answered 429), then stored and acknowledged with its id.
+/// let config = EndpointConfig::http("broker")
+///     .broker(Broker::new().topics(["orders"]))
+///     .script([Broker::error_code(530), Step::status(200)]);
+/// assert_eq!(config.routes[0].script[0].respond.status.as_u16(), 429);
+/// assert!(config.broker.as_ref().is_some_and(|b| b.has_topic("orders")));
+/// assert!(!config.broker.as_ref().is_some_and(|b| b.has_topic("payments")));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Broker {
+    /// The topics it accepts sends to; empty: every topic.
+    pub topics: Vec<String>,
+}
+
+impl Broker {
+    /// A broker that accepts every topic.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Accepts sends to these topics only.
+    pub fn topics<T: Into<String>>(mut self, topics: impl IntoIterator<Item = T>) -> Self {
+        self.topics = topics.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether a send to `topic` is accepted.
+    pub fn has_topic(&self, topic: &str) -> bool {
+        self.topics.is_empty() || self.topics.iter().any(|t| t == topic)
+    }
+
+    /// A step answering with broker error `code`: 429 for a throttling code
+    /// ([`THROTTLING_CODES`]), 500 for any other, with `content-type: application/json` and
+    /// `{"code":<code>,"message":<name>}`. Like any step it commits nothing unless told to.
+    ///
+    /// ```
+    /// use retrylab_endpoints::Broker;
+    ///
+    /// let throttled = Broker::error_code(42900);
+    /// assert_eq!(throttled.respond.status.as_u16(), 429);
+    /// assert_eq!(&throttled.respond.body[..], br#"{"code":42900,"message":"TOO_MANY_REQUESTS"}"#);
+    /// assert_eq!(Broker::error_code(50001).respond.status.as_u16(), 500);
+    /// ```
+    pub fn error_code(code: u32) -> Step {
+        let (status, message) = match code {
+            530 | 42900 => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS"),
+            215 => (StatusCode::TOO_MANY_REQUESTS, "FLOW_CONTROL"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "BROKER_ERROR"),
+        };
+        Step::status(status.as_u16())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(format!(r#"{{"code":{code},"message":"{message}"}}"#))
+    }
+}
+
+/// A send the broker accepted, before its step decides whether it is stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Send {
+    pub(crate) topic: Arc<str>,
+    pub(crate) key: Option<Arc<str>>,
+}
+
+impl Broker {
+    /// Reads a request as a send, or the answer the broker gives it instead.
+    /// `header_key` is the value of the endpoint's key header, if the request carries it.
+    pub(crate) fn read(
+        &self,
+        method: &Method,
+        path: &str,
+        body: &[u8],
+        header_key: Option<&HeaderValue>,
+    ) -> Result<Send, Refusal> {
+        let topic = path
+            .strip_prefix("/topics/")
+            .and_then(|rest| rest.strip_suffix("/messages"))
+            .filter(|topic| !topic.is_empty() && !topic.contains('/'));
+        let Some(topic) = topic.filter(|_| method == Method::POST) else {
+            return Err(Refusal::NotFound);
+        };
+        if !self.has_topic(topic) {
+            return Err(Refusal::TopicNotFound);
+        }
+        let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(body) else {
+            return Err(Refusal::BadRequest);
+        };
+        let key = match fields.get("key") {
+            Some(serde_json::Value::String(key)) => Some(Arc::from(key.as_str())),
+            None | Some(serde_json::Value::Null) => {
+                header_key.map(|v| Arc::from(String::from_utf8_lossy(v.as_bytes()).as_ref()))
+            }
+            Some(_) => return Err(Refusal::BadRequest),
+        };
+        Ok(Send {
+            topic: Arc::from(topic),
+            key,
+        })
+    }
+}
+
+/// Why a request is not a send the broker takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Not `POST /topics/{topic}/messages`.
+    NotFound,
+    /// A topic the broker does not have.
+    TopicNotFound,
+    /// A body that is not a JSON object, or a `key` that is not a string.
+    BadRequest,
+}
+
+impl Refusal {
+    /// The broker's answer.
+    pub(crate) fn response(self) -> SentResponse {
+        let (status, body): (_, &'static str) = match self {
+            Refusal::NotFound => (
+                StatusCode::NOT_FOUND,
+                r#"{"code":40400,"message":"NOT_FOUND"}"#,
+            ),
+            Refusal::TopicNotFound => (
+                StatusCode::NOT_FOUND,
+                r#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#,
+            ),
+            Refusal::BadRequest => (
+                StatusCode::BAD_REQUEST,
+                r#"{"code":40000,"message":"BAD_REQUEST"}"#,
+            ),
+        };
+        json(status, Bytes::from_static(body.as_bytes()))
+    }
+}
+
+/// The acknowledgement a 2xx step without a body of its own sends: `response` with
+/// `{"message_id": ...}`, naming `stored` (the message the send stored, if it stored one).
+/// `None` for any other response, which is sent as scripted.
+pub(crate) fn acknowledgement(
+    response: &SentResponse,
+    stored: Option<&str>,
+) -> Option<SentResponse> {
+    if !response.status.is_success() || !response.body.is_empty() {
+        return None;
+    }
+    let id = match stored {
+        Some(id) => serde_json::Value::from(id),
+        None => serde_json::Value::Null,
+    };
+    let body = serde_json::json!({ "message_id": id }).to_string();
+    let mut ack = response.clone();
+    if !ack.headers.iter().any(|(name, _)| name == CONTENT_TYPE) {
+        ack.headers
+            .push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
+    }
+    ack.body = Bytes::from(body);
+    Some(ack)
+}
+
+/// The id of a broker's `n`-th stored message (from 1).
+pub(crate) fn message_id(endpoint: &str, n: usize) -> Arc<str> {
+    Arc::from(format!("{endpoint}-{n}"))
+}
+
+fn json(status: StatusCode, body: Bytes) -> SentResponse {
+    SentResponse {
+        status,
+        headers: vec![(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(broker: &Broker, method: Method, path: &str, body: &str) -> Result<Send, Refusal> {
+        broker.read(&method, path, body.as_bytes(), None)
+    }
+
+    #[test]
+    fn only_a_post_to_a_topic_s_messages_is_a_send() {
+        let broker = Broker::new().topics(["orders"]);
+        let send = read(
+            &broker,
+            Method::POST,
+            "/topics/orders/messages",
+            r#"{"key":"o-1"}"#,
+        );
+        assert_eq!(
+            send,
+            Ok(Send {
+                topic: Arc::from("orders"),
+                key: Some(Arc::from("o-1"))
+            })
+        );
+        for (method, path) in [
+            (Method::GET, "/topics/orders/messages"),
+            (Method::POST, "/topics/orders"),
+            (Method::POST, "/topics//messages"),
+            (Method::POST, "/topics/a/b/messages"),
+            (Method::POST, "/"),
+        ] {
+            assert_eq!(
+                read(&broker, method, path, "{}"),
+                Err(Refusal::NotFound),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            read(&broker, Method::POST, "/topics/payments/messages", "{}"),
+            Err(Refusal::TopicNotFound)
+        );
+        // Without topics, every topic is the broker's.
+        assert!(
+            read(
+                &Broker::new(),
+                Method::POST,
+                "/topics/payments/messages",
+                "{}"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_key_is_the_body_s_else_the_key_header_s() {
+        let broker = Broker::new();
+        let header = HeaderValue::from_static("k-header");
+        let key = |body: &str, header: Option<&HeaderValue>| {
+            broker
+                .read(&Method::POST, "/topics/t/messages", body.as_bytes(), header)
+                .map(|s| s.key.map(|k| k.to_string()))
+        };
+        assert_eq!(
+            key(r#"{"key":"o-1"}"#, Some(&header)),
+            Ok(Some("o-1".into()))
+        );
+        assert_eq!(
+            key(r#"{"body":"x"}"#, Some(&header)),
+            Ok(Some("k-header".into()))
+        );
+        assert_eq!(key(r#"{"key":null}"#, None), Ok(None));
+        assert_eq!(key(r#"{"body":"x"}"#, None), Ok(None));
+        assert_eq!(key(r#"{"key":5}"#, None), Err(Refusal::BadRequest));
+        assert_eq!(key("not json", None), Err(Refusal::BadRequest));
+        assert_eq!(key("[1]", None), Err(Refusal::BadRequest));
+        assert_eq!(key("", None), Err(Refusal::BadRequest));
+    }
+
+    #[test]
+    fn a_bare_2xx_acknowledges_with_the_stored_id() {
+        let ok = SentResponse::status_only(StatusCode::OK);
+        let ack = acknowledgement(&ok, Some("broker-2")).unwrap_or_else(|| panic!("no ack"));
+        assert_eq!(&ack.body[..], br#"{"message_id":"broker-2"}"#);
+        assert_eq!(
+            ack.headers,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))]
+        );
+        let lost = acknowledgement(&ok, None).unwrap_or_else(|| panic!("no ack"));
+        assert_eq!(&lost.body[..], br#"{"message_id":null}"#);
+        // A scripted body, and any non-2xx, are sent as scripted.
+        let scripted = SentResponse {
+            body: Bytes::from_static(b"{}"),
+            ..ok.clone()
+        };
+        assert_eq!(acknowledgement(&scripted, Some("broker-1")), None);
+        let throttled = Broker::error_code(530)
+            .respond
+            .render(std::time::UNIX_EPOCH);
+        assert_eq!(acknowledgement(&throttled, Some("broker-1")), None);
+    }
+
+    #[test]
+    fn error_codes_answer_429_when_throttling_and_500_otherwise() {
+        let status = |code| Broker::error_code(code).respond.status.as_u16();
+        assert_eq!(THROTTLING_CODES.map(status), [429, 429, 429]);
+        assert_eq!(status(1), 500);
+        assert_eq!(
+            &Broker::error_code(215).respond.body[..],
+            br#"{"code":215,"message":"FLOW_CONTROL"}"#
+        );
+    }
+}

@@ -5,8 +5,10 @@
 //! here, in the benchmark, never on the simulated path.
 //!
 //! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one case, `ATTEMPTS_NOFLOOR=1` skips the
-//! floor. Run alone, the keep-alive case starts on a cold heap and reads slower than in the
-//! full run, where it reuses the memory the first case freed.
+//! floor. The run's wall limit is the most the format allows (1h), so that a run under
+//! `valgrind --tool=callgrind` makes all its attempts. Run alone, the keep-alive case starts
+//! on a cold heap and reads slower than in the full run, where it reuses the memory the
+//! first case freed.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -32,7 +34,7 @@ fn scenario(keep_alive: bool) -> Scenario {
     let yaml = format!(
         "version: 1\nname: bench\nendpoints:\n  api:\n{keep_alive}    script: [ {{ status: 503 }} ]\n\
          network: {{ latency: 1ms }}\noperation: {{ endpoint: api, method: POST, path: /orders }}\n\
-         limits: {{ max_virtual_time: 30d, max_client_attempts: 200000, wall: 120s }}\n"
+         limits: {{ max_virtual_time: 30d, max_client_attempts: 200000, wall: 1h }}\n"
     );
     match Scenario::from_yaml_str(&yaml, "bench.yaml") {
         Ok(s) => s,

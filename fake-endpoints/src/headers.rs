@@ -75,6 +75,9 @@ impl Layout {
 #[derive(Debug, Default)]
 pub(crate) struct LayoutCache {
     last: Option<Arc<Layout>>,
+    /// Where the values are gathered before their exact-size copy, kept between requests so
+    /// that a request costs that one allocation.
+    scratch: Vec<u8>,
 }
 
 impl LayoutCache {
@@ -88,14 +91,13 @@ impl LayoutCache {
                 layout
             }
         };
-        let total = layout.entries.last().map_or(0, |e| e.1);
-        let mut values = Vec::with_capacity(total);
+        self.scratch.clear();
         for value in map.values() {
-            values.extend_from_slice(value.as_bytes());
+            self.scratch.extend_from_slice(value.as_bytes());
         }
         RequestHeaders {
             layout,
-            values: values.into(),
+            values: Arc::from(self.scratch.as_slice()),
         }
     }
 }

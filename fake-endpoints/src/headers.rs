@@ -115,9 +115,11 @@ impl RequestHeaders {
 
     /// A copy of the first value of `name` (any ASCII case).
     pub fn get(&self, name: impl AsRef<str>) -> Option<HeaderValue> {
-        self.iter()
-            .find(|(n, _)| same(n, name.as_ref()))
-            .map(|(_, v)| v)
+        // Found by name first: only the value returned is copied.
+        let name = name.as_ref();
+        self.spans()
+            .find(|(n, _, _)| same(n, name))
+            .map(|(_, range, sensitive)| value(&self.values[range], sensitive))
     }
 
     /// The bytes of the first value of `name` (any ASCII case).
@@ -130,9 +132,9 @@ impl RequestHeaders {
 
     /// Copies of every value of `name` (any ASCII case), in the order received.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = HeaderValue> + 'a {
-        self.iter()
-            .filter(move |(n, _)| same(n, name))
-            .map(|(_, v)| v)
+        self.spans()
+            .filter(move |(n, _, _)| same(n, name))
+            .map(|(_, range, sensitive)| value(&self.values[range], sensitive))
     }
 
     /// Whether the request had a `name` header (any ASCII case).

@@ -130,6 +130,15 @@ impl RequestHeaders {
             .map(|(_, range, _)| &self.values[range])
     }
 
+    /// [`get_bytes`](Self::get_bytes) for a name already parsed, which is in lower case as
+    /// every name a record keeps: compared as names, without folding case (the trace reads
+    /// each request's tags this way).
+    pub(crate) fn first_bytes(&self, name: &HeaderName) -> Option<&[u8]> {
+        self.spans()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, range, _)| &self.values[range])
+    }
+
     /// Copies of every value of `name` (any ASCII case), in the order received.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = HeaderValue> + 'a {
         self.spans()

@@ -50,8 +50,9 @@ struct State {
     next_n: BTreeMap<(u32, u32), u32>,
     /// Connections opened on behalf of an attempt: conn id -> attempt id.
     opened_by: DenseMap<u32>,
-    /// Attempts with a connect in progress.
-    connecting: BTreeMap<u32, ()>,
+    /// Whether each attempt (by id) has a connect in progress: by id rather than in a tree,
+    /// which allocated a node and freed it again for every connection.
+    connecting: DenseMap<bool>,
     /// Attempts seen per connection, to tell new from reused.
     used: DenseMap<u32>,
     /// The connection hyper-util last put each attempt's request on (by attempt id).
@@ -159,7 +160,7 @@ impl Recorder {
             // The id came from a u32.
             let id = u32::try_from(id).unwrap_or(u32::MAX);
             let mut state = self.state();
-            state.connecting.insert(id, ());
+            state.connecting.insert(u64::from(id), true);
             // Recorded now, so an abandoned connect still names its connection.
             if let Some(conn) = conn_id {
                 state.opened_by.insert(conn, id);
@@ -173,7 +174,7 @@ impl Recorder {
     pub(crate) fn connect_finished(&self, attempt: Option<u32>, conn_id: Option<u64>) {
         let mut state = self.state();
         if let Some(id) = attempt {
-            state.connecting.remove(&id);
+            state.connecting.insert(u64::from(id), false);
             if let Some(conn) = conn_id {
                 state.opened_by.insert(conn, id);
             }
@@ -237,7 +238,7 @@ impl Recorder {
     pub(crate) fn end(&self, attempt: u32, end: EndKind, failure: Option<AttemptOutcome>) {
         let now = self.shared.clock.now_ms();
         let mut state = self.state();
-        let connecting = state.connecting.contains_key(&attempt);
+        let connecting = state.connecting.get(u64::from(attempt)) == Some(true);
         let unnamed = attempt_mut(&mut state, attempt).is_some_and(|a| a.conn_id.is_none());
         if let (true, Some(conn)) = (unnamed, state.placed_on.get(u64::from(attempt))) {
             assign_conn(&mut state, attempt, conn);

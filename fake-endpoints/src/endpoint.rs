@@ -217,6 +217,8 @@ struct StepPlan {
 pub(crate) enum Admission {
     /// Now (404, dedupe rejections and replays).
     Ready(Arc<SentResponse>),
+    /// Now, by a step that had nothing to wait for ([`Endpoint::admit`] says which).
+    Done(Outcome),
     /// By a detached step task.
     Pending(oneshot::Receiver<Outcome>),
 }
@@ -363,12 +365,32 @@ impl Endpoint {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Route, dedupe, consume a step and record the request; spawn the step's task. `None`
-    /// when the gate refuses the request: then nothing is recorded and nothing answers.
+    /// Route, dedupe, consume a step and record the request; spawn the step's task, or do the
+    /// step now when it has no latency and the request no dedupe key. `None` when the gate
+    /// refuses the request: then nothing is recorded and nothing answers.
     pub(crate) fn admit(&self, arrival: Arrival) -> Option<(RequestId, Admission)> {
         let (id, plan) = self.plan(arrival)?;
         let admission = match plan {
             Plan::Ready(response) => Admission::Ready(response),
+            // A step without latency whose request carries no dedupe key would do all its
+            // work in its task's first poll, at this same instant: it is done here instead,
+            // which spares a task, a channel and a second poll of the connection per request.
+            // A keyed request still goes through a task, so that dedupe sees it in flight
+            // until the tasks admitted at the same instant before it have run.
+            Plan::Step(plan) if plan.step.latency.is_zero() && plan.ctx.dedupe_key.is_none() => {
+                let StepPlan {
+                    step,
+                    rendered,
+                    ctx,
+                    life,
+                } = plan;
+                match finish_step(self, &step, rendered, &ctx, life) {
+                    Some(outcome) => Admission::Done(outcome),
+                    // Its life ended since `plan` (a crash from another thread): no answer,
+                    // as from a task that drops its reply.
+                    None => Admission::Pending(oneshot::channel().1),
+                }
+            }
             Plan::Step(plan) => {
                 let (tx, rx) = oneshot::channel();
                 self.spawn_step(plan, Reply::Connection(tx));
@@ -684,6 +706,32 @@ async fn run_step(job: Box<StepJob>) {
         life,
     } = *job;
     let inner = &*endpoint.inner;
+    match finish_step(&endpoint, &step, rendered, &ctx, life) {
+        // An error means the connection went away first; the step has done its work regardless.
+        Some(outcome) => match reply {
+            Reply::Connection(tx) => {
+                let _ = tx.send(outcome);
+            }
+            #[cfg(feature = "wiremock")]
+            Reply::Record { conn_id } => record_outcome(inner, ctx.request, conn_id, &outcome),
+        },
+        // The process that admitted the request is gone: no answer.
+        None => drop(reply),
+    }
+    step_done(inner);
+}
+
+/// A step's work once its latency is over: its outcome, its commit before the response and
+/// its dedupe entry. `None` if the endpoint's life `life` has ended: then nothing commits or
+/// answers, and the crash already released the request's dedupe key.
+fn finish_step(
+    endpoint: &Endpoint,
+    step: &Step,
+    rendered: Option<Arc<SentResponse>>,
+    ctx: &EffectCtx,
+    life: u64,
+) -> Option<Outcome> {
+    let inner = &*endpoint.inner;
     let render =
         || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock.now_system())));
     let outcome = match step.fail {
@@ -695,15 +743,10 @@ async fn run_step(job: Box<StepJob>) {
     };
     let mut state = endpoint.lock();
     if inner.lives.current() != life {
-        // The process that admitted the request is gone: no commit, no answer, and the crash
-        // already released its dedupe key.
-        drop(state);
-        drop(reply);
-        step_done(inner);
-        return;
+        return None;
     }
     let stored = match step.effective_commit() {
-        Commit::BeforeResponse => endpoint.commit(&mut state, &ctx, inner.clock.now_ms()),
+        Commit::BeforeResponse => endpoint.commit(&mut state, ctx, inner.clock.now_ms()),
         Commit::Arrival | Commit::Never => ctx.stored.clone(),
     };
     // A broker acknowledges a stored send with the id it gave the message, known only now.
@@ -727,16 +770,7 @@ async fn run_step(job: Box<StepJob>) {
             Outcome::Fail(_) => table.finish(key, ctx.request, None),
         }
     }
-    drop(state);
-    match reply {
-        // An error means the connection went away first; the step has done its work regardless.
-        Reply::Connection(tx) => {
-            let _ = tx.send(outcome);
-        }
-        #[cfg(feature = "wiremock")]
-        Reply::Record { conn_id } => record_outcome(inner, ctx.request, conn_id, &outcome),
-    }
-    step_done(inner);
+    Some(outcome)
 }
 
 /// A step task ends: the last one wakes [`Endpoint::idle`].

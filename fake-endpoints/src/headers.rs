@@ -75,6 +75,9 @@ impl Layout {
 #[derive(Debug, Default)]
 pub(crate) struct LayoutCache {
     last: Option<Arc<Layout>>,
+    /// Where the values are gathered before their exact-size copy, kept between requests so
+    /// that a request costs that one allocation.
+    scratch: Vec<u8>,
 }
 
 impl LayoutCache {
@@ -88,14 +91,13 @@ impl LayoutCache {
                 layout
             }
         };
-        let total = layout.entries.last().map_or(0, |e| e.1);
-        let mut values = Vec::with_capacity(total);
+        self.scratch.clear();
         for value in map.values() {
-            values.extend_from_slice(value.as_bytes());
+            self.scratch.extend_from_slice(value.as_bytes());
         }
         RequestHeaders {
             layout,
-            values: values.into(),
+            values: Arc::from(self.scratch.as_slice()),
         }
     }
 }
@@ -113,9 +115,11 @@ impl RequestHeaders {
 
     /// A copy of the first value of `name` (any ASCII case).
     pub fn get(&self, name: impl AsRef<str>) -> Option<HeaderValue> {
-        self.iter()
-            .find(|(n, _)| same(n, name.as_ref()))
-            .map(|(_, v)| v)
+        // Found by name first: only the value returned is copied.
+        let name = name.as_ref();
+        self.spans()
+            .find(|(n, _, _)| same(n, name))
+            .map(|(_, range, sensitive)| value(&self.values[range], sensitive))
     }
 
     /// The bytes of the first value of `name` (any ASCII case).
@@ -126,11 +130,20 @@ impl RequestHeaders {
             .map(|(_, range, _)| &self.values[range])
     }
 
+    /// [`get_bytes`](Self::get_bytes) for a name already parsed, which is in lower case as
+    /// every name a record keeps: compared as names, without folding case (the trace reads
+    /// each request's tags this way).
+    pub(crate) fn first_bytes(&self, name: &HeaderName) -> Option<&[u8]> {
+        self.spans()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, range, _)| &self.values[range])
+    }
+
     /// Copies of every value of `name` (any ASCII case), in the order received.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = HeaderValue> + 'a {
-        self.iter()
-            .filter(move |(n, _)| same(n, name))
-            .map(|(_, v)| v)
+        self.spans()
+            .filter(move |(n, _, _)| same(n, name))
+            .map(|(_, range, sensitive)| value(&self.values[range], sensitive))
     }
 
     /// Whether the request had a `name` header (any ASCII case).

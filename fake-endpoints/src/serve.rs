@@ -180,6 +180,7 @@ async fn handle(
     };
     let outcome = match admission {
         Admission::Ready(response) => Outcome::Respond(response, Duration::ZERO),
+        Admission::Done(outcome) => outcome,
         Admission::Pending(rx) => match rx.await {
             Ok(outcome) => outcome,
             // The step task ended without an answer (the endpoint crashed) or was dropped

@@ -58,7 +58,7 @@ impl TagHeaders for HeaderMap {
 
 impl TagHeaders for RequestHeaders {
     fn first_value(&self, name: &HeaderName) -> Option<&[u8]> {
-        self.get_bytes(name)
+        self.first_bytes(name)
     }
 }
 

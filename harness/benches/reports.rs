@@ -8,7 +8,7 @@
 //! - render: one call of 100,000 attempts (the built-in fixed client against an endpoint that
 //!   always answers 503), then `summary()`, `snapshot_text()` and `to_json()` of its report,
 //!   each against the run's own time.
-//! - calls: 25,000 calls of 10 attempts against one call of 250,000 attempts (the most a
+//! - calls: 100,000 calls of 10 attempts against one call of 1,000,000 attempts (the most a
 //!   run may make, `MAX_ATTEMPTS`): the same attempts, split into calls that every per-call
 //!   check visits; and the peak resident memory of the process after the long run
 //!   (`VmHWM`, Linux), per attempt. Run it alone (`REPORTS_ONLY=calls`) for that figure:
@@ -81,9 +81,18 @@ fn peak_rss() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// `n` as a count of calls or attempts in a scenario, which the format holds in a `u32`.
+fn attempts_u32(n: u64) -> u32 {
+    match u32::try_from(n) {
+        Ok(n) => n,
+        Err(e) => panic!("{n}: {e}"),
+    }
+}
+
 fn calls() {
+    let most = retrylab::scenario::MAX_ATTEMPTS;
     let before = peak_rss();
-    let (one, long) = run(&scenario(1, 250_000));
+    let (one, long) = run(&scenario(1, attempts_u32(most)));
     let attempts = long.trace().attempts.len() as u64;
     match (before, peak_rss()) {
         (Some(before), Some(after)) => println!(
@@ -95,11 +104,12 @@ fn calls() {
         ),
         _ => println!("memory: no peak RSS on this system (/proc/self/status)"),
     }
-    let (many, short) = run(&scenario(25_000, 10));
+    // The long run's report is freed first, so the short calls start on the same heap.
+    drop(long);
+    let (many, short) = run(&scenario(attempts_u32(most / 10), 10));
     println!(
-        "calls: 1 call x {} attempts in {:.3}s; {} calls x 10 attempts ({} attempts) in \
+        "calls: 1 call x {attempts} attempts in {:.3}s; {} calls x 10 attempts ({} attempts) in \
          {:.3}s = {:.2}x",
-        long.trace().attempts.len(),
         one.as_secs_f64(),
         short.trace().calls.len(),
         short.trace().attempts.len(),

@@ -166,7 +166,6 @@ impl HttpClient {
             id,
             capture,
             seen: None,
-            scratch: http::Extensions::new(),
         };
         let response = async move {
             let mut guard = guard;
@@ -290,15 +289,31 @@ impl tower_service::Service<Request<Full<Bytes>>> for HttpClient {
     }
 }
 
-fn conn_of(connected: &Connected) -> Option<u64> {
-    conn_of_in(connected, &mut http::Extensions::new())
+thread_local! {
+    /// The map [`conn_of`] has a connection write its extras into, which it takes to read
+    /// them: kept per thread and left empty after each use, so a read allocates no map.
+    static EXTRAS: std::cell::RefCell<http::Extensions> =
+        std::cell::RefCell::new(http::Extensions::new());
 }
 
-/// [`conn_of`] with a map to reuse: cleared, it keeps its allocation.
+/// The [`ConnId`] `connected` carries as an extra, if it has one.
+fn conn_of(connected: &Connected) -> Option<u64> {
+    EXTRAS.with(|extras| {
+        // Nothing below calls back into this function, so the map is free; were it not, a
+        // map of its own gives the same answer.
+        let Ok(mut extras) = extras.try_borrow_mut() else {
+            return conn_of_in(connected, &mut http::Extensions::new());
+        };
+        conn_of_in(connected, &mut extras)
+    })
+}
+
+/// [`conn_of`] with an empty map to write into, which it leaves empty.
 fn conn_of_in(connected: &Connected, scratch: &mut http::Extensions) -> Option<u64> {
-    scratch.clear();
     connected.get_extras(scratch);
-    scratch.get::<ConnId>().map(|c| c.0)
+    let conn = scratch.get::<ConnId>().map(|c| c.0);
+    scratch.clear();
+    conn
 }
 
 /// Names a failed attempt by the kind of its error (never its text).
@@ -351,8 +366,6 @@ pin_project_lite::pin_project! {
         id: u32,
         capture: CaptureConnection,
         seen: Option<u64>,
-        // Reused to read connection ids out of the capture, which takes a map to write into.
-        scratch: http::Extensions,
     }
 }
 
@@ -375,8 +388,7 @@ where
         }
         .or_else(|| {
             let metadata = this.capture.connection_metadata();
-            let scratch = &mut *this.scratch;
-            metadata.as_ref().and_then(|c| conn_of_in(c, scratch))
+            metadata.as_ref().and_then(conn_of)
         });
         if let Some(conn) = conn {
             if *this.seen != Some(conn) {

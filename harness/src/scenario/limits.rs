@@ -31,9 +31,9 @@ pub struct LimitsSpec {
     /// Stop the run at this virtual time (at most 3650d).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_virtual_time: Option<Millis>,
-    /// Stop after this many attempts by one client (1 to 250,000).
+    /// Stop after this many attempts by one client (1 to 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_client_attempts: Option<u64>,
     /// Abandon the run after this much real time (at most 1h).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,7 +107,7 @@ impl Scenario {
     /// attempts, times `operation.calls`. Otherwise (no `attempt_timeout`, a custom client)
     /// it has 1 day, and 10,000 attempts or 10 per call, whichever is more (and at least
     /// twice the policy's count per call, times the calls, when that count is known).
-    /// Defaults never pass the format's limits: 250,000 attempts and 3650 days.
+    /// Defaults never pass the format's limits: 1,000,000 attempts and 3650 days.
     pub fn run_limits(&self) -> RunLimits {
         let calls = self.calls_per_client();
         let limits = &self.limits;
@@ -405,8 +405,8 @@ mod tests {
                 .max_attempts(u32::MAX)
                 .attempt_timeout(Millis::from_ms(1)),
         );
-        // 250,000 timeouts of 1 ms and 249,999 delays of 1 s.
-        assert_eq!(worst_call_ms(&spec), Some(250_000 + 249_999 * 1000));
+        // 1,000,000 timeouts of 1 ms and 999,999 delays of 1 s.
+        assert_eq!(worst_call_ms(&spec), Some(1_000_000 + 999_999 * 1000));
     }
 
     #[test]
@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(s.run_limits().max_client_attempts, MAX_ATTEMPTS);
         let s = scenario(
             ", calls: 100000",
-            "client: { fixed: { max_attempts: 2, attempt_timeout: 1s } }\n",
+            "client: { fixed: { max_attempts: 6, attempt_timeout: 1s } }\n",
         );
         assert_eq!(s.run_limits().max_client_attempts, MAX_ATTEMPTS);
     }

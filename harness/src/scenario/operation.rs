@@ -45,7 +45,7 @@ pub struct OperationSpec {
     /// they run concurrently without an idempotency key.
     #[serde(default, skip_serializing_if = "is_false")]
     pub call_tag: bool,
-    /// Logical calls per client (default 1; at most 100,000 in a run, and 250,000 attempts
+    /// Logical calls per client (default 1; at most 100,000 in a run, and 1,000,000 attempts
     /// of the built-in client).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100_000)))]

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use retrylab_endpoints::wire::{self, HAND_OFF_HEADER_NAME};
+use retrylab_endpoints::wire::{self, HAND_OFF_HEADER_NAME, TagHeaders as _};
 use retrylab_endpoints::{
     CloseKind, DedupeOutcome, Endpoint, LedgerSnapshot, RequestId, RequestRecord, ResponseOutcome,
 };
@@ -86,7 +86,8 @@ pub(crate) fn assemble(
                     interner.name(endpoint)
                 ));
             }
-            if request.headers.contains_key(&HAND_OFF_HEADER_NAME) {
+            // By the parsed name: no case folding over every header of every request.
+            if request.headers.first_value(&HAND_OFF_HEADER_NAME).is_some() {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
                 attempt_of.push(None);
                 continue;

@@ -26,28 +26,32 @@ pub(crate) struct TraceIndex<'t> {
 impl<'t> TraceIndex<'t> {
     /// Indexes `trace`: O(n log n) in its attempts, decisions and effects.
     pub(crate) fn new(trace: &'t Trace) -> Self {
-        // (client, call, n) -> the last attempt with that number, as `gap_before` picks it.
-        let mut numbered: BTreeMap<(u32, u32, u32), usize> = BTreeMap::new();
         let mut calls: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
         let mut by_id = BTreeMap::new();
         for (i, a) in trace.attempts.iter().enumerate() {
-            numbered.insert((a.client_id, a.call_id, a.n), i);
             calls.entry((a.client_id, a.call_id)).or_default().push(i);
             by_id.insert(a.id, i);
         }
+        let mut gaps = vec![None; trace.attempts.len()];
         for attempts in calls.values_mut() {
             // Stable: attempts with one number keep their trace order.
             attempts.sort_by_key(|&i| trace.attempts[i].n);
+            // Walked in that order, the attempt `gap_before` measures from (the last one in
+            // trace order numbered one less) is the last of the run of numbers just passed:
+            // no map from numbers to attempts, which cost a tree insert per attempt.
+            let mut last: Option<(u32, usize)> = None;
+            let mut before: Option<(u32, usize)> = None;
+            for &i in attempts.iter() {
+                let a = &trace.attempts[i];
+                if last.is_some_and(|(n, _)| n != a.n) {
+                    before = last;
+                }
+                last = Some((a.n, i));
+                gaps[i] = before
+                    .filter(|&(n, _)| n.checked_add(1) == Some(a.n))
+                    .and_then(|(_, p)| Some(a.start_ms.saturating_sub(trace.attempts[p].end_ms?)));
+            }
         }
-        let gaps = trace
-            .attempts
-            .iter()
-            .map(|a| {
-                let n = a.n.checked_sub(1)?;
-                let previous = &trace.attempts[*numbered.get(&(a.client_id, a.call_id, n))?];
-                Some(a.start_ms.saturating_sub(previous.end_ms?))
-            })
-            .collect();
         let mut decisions = BTreeMap::new();
         for (i, d) in trace.decisions.iter().enumerate() {
             decisions.entry(d.attempt_id).or_insert(i);
@@ -99,5 +103,86 @@ impl<'t> TraceIndex<'t> {
             .into_iter()
             .flatten()
             .map(|&i| &self.trace.effects[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{AttemptOutcome, ConnUse, EndKind, Name};
+
+    fn attempt(
+        client_id: u32,
+        call_id: u32,
+        n: u32,
+        start_ms: u64,
+        end_ms: Option<u64>,
+    ) -> Attempt {
+        Attempt {
+            id: 0,
+            client_id,
+            call_id,
+            n,
+            conn_id: None,
+            conn: ConnUse::Unknown,
+            method: Name(0),
+            path: Name(0),
+            start_ms,
+            head_ms: end_ms,
+            end_ms,
+            outcome: AttemptOutcome::Status(503),
+            end: EndKind::Body,
+            body_error: None,
+            retry_after: None,
+            resent: false,
+            reconstructed: false,
+            answered_by: None,
+        }
+    }
+
+    /// The index's gaps are `gap_before`'s, attempt by attempt: calls interleaved, two
+    /// clients with the same call id, a number seen twice (the later one counts), a number
+    /// skipped, attempts out of number order, and an attempt that never ended.
+    #[test]
+    fn gaps_are_those_of_gap_before() {
+        let attempts = vec![
+            attempt(0, 1, 1, 0, Some(10)),
+            attempt(0, 2, 1, 5, Some(20)),
+            attempt(1, 1, 1, 7, Some(8)),
+            attempt(0, 1, 2, 30, Some(40)),
+            attempt(0, 1, 2, 45, Some(50)),
+            attempt(0, 2, 3, 60, Some(70)),
+            attempt(1, 1, 2, 80, None),
+            attempt(0, 1, 3, 90, Some(95)),
+            attempt(1, 1, 3, 100, Some(110)),
+            attempt(0, 2, 2, 120, Some(130)),
+            attempt(0, 1, 1, 140, Some(150)),
+        ];
+        let trace = Trace {
+            attempts,
+            ..Trace::default()
+        };
+        let index = TraceIndex::new(&trace);
+        let gaps: Vec<_> = (0..trace.attempts.len()).map(|i| index.gap(i)).collect();
+        let expected: Vec<_> = trace.attempts.iter().map(|a| trace.gap_before(a)).collect();
+        assert_eq!(gaps, expected);
+        // Spelled out: call 1's #1 seen again last in the trace is the #1 its #2s follow
+        // (ending after they start, so 0); client 1's #3 follows a #2 that never ended.
+        assert_eq!(
+            gaps,
+            vec![
+                None,
+                None,
+                None,
+                Some(0),
+                Some(0),
+                Some(0),
+                Some(72),
+                Some(40),
+                None,
+                Some(100),
+                None
+            ]
+        );
     }
 }

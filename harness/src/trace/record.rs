@@ -19,10 +19,17 @@ use crate::trace::{
 /// Shared, cloneable handle on a run's records.
 #[derive(Clone)]
 pub(crate) struct Recorder {
-    inner: Arc<Mutex<State>>,
+    /// One allocation for all of it: an attempt clones the handle a few times (its request
+    /// future, its guard, its body), and each clone is one reference count.
+    shared: Arc<Shared>,
+}
+
+/// What every handle of one run shares.
+struct Shared {
+    state: Mutex<State>,
     /// The attempt whose request future is being polled, plus one (0: none): a connect
     /// started now is its. Set and cleared around every poll, so kept out of the lock.
-    current: Arc<AtomicU64>,
+    current: AtomicU64,
     clock: VirtualClock,
     /// The run's attempt budget, shared with the endpoints.
     limit: AttemptLimit,
@@ -43,8 +50,9 @@ struct State {
     next_n: BTreeMap<(u32, u32), u32>,
     /// Connections opened on behalf of an attempt: conn id -> attempt id.
     opened_by: DenseMap<u32>,
-    /// Attempts with a connect in progress.
-    connecting: BTreeMap<u32, ()>,
+    /// Whether each attempt (by id) has a connect in progress: by id rather than in a tree,
+    /// which allocated a node and freed it again for every connection.
+    connecting: DenseMap<bool>,
     /// Attempts seen per connection, to tell new from reused.
     used: DenseMap<u32>,
     /// The connection hyper-util last put each attempt's request on (by attempt id).
@@ -62,27 +70,29 @@ impl Recorder {
     /// A recorder on `clock`, whose attempts count against `limit`.
     pub(crate) fn new(clock: VirtualClock, limit: AttemptLimit) -> Recorder {
         Recorder {
-            inner: Arc::new(Mutex::new(State::default())),
-            current: Arc::new(AtomicU64::new(0)),
-            clock,
-            limit,
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                current: AtomicU64::new(0),
+                clock,
+                limit,
+            }),
         }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock only ever comes from a bug in the harness; the data
         // is append-only, so it stays usable.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The virtual clock of the run.
     pub(crate) fn clock(&self) -> &VirtualClock {
-        &self.clock
+        &self.shared.clock
     }
 
     /// Resolves when the run must stop (a limit was hit).
     pub(crate) async fn stopped(&self) -> StopCause {
-        self.limit.reached().await;
+        self.shared.limit.reached().await;
         StopCause::AttemptLimit
     }
 
@@ -101,10 +111,10 @@ impl Recorder {
         method: &str,
         path: &str,
     ) -> Option<u32> {
-        if !self.limit.take() {
+        if !self.shared.limit.take() {
             return None;
         }
-        let now = self.clock.now_ms();
+        let now = self.shared.clock.now_ms();
         let mut state = self.state();
         let method = state.interner.intern(method);
         let path = state.interner.intern(path);
@@ -141,17 +151,17 @@ impl Recorder {
     /// Marks `attempt` as the one being polled (or none), so a connect it triggers is its.
     pub(crate) fn set_current(&self, attempt: Option<u32>) {
         let stored = attempt.map_or(0, |id| u64::from(id) + 1);
-        self.current.store(stored, Ordering::Relaxed);
+        self.shared.current.store(stored, Ordering::Relaxed);
     }
 
     /// A connect of `conn_id` started; returns the attempt it is for, if any.
     pub(crate) fn connect_started(&self, conn_id: Option<u64>) -> Option<u32> {
-        let current = self.current.load(Ordering::Relaxed).checked_sub(1);
+        let current = self.shared.current.load(Ordering::Relaxed).checked_sub(1);
         if let Some(id) = current {
             // The id came from a u32.
             let id = u32::try_from(id).unwrap_or(u32::MAX);
             let mut state = self.state();
-            state.connecting.insert(id, ());
+            state.connecting.insert(u64::from(id), true);
             // Recorded now, so an abandoned connect still names its connection.
             if let Some(conn) = conn_id {
                 state.opened_by.insert(conn, id);
@@ -165,7 +175,7 @@ impl Recorder {
     pub(crate) fn connect_finished(&self, attempt: Option<u32>, conn_id: Option<u64>) {
         let mut state = self.state();
         if let Some(id) = attempt {
-            state.connecting.remove(&id);
+            state.connecting.insert(u64::from(id), false);
             if let Some(conn) = conn_id {
                 state.opened_by.insert(conn, id);
             }
@@ -203,7 +213,7 @@ impl Recorder {
         conn_id: Option<u64>,
         retry_after: Option<&str>,
     ) {
-        let now = self.clock.now_ms();
+        let now = self.shared.clock.now_ms();
         let mut state = self.state();
         let retry_after = retry_after.map(|text| state.interner.intern(text));
         let conn_use = conn_id.map(|conn| {
@@ -227,9 +237,9 @@ impl Recorder {
     /// The attempt ended now, with `end`; `failure` replaces the outcome when the attempt
     /// failed before a head arrived (or broke while its body was read).
     pub(crate) fn end(&self, attempt: u32, end: EndKind, failure: Option<AttemptOutcome>) {
-        let now = self.clock.now_ms();
+        let now = self.shared.clock.now_ms();
         let mut state = self.state();
-        let connecting = state.connecting.contains_key(&attempt);
+        let connecting = state.connecting.get(u64::from(attempt)) == Some(true);
         let unnamed = attempt_mut(&mut state, attempt).is_some_and(|a| a.conn_id.is_none());
         if let (true, Some(conn)) = (unnamed, state.placed_on.get(u64::from(attempt))) {
             assign_conn(&mut state, attempt, conn);
@@ -254,7 +264,7 @@ impl Recorder {
 
     /// Records the reference client's decision after `attempt_id`.
     pub(crate) fn decision(&self, attempt_id: u32, kind: DecisionKind, state: Option<&str>) {
-        let at_ms = self.clock.now_ms();
+        let at_ms = self.shared.clock.now_ms();
         let mut state_guard = self.state();
         let state = state.map(|text| state_guard.interner.intern(text));
         state_guard.decisions.push(DecisionRecord {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::time::Instant;
 
 use super::ids::EndIndex as _;
@@ -95,7 +95,17 @@ pub(super) struct Inner {
     pub ended: bool,
     /// Connects whose SYN has not reached its host yet.
     pub connecting: usize,
+    /// Where written data is copied to become segments: one buffer that consecutive
+    /// segments share instead of an allocation each, reused once the segments cut from it
+    /// have been read ([`SEGMENT_ARENA`]).
+    pub arena: BytesMut,
 }
+
+/// The bytes [`Inner::arena`] allocates at a time (a write larger than this gets a buffer of
+/// its own size). Most segments are a request's or a response's few hundred bytes, so one
+/// allocation serves a dozen of them; a segment left unread (held by a partition, say)
+/// keeps at most this much alive with it.
+const SEGMENT_ARENA: usize = 4096;
 
 /// The most connections the network holds open at once, connects on their way included.
 /// Each costs a few kilobytes (both ends, and the endpoint serving it), and a client that
@@ -145,6 +155,7 @@ impl Inner {
             events: Vec::new(),
             ended: false,
             connecting: 0,
+            arena: BytesMut::new(),
         }
     }
 
@@ -316,7 +327,7 @@ impl Inner {
         id: ConnId,
         side: Side,
         max: usize,
-        now: Instant,
+        now: impl FnOnce() -> Instant,
         waker: &Waker,
     ) -> ReadStep {
         if self.ended {
@@ -342,7 +353,8 @@ impl Inner {
             pipe.register(waker);
             return ReadStep::Wait(None);
         }
-        if head.deliver_at > now {
+        // The clock is read only here: most reads find nothing queued, or data due long ago.
+        if head.deliver_at > now() {
             let at = head.deliver_at;
             // Also registered so a local reset or a heal can wake the reader early.
             pipe.register(waker);
@@ -392,13 +404,13 @@ impl Inner {
             return Ok(0);
         }
         let n = data.len().min(u32::MAX as usize);
-        self.send(
-            slot,
-            side.writes(),
-            SegmentKind::Data,
-            Bytes::copy_from_slice(&data[..n]),
-            now,
-        );
+        if self.arena.capacity() < n {
+            // Takes the buffer back when every segment cut from it is gone, else a new one.
+            self.arena.reserve(n.max(SEGMENT_ARENA));
+        }
+        self.arena.extend_from_slice(&data[..n]);
+        let segment = self.arena.split().freeze();
+        self.send(slot, side.writes(), SegmentKind::Data, segment, now);
         Ok(n)
     }
 

@@ -135,11 +135,16 @@ impl SimStream {
             return Poll::Ready(Ok(Bytes::new()));
         }
         loop {
-            let now = Instant::now();
-            let step = self
-                .net
-                .lock()
-                .read(self.slot, self.conn, self.side, max, now, cx.waker());
+            // Read only when a queued segment's delivery instant is compared with it.
+            let mut now = None;
+            let step = self.net.lock().read(
+                self.slot,
+                self.conn,
+                self.side,
+                max,
+                || *now.get_or_insert_with(Instant::now),
+                cx.waker(),
+            );
             return match step {
                 ReadStep::Data(bytes) => Poll::Ready(Ok(bytes)),
                 ReadStep::Eof => Poll::Ready(Ok(Bytes::new())),
@@ -147,6 +152,8 @@ impl SimStream {
                 ReadStep::Ended => Poll::Ready(Err(run_ended())),
                 ReadStep::Wait(None) => Poll::Pending,
                 ReadStep::Wait(Some(at)) => {
+                    // `read` compared the segment's instant with the clock to say this.
+                    let now = now.unwrap_or_else(Instant::now);
                     ready!(poll_until_from(&mut self.timer, at, now, cx));
                     // Due now: read it.
                     continue;

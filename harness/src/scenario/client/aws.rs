@@ -19,9 +19,9 @@ use crate::scenario::duration::Millis;
 #[non_exhaustive]
 pub struct AwsParams {
     /// Attempts in all, the first included (default 3; 2.1's `DynamoDB` rule: 4; at most
-    /// 250,000).
+    /// 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Retry quota bucket size (default 500); 0 is an empty quota that never fills, so no
     /// retry is ever paid for.

@@ -149,9 +149,9 @@ pub struct FixedParams {
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3; at most 250,000).
+    /// Attempts in all, the first included (default 3; at most 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -205,9 +205,9 @@ pub struct ExponentialParams {
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3; at most 250,000).
+    /// Attempts in all, the first included (default 3; at most 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -317,9 +317,9 @@ pub struct LinearParams {
         skip_serializing_if = "is_retry_on_default"
     )]
     pub retry_on: Vec<RetryCondition>,
-    /// Attempts in all, the first included (default 3; at most 250,000).
+    /// Attempts in all, the first included (default 3; at most 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -406,9 +406,9 @@ pub struct GrpcConnectionBackoffParams {
     #[serde(default = "s_20", skip_serializing_if = "is_s_20")]
     pub min_connect_timeout: Millis,
     /// Connect attempts in all (default: unbounded, stopped by the scenario's limits; at most
-    /// 250,000).
+    /// 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

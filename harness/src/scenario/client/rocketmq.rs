@@ -33,9 +33,9 @@ pub struct RocketmqParams {
         skip_serializing_if = "is_throttle_codes_default"
     )]
     pub throttle_codes: Vec<i64>,
-    /// Send attempts in all, the first included (default 3; at most 250,000).
+    /// Send attempts in all, the first included (default 3; at most 1,000,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 250_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000_000)))]
     pub max_attempts: Option<u32>,
     /// Per-attempt timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,7 +17,7 @@ use crate::scenario::values::status_code;
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServicenowExponentialParams {
-    /// Retries after the first attempt (default 3; at most 250,000).
+    /// Retries after the first attempt (default 3; at most 1,000,000).
     #[serde(default = "three", skip_serializing_if = "is_three")]
     pub max_retries: u32,
     /// Statuses that are retried (default `[429]`; at most 512).
@@ -66,7 +66,7 @@ impl Default for ServicenowExponentialParams {
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServicenowHeaderParams {
-    /// Retries after the first attempt (default 3; at most 250,000).
+    /// Retries after the first attempt (default 3; at most 1,000,000).
     #[serde(default = "three", skip_serializing_if = "is_three")]
     pub max_retries: u32,
     /// Statuses that are retried (default `[429]`; at most 512).

@@ -1,4 +1,4 @@
-//! Running a planned scenario on the sim backend (docs/architecture.md: backends and the runtime contract).
+//! Running a planned scenario on a backend (docs/architecture.md: backends and the runtime contract).
 //!
 //! Every run gets its own OS thread with a current-thread tokio runtime on paused (virtual)
 //! time, so a user's `#[tokio::test]` runtime never meets the simulation's. Two guards bound
@@ -20,6 +20,8 @@ pub(crate) mod plan;
 mod serve;
 mod settle;
 mod thread_time;
+#[cfg(feature = "turmoil")]
+mod turmoil;
 mod wall;
 mod watchdog;
 
@@ -319,8 +321,8 @@ fn run_on_this_thread<F, Fut, T, E>(
     stop: &Stop,
     sender: &mpsc::Sender<Handback>,
 ) where
-    F: FnMut(Env) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
+    F: FnMut(Env) -> Fut + 'static,
+    Fut: Future<Output = Result<T, E>> + 'static,
     T: Debug,
     E: Debug,
 {
@@ -329,6 +331,23 @@ fn run_on_this_thread<F, Fut, T, E>(
     let hand_back = |handback| {
         let _ = sender.send(handback);
     };
+    // turmoil steps runtimes of its own, one per host, from outside any runtime.
+    #[cfg(feature = "turmoil")]
+    if plan.backend == BackendKind::Turmoil {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            turmoil::drive(plan, client, live, stop)
+        }));
+        return hand_back(match ran {
+            Ok(Ok(Some(report))) => Handback::Finished(Box::new(report), take_panics()),
+            Ok(Ok(None)) => Handback::Stopped(take_panics()),
+            Ok(Err(why)) => {
+                let mut panics = take_panics();
+                panics.push(why);
+                Handback::Failed(panics)
+            }
+            Err(_) => Handback::Failed(turmoil::explain_panics(take_panics())),
+        });
+    }
     let runtime = match plan.backend {
         // Real time, and the IO driver for the client's sockets; the endpoints run on a
         // thread of their own (`backend/real`).
@@ -375,7 +394,7 @@ fn run_on_this_thread<F, Fut, T, E>(
     }
 }
 
-async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot) -> Report
+async fn simulate<F, Fut, T, E>(plan: Plan, client: F, live: &LiveSlot) -> Report
 where
     F: FnMut(Env) -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -428,6 +447,43 @@ where
             Net::Sim(network)
         }
     };
+    let setup = Setup {
+        start,
+        clock,
+        limit,
+        endpoints,
+        network,
+    };
+    run_calls(plan, client, live, setup).await
+}
+
+/// A run's network and endpoints, made by the backend before the calls start.
+struct Setup {
+    /// Virtual time zero, on the runtime the calls run on.
+    start: tokio::time::Instant,
+    /// The calls' clock (the endpoints have their own, on turmoil: one per host runtime).
+    clock: VirtualClock,
+    /// The attempt limit the endpoints' gates share.
+    limit: AttemptLimit,
+    endpoints: Vec<(String, Endpoint)>,
+    network: Net,
+}
+
+/// Makes the run's calls on `setup`'s network, settles, and assembles and judges the trace.
+async fn run_calls<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot, setup: Setup) -> Report
+where
+    F: FnMut(Env) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    T: Debug,
+    E: Debug,
+{
+    let Setup {
+        start,
+        clock,
+        limit,
+        endpoints,
+        network,
+    } = setup;
     let mut operation = plan.operation.clone();
     operation.url = format!(
         "{}{}",
@@ -601,7 +657,8 @@ const REAL_CLOCK_HINT: &str = "Likely cause: the client reads the real clock \
 fn trace_header(plan: &Plan) -> Vec<(String, String)> {
     let backend = match plan.backend {
         BackendKind::Real => "real",
-        BackendKind::Sim | BackendKind::Turmoil => "sim",
+        BackendKind::Turmoil => "turmoil",
+        BackendKind::Sim => "sim",
     };
     let mut header = vec![
         ("backend".to_owned(), backend.to_owned()),

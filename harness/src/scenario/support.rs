@@ -23,7 +23,7 @@ impl Scenario {
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
     /// partitions and latencies, which the sim network runs), endpoint
     /// kinds other than `http`, `dead_letter` and `rate_limiter`, policies the policy table does not mark
-    /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
+    /// built ([`ClientSpec::is_built`]), and `backend: turmoil` in a build without the `turmoil` feature. Empty when the
     /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
     /// with the errors a run would give.
     ///
@@ -121,8 +121,13 @@ impl Unsupported<'_> {
                 self.flag(&join("expect", key), format_args!("the `{key}` check"));
             }
         }
-        if s.backend == BackendKind::Turmoil {
-            self.flag("backend", format_args!("`backend: {}`", s.backend.name()));
+        // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
+        if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
+            let e = s.error_at_key(
+                "backend",
+                "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks",
+            );
+            self.errors.push(e);
         }
         if s.turmoil.is_some() {
             self.flag("turmoil", "`turmoil`");

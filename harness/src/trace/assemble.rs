@@ -57,7 +57,9 @@ pub(crate) fn assemble(
     let mut unmatched = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
-    let real = network.is_real();
+    // Without a segment log (real sockets, turmoil), attempts are rebuilt from the
+    // endpoints' instants.
+    let from_endpoints = !network.logs_segments();
     let idle = IdleCalls::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
@@ -107,7 +109,7 @@ pub(crate) fn assemble(
                 }
                 None => {
                     let response = responses.get(request.id.index());
-                    let instants = if real {
+                    let instants = if from_endpoints {
                         Instants::Endpoint
                     } else {
                         Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
@@ -183,7 +185,7 @@ pub(crate) fn assemble(
     renumber(&mut attempts);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
-    let connections = if real {
+    let connections = if from_endpoints {
         endpoint_connection_events(&ledgers, &endpoint_names)
     } else {
         connection_events(&log, &mut interner)

@@ -1,0 +1,168 @@
+//! The turmoil backend: each endpoint a host of a `turmoil::Sim`, reached over
+//! `turmoil::net` TCP (docs/architecture.md#the-turmoil-backend).
+//!
+//! turmoil gives every host a runtime of its own, all stepped together one tick at a time,
+//! so this module holds what lives inside the simulation: the endpoints' accept loop and the
+//! client's connector. `run/turmoil.rs` builds the simulation and steps it.
+
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_util::rt::TokioIo;
+use retrylab_endpoints::{ConnIds, ConnInfo, Endpoint, NoReset};
+
+/// The port every endpoint listens on inside the simulation: `http://api/...` names host
+/// `api`, port 80, as any HTTP URL without a port does.
+pub(crate) const PORT: u16 = 80;
+
+/// One tick of the simulation: every host's runtime advances by this much per step, and a
+/// message is delivered at the first tick at or after its latency has passed.
+pub(crate) const TICK: Duration = Duration::from_millis(1);
+
+/// The endpoints of one run as turmoil hosts, as the client's side sees them.
+#[derive(Clone)]
+pub(crate) struct TurmoilNet {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The endpoints' names, which are their hosts' names, with the one-way latency of
+    /// the link from the client's host to each.
+    links: Vec<(String, Duration)>,
+    /// The longest one-way latency of any link: how long a request written just now may
+    /// take to reach its endpoint.
+    longest_latency: Duration,
+    ended: AtomicBool,
+}
+
+impl TurmoilNet {
+    pub(crate) fn new(links: Vec<(String, Duration)>, longest_latency: Duration) -> TurmoilNet {
+        TurmoilNet {
+            inner: Arc::new(Inner {
+                links,
+                longest_latency,
+                ended: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// From now on every connect fails, saying the run has ended.
+    pub(crate) fn end_run(&self) {
+        self.inner.ended.store(true, Ordering::Release);
+    }
+
+    /// Whether [`end_run`](Self::end_run) was called.
+    pub(crate) fn run_ended(&self) -> bool {
+        self.inner.ended.load(Ordering::Acquire)
+    }
+
+    /// How long settling waits with every endpoint idle before it believes nothing more is
+    /// coming: turmoil's queues cannot be read from a host, so the longest latency of a
+    /// link, and two ticks for a message delivered at the tick after it became due.
+    pub(crate) fn crossing(&self) -> Duration {
+        self.inner.longest_latency + 2 * TICK
+    }
+}
+
+/// The software of an endpoint's host: listens on [`PORT`] and serves each accepted
+/// connection in a task of its own, with connection ids from `ids` (shared by every host,
+/// so that an id names one connection in the whole run).
+pub(crate) async fn serve(endpoint: Endpoint, ids: ConnIds) -> turmoil::Result {
+    let listener =
+        turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
+    loop {
+        let (stream, _peer) = listener.accept().await?;
+        let conn_id = ids.next();
+        // Consumed and recorded as on any transport; the listener has accepted already
+        // (connect schedules that refuse are refused when the scenario loads).
+        let _ = endpoint.on_connect(conn_id);
+        // turmoil sends RST only when a socket closes with data unread, never on demand,
+        // so steps that reset are refused when the scenario loads.
+        let info = ConnInfo::new(conn_id, Arc::new(NoReset));
+        let endpoint = endpoint.clone();
+        // Boxed: the serving future, hyper's connection state included, is large.
+        tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
+    }
+}
+
+/// Connects to the run's endpoints over `turmoil::net`: `http://api/...` reaches the host of
+/// endpoint `api`.
+#[derive(Clone)]
+pub(crate) struct TurmoilConnector {
+    net: TurmoilNet,
+}
+
+impl TurmoilConnector {
+    pub(crate) fn new(net: TurmoilNet) -> TurmoilConnector {
+        TurmoilConnector { net }
+    }
+
+    /// Whether the run has ended (every connect fails from then on).
+    pub(crate) fn run_ended(&self) -> bool {
+        self.net.run_ended()
+    }
+
+    /// The endpoint `uri` names. turmoil's own lookup would invent an address for a name
+    /// no host has (and its connect would then wait for an answer that never comes), so
+    /// an unknown name fails here, at once.
+    fn target(&self, uri: &Uri) -> io::Result<Target> {
+        let host = uri
+            .host()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the URI has no host"))?;
+        let link = self.net.inner.links.iter().find(|(name, _)| name == host);
+        match link {
+            Some((name, latency)) => Ok(Target {
+                host: name.clone(),
+                port: uri.port_u16().unwrap_or(PORT),
+                latency: *latency,
+            }),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("`{host}` is not an endpoint of the scenario"),
+            )),
+        }
+    }
+}
+
+/// Where a connect goes, and the one-way latency of its link.
+struct Target {
+    host: String,
+    port: u16,
+    latency: Duration,
+}
+
+impl tower_service::Service<Uri> for TurmoilConnector {
+    type Response = TokioIo<turmoil::net::TcpStream>;
+    type Error = io::Error;
+    type Future =
+        Pin<Box<dyn Future<Output = io::Result<TokioIo<turmoil::net::TcpStream>>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let target = if self.run_ended() {
+            Err(crate::backend::run_ended_error())
+        } else {
+            self.target(&uri)
+        };
+        Box::pin(async move {
+            let target = target?;
+            let stream =
+                turmoil::net::TcpStream::connect((target.host.as_str(), target.port)).await?;
+            // turmoil answers a SYN through a channel, not over the link: the connect
+            // returns as the SYN arrives. The SYN-ACK's crossing back is waited for here, so
+            // that a connect costs a round trip, as on the sim network and on a real one.
+            tokio::time::sleep(target.latency).await;
+            Ok(TokioIo::new(stream))
+        })
+    }
+}

@@ -1,13 +1,12 @@
 //! The turmoil backend: each endpoint a host of a `turmoil::Sim`, reached over
 //! `turmoil::net` TCP (docs/architecture.md#the-turmoil-backend).
 //!
-//! turmoil gives every host a runtime of its own, all stepped together one tick at a time,
-//! so this module holds what lives inside the simulation: the endpoints' accept loop and the
-//! client's connector. `run/turmoil.rs` builds the simulation and steps it.
+//! turmoil gives every host a runtime of its own, all stepped together one tick at a time.
+//! The endpoints' hosts serve with `retrylab_endpoints::turmoil::listen`; this module holds
+//! the client's side, its connector. `run/turmoil.rs` builds the simulation and steps it.
 
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,11 +15,7 @@ use std::time::Duration;
 
 use http::Uri;
 use hyper_util::rt::TokioIo;
-use retrylab_endpoints::{ConnIds, ConnInfo, Endpoint, NoReset};
-
-/// The port every endpoint listens on inside the simulation: `http://api/...` names host
-/// `api`, port 80, as any HTTP URL without a port does.
-pub(crate) const PORT: u16 = 80;
+use retrylab_endpoints::turmoil::PORT;
 
 /// One tick of the simulation: every host's runtime advances by this much per step, and a
 /// message is delivered at the first tick at or after its latency has passed.
@@ -68,27 +63,6 @@ impl TurmoilNet {
     /// link, and two ticks for a message delivered at the tick after it became due.
     pub(crate) fn crossing(&self) -> Duration {
         self.inner.longest_latency + 2 * TICK
-    }
-}
-
-/// The software of an endpoint's host: listens on [`PORT`] and serves each accepted
-/// connection in a task of its own, with connection ids from `ids` (shared by every host,
-/// so that an id names one connection in the whole run).
-pub(crate) async fn serve(endpoint: Endpoint, ids: ConnIds) -> turmoil::Result {
-    let listener =
-        turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
-    loop {
-        let (stream, _peer) = listener.accept().await?;
-        let conn_id = ids.next();
-        // Consumed and recorded as on any transport; the listener has accepted already
-        // (connect schedules that refuse are refused when the scenario loads).
-        let _ = endpoint.on_connect(conn_id);
-        // turmoil sends RST only when a socket closes with data unread, never on demand,
-        // so steps that reset are refused when the scenario loads.
-        let info = ConnInfo::new(conn_id, Arc::new(NoReset));
-        let endpoint = endpoint.clone();
-        // Boxed: the serving future, hyper's connection state included, is large.
-        tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
     }
 }
 

@@ -19,7 +19,7 @@ use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
 use super::plan::Plan;
 use super::wall::Stop;
 use super::{LiveSlot, Setup, run_calls};
-use crate::backend::turmoil::{TICK, TurmoilNet, serve};
+use crate::backend::turmoil::{TICK, TurmoilNet};
 use crate::backend::{AttemptLimit, Net};
 use crate::env::Env;
 use crate::report::Report;
@@ -104,7 +104,7 @@ where
                     Endpoint::with_gate(config.clone(), clock, gate.clone())
                 })
                 .clone();
-            serve(endpoint, ids.clone())
+            retrylab_endpoints::turmoil::listen(endpoint, ids.clone())
         });
         let endpoint = made.borrow().clone().ok_or_else(|| {
             format!(

@@ -241,3 +241,24 @@ fn a_panic_in_a_task_the_client_spawned_fails_the_run() {
         report.summary()
     );
 }
+
+#[test]
+fn a_wait_longer_than_turmoil_steps_through_in_time_says_why() {
+    let s = scenario(
+        "version: 1\nname: long wait\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 1d, max_attempts: 2 } }\n\
+         limits: { max_virtual_time: 2d, wall: 1s }\n",
+    );
+    let report = s.run_builtin();
+    assert_eq!(report.end(), &RunEnd::WallLimit, "{}", report.summary());
+    let summary = report.summary();
+    assert!(
+        summary.contains("turmoil steps every host once per millisecond of virtual time"),
+        "{summary}"
+    );
+    // What happened before the limit is still there.
+    assert_eq!(report.trace().attempts.len(), 1, "{summary}");
+}

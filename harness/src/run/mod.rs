@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
@@ -151,6 +152,7 @@ where
     let wall = plan.wall;
     let name = plan.name.clone();
     let seed = plan.seed;
+    let on_turmoil = plan.backend == BackendKind::Turmoil;
     let live: LiveSlot = Arc::default();
     let stop = Arc::new(Stop::default());
     let (sender, receiver) = mpsc::channel();
@@ -180,7 +182,10 @@ where
             Some(finished @ Handback::Finished(..)) => finished,
             Some(Handback::Failed(panics)) => Handback::Failed(panics),
             Some(Handback::Stopped(panics)) => {
-                let message = wall::explain(wall, &stall, true);
+                let message = match turmoil_wall_message(on_turmoil, wall, &live) {
+                    Some(message) => message,
+                    None => wall::explain(wall, &stall, true),
+                };
                 return wall_limit_report(&live, name, seed, message, &panics);
             }
             None => {
@@ -210,6 +215,29 @@ where
             salvaged_report(&live, name, seed, RunEnd::Panicked, message)
         }
     }
+}
+
+/// Why a turmoil run that virtual time kept moving in stopped at `limits.wall`: turmoil
+/// steps every host each millisecond, so a long wait costs wall time, where the other
+/// backends jump to the next timer. The run's calls are not polled while it waits, so the
+/// watchdog's reading (a loop in a task) would mislead. `None` elsewhere, or when virtual
+/// time did not move (a client that blocks its thread, which the usual reading explains).
+fn turmoil_wall_message(on_turmoil: bool, wall: Duration, live: &LiveSlot) -> Option<String> {
+    if !on_turmoil {
+        return None;
+    }
+    let virtual_ms = live_lock(live).as_ref().map(Live::virtual_ms)?;
+    let wall_ms = u64::try_from(wall.as_millis()).unwrap_or(u64::MAX);
+    (virtual_ms > wall_ms).then(|| {
+        format!(
+            "the run had not finished after limits.wall ({}) of real time, at t={} of \
+             virtual time: turmoil steps every host once per millisecond of virtual time, \
+             whether anything is due or not, so a long wait costs wall time. Lower \
+             limits.max_virtual_time, shorten the schedule, or raise limits.wall",
+            seconds(wall_ms),
+            seconds(virtual_ms)
+        )
+    })
 }
 
 /// The report of a run stopped or abandoned at `limits.wall`: its trace so far, the

@@ -192,3 +192,28 @@ pub(super) fn explain_panics(mut panics: Vec<String>) -> Vec<String> {
     }
     panics
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turmoils_own_panics_say_what_they_mean() {
+        let explained = explain_panics(vec![
+            "0.0.0.0:80 server socket buffer full".to_owned(),
+            "Host: 'client' ports exhausted".to_owned(),
+            "the client's own panic".to_owned(),
+        ]);
+        assert!(
+            explained[0].contains("more than 4096 connections waited to be accepted"),
+            "{}",
+            explained[0]
+        );
+        assert!(
+            explained[1].contains("every ephemeral port"),
+            "{}",
+            explained[1]
+        );
+        assert_eq!(explained[2], "the client's own panic");
+    }
+}

@@ -29,6 +29,31 @@ use self::sim::{ConnId, InFlight, NetLog, Network, SimConnector};
 #[cfg(feature = "turmoil")]
 use self::turmoil::{TurmoilConnector, TurmoilNet};
 
+/// A turmoil-native fault on the link between the client's host and an endpoint's, as the
+/// trace shows it.
+// Made by the turmoil backend only: a build without it reads none.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkFault {
+    /// Messages to and from the endpoint wait on the link.
+    Held,
+    /// The held messages go on.
+    Released,
+    /// Messages to and from the endpoint are dropped.
+    Partitioned,
+    /// The partition was repaired.
+    Repaired,
+}
+
+/// A [`LinkFault`] applied at an instant (ms since the run started) to an endpoint's link.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkFaultRecord {
+    pub(crate) at_ms: u64,
+    pub(crate) endpoint: String,
+    pub(crate) fault: LinkFault,
+}
+
 /// The network of one run.
 #[derive(Clone)]
 pub(crate) enum Net {
@@ -108,7 +133,19 @@ impl Net {
     pub(crate) fn in_flight_to_hosts(&self) -> InFlight {
         match self {
             Net::Sim(network) => network.in_flight_to_hosts(),
+            // A held link may carry a request turmoil does not show.
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) if net.holding() => InFlight::Held,
             _ => InFlight::Nothing,
+        }
+    }
+
+    /// The turmoil-native faults applied during the run, in order (none elsewhere).
+    pub(crate) fn take_link_faults(&self) -> Vec<LinkFaultRecord> {
+        match self {
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) => net.take_faults(),
+            _ => Vec::new(),
         }
     }
 

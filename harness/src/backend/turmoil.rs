@@ -9,13 +9,21 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
 use hyper_util::rt::TokioIo;
 use retrylab_endpoints::turmoil::PORT;
+
+use super::{LinkFault, LinkFaultRecord};
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Records are only appended and taken: a poisoned lock still holds them consistently.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// One tick of the simulation: every host's runtime advances by this much per step, and a
 /// message is delivered at the first tick at or after its latency has passed.
@@ -35,6 +43,10 @@ struct Inner {
     /// take to reach its endpoint.
     longest_latency: Duration,
     ended: AtomicBool,
+    /// Links held now (`turmoil.hold`), set by the stepping thread between steps.
+    holding: AtomicUsize,
+    /// The turmoil-native faults applied so far.
+    faults: Mutex<Vec<LinkFaultRecord>>,
 }
 
 impl TurmoilNet {
@@ -44,6 +56,8 @@ impl TurmoilNet {
                 links,
                 longest_latency,
                 ended: AtomicBool::new(false),
+                holding: AtomicUsize::new(0),
+                faults: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -56,6 +70,34 @@ impl TurmoilNet {
     /// Whether [`end_run`](Self::end_run) was called.
     pub(crate) fn run_ended(&self) -> bool {
         self.inner.ended.load(Ordering::Acquire)
+    }
+
+    /// Records `fault` on `endpoint`'s link at `at_ms`, and counts the links held.
+    pub(crate) fn record(&self, at_ms: u64, endpoint: &str, fault: LinkFault) {
+        match fault {
+            LinkFault::Held => {
+                self.inner.holding.fetch_add(1, Ordering::AcqRel);
+            }
+            LinkFault::Released => {
+                self.inner.holding.fetch_sub(1, Ordering::AcqRel);
+            }
+            LinkFault::Partitioned | LinkFault::Repaired => {}
+        }
+        lock(&self.inner.faults).push(LinkFaultRecord {
+            at_ms,
+            endpoint: endpoint.to_owned(),
+            fault,
+        });
+    }
+
+    /// Whether a link is held now.
+    pub(crate) fn holding(&self) -> bool {
+        self.inner.holding.load(Ordering::Acquire) > 0
+    }
+
+    /// The faults recorded, moved out.
+    pub(crate) fn take_faults(&self) -> Vec<LinkFaultRecord> {
+        std::mem::take(&mut *lock(&self.inner.faults))
     }
 
     /// How long settling waits with every endpoint idle before it believes nothing more is

@@ -569,6 +569,7 @@ where
     if end == RunEnd::Completed {
         let returned = tokio::time::Instant::now();
         // Held data moves when a partition heals; a crash holds nothing.
+        // On turmoil, a released hold moves what waited on the link.
         let heals: Vec<tokio::time::Instant> = plan
             .faults
             .iter()
@@ -576,6 +577,11 @@ where
                 PlannedFault::Partition { at, lasts, .. } => Some(start + *at + *lasts),
                 PlannedFault::Crash { .. } => None,
             })
+            .chain(
+                plan.turmoil_windows
+                    .iter()
+                    .map(|window| start + window.at + window.lasts),
+            )
             .collect();
         let deadline = start + plan.max_virtual_time;
         let settling = async {

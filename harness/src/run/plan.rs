@@ -77,6 +77,29 @@ pub(crate) struct Plan {
     /// Served to a client outside (`retrylab serve`): its requests are split into this many
     /// calls after the run, instead of the harness's own calls.
     pub(crate) served_calls: Option<u32>,
+    /// `turmoil.hold` and `turmoil.partition`, in the scenario's order.
+    pub(crate) turmoil_windows: Vec<TurmoilWindow>,
+}
+
+/// A window of a turmoil-native fault on the link between the client's host and an
+/// endpoint's.
+// Only the turmoil backend applies it; every build settles after its end.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone)]
+pub(crate) struct TurmoilWindow {
+    pub(crate) kind: TurmoilWindowKind,
+    pub(crate) endpoint: String,
+    pub(crate) at: Duration,
+    pub(crate) lasts: Duration,
+}
+
+/// What a turmoil window does to its link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurmoilWindowKind {
+    /// `turmoil.hold`: messages wait on the link, and go on when it is released.
+    Hold,
+    /// `turmoil.partition`: messages are dropped, and never sent again.
+    Partition,
 }
 
 impl Plan {
@@ -177,8 +200,30 @@ impl Plan {
             backend: scenario.backend,
             bind: crate::backend::real::LOOPBACK,
             served_calls: None,
+            turmoil_windows: turmoil_windows(scenario),
         })
     }
+}
+
+/// The turmoil windows of `scenario`: holds, then partitions.
+fn turmoil_windows(scenario: &Scenario) -> Vec<TurmoilWindow> {
+    let Some(t) = &scenario.turmoil else {
+        return Vec::new();
+    };
+    let holds = t.hold.iter().map(|w| (TurmoilWindowKind::Hold, w));
+    let partitions = t
+        .partition
+        .iter()
+        .map(|w| (TurmoilWindowKind::Partition, w));
+    holds
+        .chain(partitions)
+        .map(|(kind, w)| TurmoilWindow {
+            kind,
+            endpoint: w.endpoint.clone(),
+            at: w.at.as_duration(),
+            lasts: w.r#for.as_duration(),
+        })
+        .collect()
 }
 
 /// Where a `kind: dead_letter` endpoint takes messages.

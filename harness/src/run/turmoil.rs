@@ -16,11 +16,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
 
-use super::plan::Plan;
+use super::plan::{Plan, TurmoilWindow, TurmoilWindowKind};
 use super::wall::Stop;
 use super::{LiveSlot, Setup, run_calls};
 use crate::backend::turmoil::{TICK, TurmoilNet};
-use crate::backend::{AttemptLimit, Net};
+use crate::backend::{AttemptLimit, LinkFault, Net};
 use crate::env::Env;
 use crate::report::Report;
 
@@ -119,13 +119,15 @@ where
     while plan.endpoints.iter().any(|p| p.name == client_host) {
         client_host.push('_');
     }
+    let actions = link_actions(&plan.turmoil_windows);
     let names = plan
         .endpoints
         .iter()
         .zip(&latencies)
         .map(|(p, latency)| (p.name.clone(), *latency))
         .collect();
-    let network = Net::Turmoil(TurmoilNet::new(names, longest));
+    let net = TurmoilNet::new(names, longest);
+    let network = Net::Turmoil(net.clone());
     let links: Vec<(String, Duration)> = plan
         .endpoints
         .iter()
@@ -156,10 +158,24 @@ where
         sim.set_link_latency(client_host.as_str(), name.as_str(), *latency);
     }
 
+    let mut due = actions.iter().peekable();
     loop {
         // Between steps, as `until_stopped` checks at each poll on the other backends.
         if stop.is_raised() {
             return Ok(None);
+        }
+        // A fault at `at` is applied before the step whose hosts run at `at`.
+        let now = sim.elapsed();
+        while let Some(action) = due.next_if(|a| a.at <= now) {
+            let (client, endpoint) = (client_host.as_str(), action.endpoint.as_str());
+            match action.fault {
+                LinkFault::Held => sim.hold(client, endpoint),
+                LinkFault::Released => sim.release(client, endpoint),
+                LinkFault::Partitioned => sim.partition(client, endpoint),
+                LinkFault::Repaired => sim.repair(client, endpoint),
+            }
+            let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+            net.record(at_ms, endpoint, action.fault);
         }
         match sim.step() {
             Ok(true) => break,
@@ -171,6 +187,34 @@ where
     report
         .map(Some)
         .ok_or_else(|| "the client host finished without handing back a report".to_owned())
+}
+
+/// A change to the link between the client's host and an endpoint's, due at `at`.
+struct LinkAction {
+    at: Duration,
+    endpoint: String,
+    fault: LinkFault,
+}
+
+/// Each window's start and end as actions, by instant (the scenario's order at one
+/// instant; validation keeps windows of one kind on one endpoint apart).
+fn link_actions(windows: &[TurmoilWindow]) -> Vec<LinkAction> {
+    let mut actions: Vec<LinkAction> = windows
+        .iter()
+        .flat_map(|w| {
+            let (begin, end) = match w.kind {
+                TurmoilWindowKind::Hold => (LinkFault::Held, LinkFault::Released),
+                TurmoilWindowKind::Partition => (LinkFault::Partitioned, LinkFault::Repaired),
+            };
+            [(w.at, begin), (w.at.saturating_add(w.lasts), end)].map(|(at, fault)| LinkAction {
+                at,
+                endpoint: w.endpoint.clone(),
+                fault,
+            })
+        })
+        .collect();
+    actions.sort_by_key(|a| a.at);
+    actions
 }
 
 /// The panics of a run whose simulation panicked, with what turmoil's own panics mean: it

@@ -129,8 +129,17 @@ impl Unsupported<'_> {
             );
             self.errors.push(e);
         }
-        if s.turmoil.is_some() {
-            self.flag("turmoil", "`turmoil`");
+        if let Some(t) = &s.turmoil {
+            // Holds and partitions are built; these are not.
+            if t.loss.is_some() {
+                self.flag("turmoil.loss", "`turmoil.loss`");
+            }
+            if t.latency.is_some() {
+                self.flag("turmoil.latency", "`turmoil.latency`");
+            }
+            if !t.crash.is_empty() {
+                self.flag("turmoil.crash", "`turmoil.crash`");
+            }
         }
         if s.search.is_some() {
             self.flag("search", "`search`");

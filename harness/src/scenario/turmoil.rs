@@ -43,7 +43,8 @@ impl BackendKind {
     }
 }
 
-/// Turmoil-native network behaviour (built later).
+/// Turmoil-native network behaviour: `hold` and `partition` windows run on `backend: turmoil`;
+/// `loss`, `latency` and `crash` are not supported yet.
 ///
 /// ```
 /// use retrylab::scenario::TurmoilSpec;

@@ -15,8 +15,8 @@ use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
     FaultEvent, FaultEventKind, Interner, LateRequest, Name, Side, Trace, seconds,
 };
-use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
+use crate::backend::{LinkFault, Net};
 use crate::policy::RetryAfterValue;
 
 /// What a run leaves behind, besides the trace.
@@ -190,7 +190,21 @@ pub(crate) fn assemble(
     } else {
         connection_events(&log, &mut interner)
     };
-    let faults = fault_events(&log, &mut interner);
+    let mut faults = fault_events(&log, &mut interner);
+    // turmoil's faults, which the network applies between steps, join the sim network's.
+    for record in network.take_link_faults() {
+        faults.push(FaultEvent {
+            at_ms: record.at_ms,
+            endpoint: interner.intern(&record.endpoint),
+            kind: match record.fault {
+                LinkFault::Held => FaultEventKind::Held,
+                LinkFault::Released => FaultEventKind::Released,
+                LinkFault::Partitioned => FaultEventKind::Partitioned,
+                LinkFault::Repaired => FaultEventKind::Healed,
+            },
+        });
+    }
+    faults.sort_by_key(|f| f.at_ms);
 
     Assembled {
         trace: Trace {

@@ -79,6 +79,10 @@ pub(crate) struct Plan {
     pub(crate) served_calls: Option<u32>,
     /// `turmoil.hold` and `turmoil.partition`, in the scenario's order.
     pub(crate) turmoil_windows: Vec<TurmoilWindow>,
+    /// `turmoil.loss`: the chance a working link starts dropping messages, and the chance a
+    /// dropping one works again, drawn at each message.
+    #[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+    pub(crate) turmoil_loss: Option<(f64, f64)>,
 }
 
 /// A window of a turmoil-native fault on the link between the client's host and an
@@ -201,6 +205,11 @@ impl Plan {
             bind: crate::backend::real::LOOPBACK,
             served_calls: None,
             turmoil_windows: turmoil_windows(scenario),
+            turmoil_loss: scenario
+                .turmoil
+                .as_ref()
+                .and_then(|t| t.loss)
+                .map(|l| (l.fail_rate.value(), l.repair_rate.value())),
         })
     }
 }

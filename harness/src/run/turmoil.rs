@@ -73,15 +73,22 @@ where
         .max_virtual_time
         .saturating_add(plan.drain)
         .saturating_add(Duration::from_secs(1));
-    let mut sim = turmoil::Builder::new()
+    let mut builder = turmoil::Builder::new();
+    builder
         .rng_seed(plan.seed)
         .epoch(UNIX_EPOCH + Duration::from_millis(plan.epoch_unix_ms))
         .tick_duration(TICK)
         .simulation_duration(duration)
         .min_message_latency(plan.default_latency)
         .max_message_latency(plan.default_latency)
-        .tcp_capacity(TCP_CAPACITY)
-        .build();
+        .tcp_capacity(TCP_CAPACITY);
+    // turmoil's random loss: at each message, a working link starts dropping with
+    // `fail_rate`, a dropping one recovers with `repair_rate`, drawn from the seeded
+    // generator, so the same seed drops the same messages.
+    if let Some((fail_rate, repair_rate)) = plan.turmoil_loss {
+        builder.fail_rate(fail_rate).repair_rate(repair_rate);
+    }
+    let mut sim = builder.build();
 
     let limit = AttemptLimit::new(plan.max_attempts);
     let ids = ConnIds::new();

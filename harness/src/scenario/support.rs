@@ -130,10 +130,7 @@ impl Unsupported<'_> {
             self.errors.push(e);
         }
         if let Some(t) = &s.turmoil {
-            // Holds and partitions are built; these are not.
-            if t.loss.is_some() {
-                self.flag("turmoil.loss", "`turmoil.loss`");
-            }
+            // Holds, partitions and loss are built; these are not.
             if t.latency.is_some() {
                 self.flag("turmoil.latency", "`turmoil.latency`");
             }

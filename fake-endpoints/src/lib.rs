@@ -25,6 +25,8 @@
 //!
 //! With feature `wiremock`, `retrylab_endpoints::wiremock::ScriptResponder` answers a wiremock
 //! `MockServer`'s requests with the same scripts, in real time, and records them in a ledger.
+//! With feature `turmoil`, `retrylab_endpoints::turmoil::host` adds an endpoint to a turmoil
+//! simulation as a host of its own, on the simulation's time.
 
 #![warn(missing_docs)]
 
@@ -53,6 +55,8 @@ mod serve;
 mod step;
 mod tcp;
 mod timeline;
+#[cfg(feature = "turmoil")]
+pub mod turmoil;
 pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;

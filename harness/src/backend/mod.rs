@@ -1,7 +1,8 @@
 //! Backends: where endpoints run and how a client reaches them.
 //!
 //! `sim` (the default) is an in-memory TCP model on a paused tokio runtime; `real` serves the
-//! same endpoints on TCP listeners at 127.0.0.1 in real time. The attempt limit is enforced
+//! same endpoints on TCP listeners at 127.0.0.1 in real time; `turmoil` (feature `turmoil`)
+//! makes each endpoint a host of a turmoil simulation. The attempt limit is enforced
 //! at the endpoints and the harness's client, so it holds for every client on either.
 
 use std::future::Future;
@@ -16,6 +17,8 @@ mod ended;
 pub(crate) mod real;
 pub(crate) mod sim;
 mod stream;
+#[cfg(feature = "turmoil")]
+pub(crate) mod turmoil;
 
 pub(crate) use attempt_limit::AttemptLimit;
 pub(crate) use ended::run_ended_error;
@@ -23,6 +26,33 @@ pub(crate) use stream::Stream;
 
 use self::real::{RealConnector, RealNet};
 use self::sim::{ConnId, InFlight, NetLog, Network, SimConnector};
+#[cfg(feature = "turmoil")]
+use self::turmoil::{TurmoilConnector, TurmoilNet};
+
+/// A turmoil-native fault on the link between the client's host and an endpoint's, as the
+/// trace shows it.
+// Made by the turmoil backend only: a build without it reads none.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkFault {
+    /// Messages to and from the endpoint wait on the link.
+    Held,
+    /// The held messages go on.
+    Released,
+    /// Messages to and from the endpoint are dropped.
+    Partitioned,
+    /// The partition was repaired.
+    Repaired,
+}
+
+/// A [`LinkFault`] applied at an instant (ms since the run started) to an endpoint's link.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkFaultRecord {
+    pub(crate) at_ms: u64,
+    pub(crate) endpoint: String,
+    pub(crate) fault: LinkFault,
+}
 
 /// The network of one run.
 #[derive(Clone)]
@@ -31,6 +61,9 @@ pub(crate) enum Net {
     Sim(Network),
     /// Real sockets at 127.0.0.1, in real time.
     Real(RealNet),
+    /// Hosts of a turmoil simulation, on its virtual time.
+    #[cfg(feature = "turmoil")]
+    Turmoil(TurmoilNet),
 }
 
 impl Net {
@@ -39,11 +72,30 @@ impl Net {
         matches!(self, Net::Real(_))
     }
 
+    /// Whether the network logs every connect and segment (the sim network). Without that
+    /// log, attempts a client made around the harness's client are rebuilt from the
+    /// endpoints' instants, and connection events come from their ledgers.
+    pub(crate) fn logs_segments(&self) -> bool {
+        matches!(self, Net::Sim(_))
+    }
+
+    /// The backend this network is.
+    pub(crate) fn kind(&self) -> crate::scenario::BackendKind {
+        match self {
+            Net::Sim(_) => crate::scenario::BackendKind::Sim,
+            Net::Real(_) => crate::scenario::BackendKind::Real,
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(_) => crate::scenario::BackendKind::Turmoil,
+        }
+    }
+
     /// A connector to the run's endpoints.
     pub(crate) fn connector(&self) -> Connector {
         match self {
             Net::Sim(network) => Connector::Sim(SimConnector::new(network.clone())),
             Net::Real(net) => Connector::Real(RealConnector::new(net.clone())),
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) => Connector::Turmoil(TurmoilConnector::new(net.clone())),
         }
     }
 
@@ -52,7 +104,7 @@ impl Net {
     pub(crate) fn base_url(&self, name: &str) -> String {
         let address = match self {
             Net::Real(net) => net.address(name),
-            Net::Sim(_) => None,
+            _ => None,
         };
         match address {
             Some(address) => format!("http://{address}"),
@@ -71,6 +123,8 @@ impl Net {
         match self {
             Net::Sim(network) => network.end_run(),
             Net::Real(net) => net.end_run(),
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) => net.end_run(),
         }
     }
 
@@ -79,7 +133,19 @@ impl Net {
     pub(crate) fn in_flight_to_hosts(&self) -> InFlight {
         match self {
             Net::Sim(network) => network.in_flight_to_hosts(),
-            Net::Real(_) => InFlight::Nothing,
+            // A held link may carry a request turmoil does not show.
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) if net.holding() => InFlight::Held,
+            _ => InFlight::Nothing,
+        }
+    }
+
+    /// The turmoil-native faults applied during the run, in order (none elsewhere).
+    pub(crate) fn take_link_faults(&self) -> Vec<LinkFaultRecord> {
+        match self {
+            #[cfg(feature = "turmoil")]
+            Net::Turmoil(net) => net.take_faults(),
+            _ => Vec::new(),
         }
     }
 
@@ -88,7 +154,7 @@ impl Net {
     pub(crate) fn take_log(&self) -> NetLog {
         match self {
             Net::Sim(network) => network.take_log(),
-            Net::Real(_) => NetLog::default(),
+            _ => NetLog::default(),
         }
     }
 }
@@ -98,6 +164,8 @@ impl Net {
 pub(crate) enum Connector {
     Sim(SimConnector),
     Real(RealConnector),
+    #[cfg(feature = "turmoil")]
+    Turmoil(TurmoilConnector),
 }
 
 /// A connect under way: the connection id it will have when the backend knows it up front
@@ -113,6 +181,8 @@ impl Connector {
         match self {
             Connector::Sim(c) => c.run_ended(),
             Connector::Real(c) => c.run_ended(),
+            #[cfg(feature = "turmoil")]
+            Connector::Turmoil(c) => c.run_ended(),
         }
     }
 
@@ -121,6 +191,8 @@ impl Connector {
         match self {
             Connector::Sim(c) => c.poll_ready(cx),
             Connector::Real(c) => c.poll_ready(cx),
+            #[cfg(feature = "turmoil")]
+            Connector::Turmoil(c) => c.poll_ready(cx),
         }
     }
 
@@ -136,6 +208,15 @@ impl Connector {
                 }
             }
             Connector::Real(c) => {
+                let connecting = c.call(uri);
+                Connecting {
+                    conn_id: None,
+                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
+                }
+            }
+            // As on the real backend, the endpoint assigns the id when it accepts.
+            #[cfg(feature = "turmoil")]
+            Connector::Turmoil(c) => {
                 let connecting = c.call(uri);
                 Connecting {
                     conn_id: None,

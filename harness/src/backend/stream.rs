@@ -1,4 +1,4 @@
-//! The connection a client gets from `env.connector()`, on either backend.
+//! The connection a client gets from `env.connector()`, on any backend.
 
 use std::io;
 use std::pin::Pin;
@@ -20,6 +20,8 @@ pub struct Stream(Transport);
 enum Transport {
     Sim(SimStream),
     Real(TokioIo<TcpStream>),
+    #[cfg(feature = "turmoil")]
+    Turmoil(TokioIo<turmoil::net::TcpStream>),
 }
 
 impl From<SimStream> for Stream {
@@ -34,6 +36,13 @@ impl From<TokioIo<TcpStream>> for Stream {
     }
 }
 
+#[cfg(feature = "turmoil")]
+impl From<TokioIo<turmoil::net::TcpStream>> for Stream {
+    fn from(stream: TokioIo<turmoil::net::TcpStream>) -> Stream {
+        Stream(Transport::Turmoil(stream))
+    }
+}
+
 impl hyper::rt::Read for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -43,6 +52,8 @@ impl hyper::rt::Read for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => hyper::rt::Read::poll_read(Pin::new(s), cx, buf),
             Transport::Real(s) => hyper::rt::Read::poll_read(Pin::new(s), cx, buf),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => hyper::rt::Read::poll_read(Pin::new(s), cx, buf),
         }
     }
 }
@@ -56,6 +67,8 @@ impl hyper::rt::Write for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => hyper::rt::Write::poll_write(Pin::new(s), cx, buf),
             Transport::Real(s) => hyper::rt::Write::poll_write(Pin::new(s), cx, buf),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => hyper::rt::Write::poll_write(Pin::new(s), cx, buf),
         }
     }
 
@@ -63,6 +76,8 @@ impl hyper::rt::Write for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => hyper::rt::Write::poll_flush(Pin::new(s), cx),
             Transport::Real(s) => hyper::rt::Write::poll_flush(Pin::new(s), cx),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => hyper::rt::Write::poll_flush(Pin::new(s), cx),
         }
     }
 
@@ -70,6 +85,8 @@ impl hyper::rt::Write for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => hyper::rt::Write::poll_shutdown(Pin::new(s), cx),
             Transport::Real(s) => hyper::rt::Write::poll_shutdown(Pin::new(s), cx),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => hyper::rt::Write::poll_shutdown(Pin::new(s), cx),
         }
     }
 }
@@ -83,6 +100,8 @@ impl AsyncRead for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => AsyncRead::poll_read(Pin::new(s), cx, buf),
             Transport::Real(s) => AsyncRead::poll_read(Pin::new(s.inner_mut()), cx, buf),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => AsyncRead::poll_read(Pin::new(s.inner_mut()), cx, buf),
         }
     }
 }
@@ -96,6 +115,8 @@ impl AsyncWrite for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => AsyncWrite::poll_write(Pin::new(s), cx, buf),
             Transport::Real(s) => AsyncWrite::poll_write(Pin::new(s.inner_mut()), cx, buf),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => AsyncWrite::poll_write(Pin::new(s.inner_mut()), cx, buf),
         }
     }
 
@@ -103,6 +124,8 @@ impl AsyncWrite for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => AsyncWrite::poll_flush(Pin::new(s), cx),
             Transport::Real(s) => AsyncWrite::poll_flush(Pin::new(s.inner_mut()), cx),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => AsyncWrite::poll_flush(Pin::new(s.inner_mut()), cx),
         }
     }
 
@@ -110,6 +133,8 @@ impl AsyncWrite for Stream {
         match &mut self.get_mut().0 {
             Transport::Sim(s) => AsyncWrite::poll_shutdown(Pin::new(s), cx),
             Transport::Real(s) => AsyncWrite::poll_shutdown(Pin::new(s.inner_mut()), cx),
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(s) => AsyncWrite::poll_shutdown(Pin::new(s.inner_mut()), cx),
         }
     }
 }
@@ -119,6 +144,9 @@ impl Connection for Stream {
         match &self.0 {
             Transport::Sim(s) => s.connected(),
             Transport::Real(s) => s.connected(),
+            // turmoil's streams carry no connection metadata hyper-util reads.
+            #[cfg(feature = "turmoil")]
+            Transport::Turmoil(_) => Connected::new(),
         }
     }
 }

@@ -168,10 +168,7 @@ impl Env {
     /// });
     /// ```
     pub fn backend(&self) -> crate::scenario::BackendKind {
-        match self.instance.net {
-            Net::Sim(_) => crate::scenario::BackendKind::Sim,
-            Net::Real(_) => crate::scenario::BackendKind::Real,
-        }
+        self.instance.net.kind()
     }
 
     /// The harness's HTTP client: every request is an attempt in the trace. Clones and

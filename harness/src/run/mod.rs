@@ -1,4 +1,4 @@
-//! Running a planned scenario on the sim backend (docs/architecture.md: backends and the runtime contract).
+//! Running a planned scenario on a backend (docs/architecture.md: backends and the runtime contract).
 //!
 //! Every run gets its own OS thread with a current-thread tokio runtime on paused (virtual)
 //! time, so a user's `#[tokio::test]` runtime never meets the simulation's. Two guards bound
@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
@@ -20,6 +21,8 @@ pub(crate) mod plan;
 mod serve;
 mod settle;
 mod thread_time;
+#[cfg(feature = "turmoil")]
+mod turmoil;
 mod wall;
 mod watchdog;
 
@@ -149,6 +152,7 @@ where
     let wall = plan.wall;
     let name = plan.name.clone();
     let seed = plan.seed;
+    let on_turmoil = plan.backend == BackendKind::Turmoil;
     let live: LiveSlot = Arc::default();
     let stop = Arc::new(Stop::default());
     let (sender, receiver) = mpsc::channel();
@@ -178,7 +182,10 @@ where
             Some(finished @ Handback::Finished(..)) => finished,
             Some(Handback::Failed(panics)) => Handback::Failed(panics),
             Some(Handback::Stopped(panics)) => {
-                let message = wall::explain(wall, &stall, true);
+                let message = match turmoil_wall_message(on_turmoil, wall, &live) {
+                    Some(message) => message,
+                    None => wall::explain(wall, &stall, true),
+                };
                 return wall_limit_report(&live, name, seed, message, &panics);
             }
             None => {
@@ -208,6 +215,29 @@ where
             salvaged_report(&live, name, seed, RunEnd::Panicked, message)
         }
     }
+}
+
+/// Why a turmoil run that virtual time kept moving in stopped at `limits.wall`: turmoil
+/// steps every host each millisecond, so a long wait costs wall time, where the other
+/// backends jump to the next timer. The run's calls are not polled while it waits, so the
+/// watchdog's reading (a loop in a task) would mislead. `None` elsewhere, or when virtual
+/// time did not move (a client that blocks its thread, which the usual reading explains).
+fn turmoil_wall_message(on_turmoil: bool, wall: Duration, live: &LiveSlot) -> Option<String> {
+    if !on_turmoil {
+        return None;
+    }
+    let virtual_ms = live_lock(live).as_ref().map(Live::virtual_ms)?;
+    let wall_ms = u64::try_from(wall.as_millis()).unwrap_or(u64::MAX);
+    (virtual_ms > wall_ms).then(|| {
+        format!(
+            "the run had not finished after limits.wall ({}) of real time, at t={} of \
+             virtual time: turmoil steps every host once per millisecond of virtual time, \
+             whether anything is due or not, so a long wait costs wall time. Lower \
+             limits.max_virtual_time, shorten the schedule, or raise limits.wall",
+            seconds(wall_ms),
+            seconds(virtual_ms)
+        )
+    })
 }
 
 /// The report of a run stopped or abandoned at `limits.wall`: its trace so far, the
@@ -319,8 +349,8 @@ fn run_on_this_thread<F, Fut, T, E>(
     stop: &Stop,
     sender: &mpsc::Sender<Handback>,
 ) where
-    F: FnMut(Env) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
+    F: FnMut(Env) -> Fut + 'static,
+    Fut: Future<Output = Result<T, E>> + 'static,
     T: Debug,
     E: Debug,
 {
@@ -329,6 +359,23 @@ fn run_on_this_thread<F, Fut, T, E>(
     let hand_back = |handback| {
         let _ = sender.send(handback);
     };
+    // turmoil steps runtimes of its own, one per host, from outside any runtime.
+    #[cfg(feature = "turmoil")]
+    if plan.backend == BackendKind::Turmoil {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            turmoil::drive(plan, client, live, stop)
+        }));
+        return hand_back(match ran {
+            Ok(Ok(Some(report))) => Handback::Finished(Box::new(report), take_panics()),
+            Ok(Ok(None)) => Handback::Stopped(take_panics()),
+            Ok(Err(why)) => {
+                let mut panics = take_panics();
+                panics.push(why);
+                Handback::Failed(panics)
+            }
+            Err(_) => Handback::Failed(turmoil::explain_panics(take_panics())),
+        });
+    }
     let runtime = match plan.backend {
         // Real time, and the IO driver for the client's sockets; the endpoints run on a
         // thread of their own (`backend/real`).
@@ -375,7 +422,7 @@ fn run_on_this_thread<F, Fut, T, E>(
     }
 }
 
-async fn simulate<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot) -> Report
+async fn simulate<F, Fut, T, E>(plan: Plan, client: F, live: &LiveSlot) -> Report
 where
     F: FnMut(Env) -> Fut,
     Fut: Future<Output = Result<T, E>>,
@@ -428,6 +475,43 @@ where
             Net::Sim(network)
         }
     };
+    let setup = Setup {
+        start,
+        clock,
+        limit,
+        endpoints,
+        network,
+    };
+    run_calls(plan, client, live, setup).await
+}
+
+/// A run's network and endpoints, made by the backend before the calls start.
+struct Setup {
+    /// Virtual time zero, on the runtime the calls run on.
+    start: tokio::time::Instant,
+    /// The calls' clock (the endpoints have their own, on turmoil: one per host runtime).
+    clock: VirtualClock,
+    /// The attempt limit the endpoints' gates share.
+    limit: AttemptLimit,
+    endpoints: Vec<(String, Endpoint)>,
+    network: Net,
+}
+
+/// Makes the run's calls on `setup`'s network, settles, and assembles and judges the trace.
+async fn run_calls<F, Fut, T, E>(plan: Plan, mut client: F, live: &LiveSlot, setup: Setup) -> Report
+where
+    F: FnMut(Env) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    T: Debug,
+    E: Debug,
+{
+    let Setup {
+        start,
+        clock,
+        limit,
+        endpoints,
+        network,
+    } = setup;
     let mut operation = plan.operation.clone();
     operation.url = format!(
         "{}{}",
@@ -485,6 +569,7 @@ where
     if end == RunEnd::Completed {
         let returned = tokio::time::Instant::now();
         // Held data moves when a partition heals; a crash holds nothing.
+        // On turmoil, a released hold moves what waited on the link.
         let heals: Vec<tokio::time::Instant> = plan
             .faults
             .iter()
@@ -492,6 +577,11 @@ where
                 PlannedFault::Partition { at, lasts, .. } => Some(start + *at + *lasts),
                 PlannedFault::Crash { .. } => None,
             })
+            .chain(
+                plan.turmoil_windows
+                    .iter()
+                    .map(|window| start + window.at + window.lasts),
+            )
             .collect();
         let deadline = start + plan.max_virtual_time;
         let settling = async {
@@ -601,7 +691,8 @@ const REAL_CLOCK_HINT: &str = "Likely cause: the client reads the real clock \
 fn trace_header(plan: &Plan) -> Vec<(String, String)> {
     let backend = match plan.backend {
         BackendKind::Real => "real",
-        BackendKind::Sim | BackendKind::Turmoil => "sim",
+        BackendKind::Turmoil => "turmoil",
+        BackendKind::Sim => "sim",
     };
     let mut header = vec![
         ("backend".to_owned(), backend.to_owned()),

@@ -77,6 +77,33 @@ pub(crate) struct Plan {
     /// Served to a client outside (`retrylab serve`): its requests are split into this many
     /// calls after the run, instead of the harness's own calls.
     pub(crate) served_calls: Option<u32>,
+    /// `turmoil.hold` and `turmoil.partition`, in the scenario's order.
+    pub(crate) turmoil_windows: Vec<TurmoilWindow>,
+    /// `turmoil.loss`: the chance a working link starts dropping messages, and the chance a
+    /// dropping one works again, drawn at each message.
+    #[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+    pub(crate) turmoil_loss: Option<(f64, f64)>,
+}
+
+/// A window of a turmoil-native fault on the link between the client's host and an
+/// endpoint's.
+// Only the turmoil backend applies it; every build settles after its end.
+#[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+#[derive(Debug, Clone)]
+pub(crate) struct TurmoilWindow {
+    pub(crate) kind: TurmoilWindowKind,
+    pub(crate) endpoint: String,
+    pub(crate) at: Duration,
+    pub(crate) lasts: Duration,
+}
+
+/// What a turmoil window does to its link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurmoilWindowKind {
+    /// `turmoil.hold`: messages wait on the link, and go on when it is released.
+    Hold,
+    /// `turmoil.partition`: messages are dropped, and never sent again.
+    Partition,
 }
 
 impl Plan {
@@ -177,8 +204,35 @@ impl Plan {
             backend: scenario.backend,
             bind: crate::backend::real::LOOPBACK,
             served_calls: None,
+            turmoil_windows: turmoil_windows(scenario),
+            turmoil_loss: scenario
+                .turmoil
+                .as_ref()
+                .and_then(|t| t.loss)
+                .map(|l| (l.fail_rate.value(), l.repair_rate.value())),
         })
     }
+}
+
+/// The turmoil windows of `scenario`: holds, then partitions.
+fn turmoil_windows(scenario: &Scenario) -> Vec<TurmoilWindow> {
+    let Some(t) = &scenario.turmoil else {
+        return Vec::new();
+    };
+    let holds = t.hold.iter().map(|w| (TurmoilWindowKind::Hold, w));
+    let partitions = t
+        .partition
+        .iter()
+        .map(|w| (TurmoilWindowKind::Partition, w));
+    holds
+        .chain(partitions)
+        .map(|(kind, w)| TurmoilWindow {
+            kind,
+            endpoint: w.endpoint.clone(),
+            at: w.at.as_duration(),
+            lasts: w.r#for.as_duration(),
+        })
+        .collect()
 }
 
 /// Where a `kind: dead_letter` endpoint takes messages.
@@ -705,11 +759,20 @@ mod tests {
             .backend(crate::scenario::BackendKind::Turmoil)
             .build()
             .map(|_| ())
-            .unwrap_err();
-        assert_eq!(
-            built.to_string(),
-            "<code> backend: `backend: turmoil` is not supported yet"
-        );
+            .map_err(|e| e.to_string());
+        // turmoil runs behind its feature; a build without it says so where the key is.
+        if cfg!(feature = "turmoil") {
+            assert_eq!(built, Ok(()));
+        } else {
+            assert_eq!(
+                built,
+                Err(
+                    "<code> backend: `backend: turmoil` needs retrylab's `turmoil` feature, \
+                     which this build lacks"
+                        .to_owned()
+                )
+            );
+        }
     }
 
     /// The timeline of a fixed-delay client against `timeline` (no latency).

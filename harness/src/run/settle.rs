@@ -78,8 +78,13 @@ pub(crate) async fn settle(
                     for _ in 0..QUIET_PASSES {
                         tokio::task::yield_now().await;
                     }
-                    if network.is_real() {
-                        tokio::time::sleep(REAL_QUIET).await;
+                    match network {
+                        Net::Real(_) => tokio::time::sleep(REAL_QUIET).await,
+                        // turmoil's queues are not visible from a host: wait as long as a
+                        // message written just now may take.
+                        #[cfg(feature = "turmoil")]
+                        Net::Turmoil(net) => tokio::time::sleep(net.crossing()).await,
+                        Net::Sim(_) => {}
                     }
                     let busy = endpoints.iter().any(|(_, e)| e.steps_in_progress() > 0);
                     if !busy && network.in_flight_to_hosts() == InFlight::Nothing {

@@ -54,7 +54,7 @@ impl Stop {
         self.waker.wake();
     }
 
-    fn is_raised(&self) -> bool {
+    pub(super) fn is_raised(&self) -> bool {
         self.raised.load(Ordering::SeqCst)
     }
 }

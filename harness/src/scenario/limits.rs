@@ -10,6 +10,7 @@ use super::bounds::{MAX_ATTEMPTS, MAX_DURATION};
 use super::client::ClientSpec;
 use super::duration::Millis;
 use super::model::Scenario;
+use super::turmoil::BackendKind;
 
 /// `limits: { max_virtual_time, max_client_attempts, wall }`. Unset limits default to twice
 /// the worst case of the scenario's policy per call, times the calls (1 day, and 10,000
@@ -96,6 +97,9 @@ const ATTEMPTS_PER_UNKNOWN_CALL: u64 = 10;
 /// unknown or unbounded.
 const DEFAULT_MAX_VIRTUAL_TIME: Millis = Millis::from_ms(24 * 3_600_000);
 
+/// The most `limits.max_virtual_time` defaults to on `backend: turmoil`.
+const TURMOIL_MAX_VIRTUAL_TIME: Millis = Millis::from_ms(10 * 60_000);
+
 /// `limits.wall` when the scenario sets none.
 const DEFAULT_WALL: Millis = Millis::from_ms(60_000);
 
@@ -105,20 +109,27 @@ impl Scenario {
     /// policy is the longest delays it allows plus `max_attempts` x `attempt_timeout`, and
     /// its attempt count. When it is known, the run has twice that time and twice those
     /// attempts, times `operation.calls`. Otherwise (no `attempt_timeout`, a custom client)
-    /// it has 1 day, and 10,000 attempts or 10 per call, whichever is more (and at least
+    /// it has 1 day (at most 10 minutes on `backend: turmoil`), and 10,000 attempts or 10 per call, whichever is more (and at least
     /// twice the policy's count per call, times the calls, when that count is known).
     /// Defaults never pass the format's limits: 1,000,000 attempts and 3650 days.
     pub fn run_limits(&self) -> RunLimits {
         let calls = self.calls_per_client();
         let limits = &self.limits;
         let max_virtual_time = limits.max_virtual_time.unwrap_or_else(|| {
-            worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
+            let default = worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
                 Millis::from_ms(
                     ms.saturating_mul(2)
                         .saturating_mul(calls)
                         .min(MAX_DURATION.as_ms()),
                 )
-            })
+            });
+            // turmoil steps every host each millisecond, idle or not: a virtual hour costs
+            // seconds of wall time there, so its default stops sooner.
+            if self.backend == BackendKind::Turmoil {
+                default.min(TURMOIL_MAX_VIRTUAL_TIME)
+            } else {
+                default
+            }
         });
         RunLimits {
             max_virtual_time,

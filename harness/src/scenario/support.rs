@@ -22,7 +22,8 @@ impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
     /// partitions and latencies, which the sim network runs), policies the policy table does not mark
-    /// built ([`ClientSpec::is_built`]), and backends other than `sim`. Empty when the
+    /// built ([`ClientSpec::is_built`]), and `backend: turmoil` in a build without the `turmoil`
+    /// feature. Empty when the
     /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
     /// with the errors a run would give.
     ///
@@ -118,11 +119,22 @@ impl Unsupported<'_> {
                 self.flag(&join("expect", key), format_args!("the `{key}` check"));
             }
         }
-        if s.backend == BackendKind::Turmoil {
-            self.flag("backend", format_args!("`backend: {}`", s.backend.name()));
+        // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
+        if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
+            let e = s.error_at_key(
+                "backend",
+                "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks",
+            );
+            self.errors.push(e);
         }
-        if s.turmoil.is_some() {
-            self.flag("turmoil", "`turmoil`");
+        if let Some(t) = &s.turmoil {
+            // Holds, partitions and loss are built; these are not.
+            if t.latency.is_some() {
+                self.flag("turmoil.latency", "`turmoil.latency`");
+            }
+            if !t.crash.is_empty() {
+                self.flag("turmoil.crash", "`turmoil.crash`");
+            }
         }
         if s.search.is_some() {
             self.flag("search", "`search`");

@@ -20,7 +20,8 @@ pub enum BackendKind {
     /// The in-memory TCP model on a paused tokio runtime.
     #[default]
     Sim,
-    /// A turmoil simulation (built later).
+    /// A turmoil simulation: each endpoint a host, the client in a host of its own (with
+    /// retrylab's `turmoil` feature).
     Turmoil,
     /// Real sockets on 127.0.0.1 in real time, for clients with a network stack of their own.
     Real,
@@ -42,7 +43,8 @@ impl BackendKind {
     }
 }
 
-/// Turmoil-native network behaviour (built later).
+/// Turmoil-native network behaviour: `loss`, and `hold` and `partition` windows, run on
+/// `backend: turmoil`; `latency` and `crash` are not supported yet.
 ///
 /// ```
 /// use retrylab::scenario::TurmoilSpec;

@@ -15,8 +15,8 @@ use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
     FaultEvent, FaultEventKind, Interner, LateRequest, Message, Name, Side, Trace, seconds,
 };
-use crate::backend::Net;
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
+use crate::backend::{LinkFault, Net};
 use crate::policy::RetryAfterValue;
 
 /// What a run leaves behind, besides the trace.
@@ -58,7 +58,9 @@ pub(crate) fn assemble(
     let mut unmatched = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
-    let real = network.is_real();
+    // Without a segment log (real sockets, turmoil), attempts are rebuilt from the
+    // endpoints' instants.
+    let from_endpoints = !network.logs_segments();
     let idle = IdleCalls::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
@@ -109,7 +111,7 @@ pub(crate) fn assemble(
                 }
                 None => {
                     let response = responses.get(request.id.index());
-                    let instants = if real {
+                    let instants = if from_endpoints {
                         Instants::Endpoint
                     } else {
                         Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
@@ -208,12 +210,26 @@ pub(crate) fn assemble(
     // Stable: each broker's messages stay in the order it stored them.
     messages.sort_by_key(|m| m.at_ms);
     late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
-    let connections = if real {
+    let connections = if from_endpoints {
         endpoint_connection_events(&ledgers, &endpoint_names)
     } else {
         connection_events(&log, &mut interner)
     };
-    let faults = fault_events(&log, &mut interner);
+    let mut faults = fault_events(&log, &mut interner);
+    // turmoil's faults, which the network applies between steps, join the sim network's.
+    for record in network.take_link_faults() {
+        faults.push(FaultEvent {
+            at_ms: record.at_ms,
+            endpoint: interner.intern(&record.endpoint),
+            kind: match record.fault {
+                LinkFault::Held => FaultEventKind::Held,
+                LinkFault::Released => FaultEventKind::Released,
+                LinkFault::Partitioned => FaultEventKind::Partitioned,
+                LinkFault::Repaired => FaultEventKind::Healed,
+            },
+        });
+    }
+    faults.sort_by_key(|f| f.at_ms);
 
     Assembled {
         trace: Trace {

@@ -259,6 +259,10 @@ pub enum FaultEventKind {
     Crashed,
     /// The endpoint came back after a crash.
     Restarted,
+    /// On turmoil, `turmoil.hold` began: messages to and from the endpoint wait.
+    Held,
+    /// The hold ended: the messages that waited go on.
+    Released,
 }
 
 impl FaultEventKind {
@@ -269,6 +273,8 @@ impl FaultEventKind {
             FaultEventKind::Healed => "healed",
             FaultEventKind::Crashed => "crashed",
             FaultEventKind::Restarted => "restarted",
+            FaultEventKind::Held => "held",
+            FaultEventKind::Released => "released",
         }
     }
 }

@@ -71,9 +71,11 @@ impl Scenario {
     ///     "x.yaml",
     /// ).unwrap();
     /// assert!(s.validate().is_ok());
-    /// s.backend = BackendKind::Turmoil;
-    /// assert_eq!(s.validate().unwrap_err().to_string(),
-    ///            "x.yaml:1:1 backend: `backend: turmoil` is not supported yet");
+    /// s.backend = BackendKind::Real;
+    /// assert!(s.validate().is_ok());
+    /// s.operation.clients = 2;
+    /// assert!(s.validate().unwrap_err().to_string().ends_with(
+    ///     "operation.clients: a fleet of clients (`clients`) is not supported yet"));
     /// ```
     pub fn validate(&self) -> Result<(), ScenarioErrors> {
         let errors = validate(self);

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::Validator;
 use crate::scenario::bounds::{MAX_ENDPOINTS, MAX_FAULTS};
 use crate::scenario::duration::Millis;
+use crate::scenario::latency::LatencySpec;
 use crate::scenario::locations::{index, join};
 use crate::scenario::network::FaultSpec;
 use crate::scenario::turmoil::BackendKind;
@@ -62,6 +63,25 @@ impl Validator<'_> {
                     "partitions and crashes of the sim network cannot be made on the real backend",
                     "`backend: sim`, or steps that `fail` (reset, close, hang)",
                 );
+            }
+        }
+        if self.s.backend == BackendKind::Turmoil {
+            // turmoil's links have one latency each (fixed here); draws per segment are the
+            // sim network's, and turmoil's own distribution is `turmoil.latency` (planned).
+            let drawn = std::iter::once(("network.latency".to_owned(), &n.latency)).chain(
+                n.endpoint_latency
+                    .iter()
+                    .map(|(name, l)| (join("network.endpoint_latency", name), l)),
+            );
+            for (path, latency) in drawn {
+                if !matches!(latency, LatencySpec::Fixed(_)) {
+                    self.err_expected(
+                        &path,
+                        "a latency distribution of the sim network cannot be made on the \
+                         turmoil backend",
+                        "a fixed latency, which turmoil gives the link",
+                    );
+                }
             }
         }
         if !n.faults.is_empty() && self.s.backend == BackendKind::Turmoil {

@@ -1,0 +1,142 @@
+//! Endpoints as hosts of a turmoil simulation (feature `turmoil`), for a user's own
+//! `turmoil::Sim` and for retrylab's `backend: turmoil`.
+//!
+//! An endpoint reads its clock from the runtime it runs on, and turmoil gives every host a
+//! runtime of its own: so [`host`] makes the endpoint inside its host's runtime, with a clock
+//! whose zero and wall clock are the simulation's, and hands it back for its ledger.
+
+use std::cell::RefCell;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::clock::VirtualClock;
+use crate::config::EndpointConfig;
+use crate::conn::{ConnInfo, NoReset};
+use crate::endpoint::Endpoint;
+use crate::tcp::ConnIds;
+
+/// The port endpoints listen on in a simulation: `http://api/` names host `api`, port 80,
+/// as an HTTP URL without a port does.
+pub const PORT: u16 = 80;
+
+/// Adds a host named `name` to `sim` whose software serves an endpoint made from `config`
+/// on [`PORT`], and returns that endpoint, whose ledger records what the host saw and did.
+///
+/// The endpoint is made inside the host's runtime (turmoil starts a host's software as it
+/// adds it), so its instants are milliseconds of the simulation's time, from its start,
+/// and its HTTP-dates follow the simulation's epoch. Connection ids count from 1 on this
+/// host. turmoil cannot send RST on demand, so a step that resets the connection closes it
+/// with a FIN here.
+///
+/// The host's software runs once: bouncing the host (`Sim::bounce`) would start it on a
+/// new runtime whose clock the endpoint does not read, so a bounced host's software fails,
+/// saying so, and the simulation's next step returns that error.
+///
+/// # Panics
+///
+/// As `Sim::host` does when a host named `name` already exists; and if turmoil did not
+/// start the host's software as it added the host (turmoil 0.7 always does), since there
+/// would be no endpoint to return.
+///
+/// ```
+/// use retrylab_endpoints::{EndpointConfig, Step};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// let mut sim = turmoil::Builder::new().build();
+/// let api = retrylab_endpoints::turmoil::host(
+///     &mut sim,
+///     "api",
+///     EndpointConfig::http("api").script([Step::status(503).retry_after(1)]),
+/// );
+/// sim.client("client", async {
+///     let mut stream = turmoil::net::TcpStream::connect(("api", 80)).await?;
+///     stream.write_all(b"GET / HTTP/1.1\r\nhost: api\r\nconnection: close\r\n\r\n").await?;
+///     let mut answer = String::new();
+///     stream.read_to_string(&mut answer).await?;
+///     assert!(answer.starts_with("HTTP/1.1 503"));
+///     Ok(())
+/// });
+/// sim.run().unwrap();
+/// assert_eq!(api.ledger().snapshot().requests.len(), 1);
+/// ```
+pub fn host(sim: &mut ::turmoil::Sim<'_>, name: &str, config: EndpointConfig) -> Endpoint {
+    // The simulation's clock as the host is added: the host's runtime reads `at` now.
+    let at = sim.elapsed();
+    let epoch = sim.since_epoch().saturating_sub(at);
+    let epoch_unix_ms = u64::try_from(epoch.as_millis()).unwrap_or(u64::MAX);
+    let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
+    let slot = Rc::clone(&made);
+    let ids = ConnIds::new();
+    sim.host(name, move || {
+        let first = slot.borrow().is_none();
+        let endpoint = slot
+            .borrow_mut()
+            .get_or_insert_with(|| {
+                let now = tokio::time::Instant::now();
+                let start = now.checked_sub(at).unwrap_or(now);
+                Endpoint::new(
+                    config.clone(),
+                    VirtualClock::starting_at(start, epoch_unix_ms),
+                )
+            })
+            .clone();
+        let ids = ids.clone();
+        async move {
+            if !first {
+                return Err(bounced(endpoint.name()).into());
+            }
+            listen(endpoint, ids).await
+        }
+    });
+    let endpoint = made.borrow().clone();
+    match endpoint {
+        Some(endpoint) => endpoint,
+        // `Sim::host` runs the software's closure before it returns.
+        None => unreachable!("turmoil added host `{name}` without starting its software"),
+    }
+}
+
+/// The error of a bounced endpoint host.
+fn bounced(name: &str) -> io::Error {
+    io::Error::other(format!(
+        "endpoint `{name}`'s host was bounced: its endpoint reads the clock of the runtime it \
+         was made on, which turmoil replaced"
+    ))
+}
+
+/// The software of an endpoint's host: listens on [`PORT`] of every address of the host and
+/// serves each connection in a task of its own, with ids from `ids` (share one among
+/// several hosts to number connections across them). Must run inside a turmoil host.
+pub async fn listen(endpoint: Endpoint, ids: ConnIds) -> ::turmoil::Result {
+    let listener =
+        ::turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
+    endpoint.serve_turmoil(listener, ids).await?;
+    Ok(())
+}
+
+impl Endpoint {
+    /// Serves the endpoint on a turmoil listener until the future is dropped, or fails with
+    /// the listener's error: each accepted connection is served by a task of its own, on the
+    /// host's runtime.
+    ///
+    /// Every connection is accepted (a connect schedule is consumed and recorded, but turmoil
+    /// has answered the SYN already), and a step that resets closes with a FIN: turmoil sends
+    /// RST only when a socket closes with data unread.
+    pub async fn serve_turmoil(
+        &self,
+        listener: ::turmoil::net::TcpListener,
+        ids: ConnIds,
+    ) -> io::Result<()> {
+        loop {
+            let (stream, _peer) = listener.accept().await?;
+            let conn_id = ids.next();
+            let _ = self.on_connect(conn_id);
+            let info = ConnInfo::new(conn_id, Arc::new(NoReset));
+            let endpoint = self.clone();
+            // Boxed: the serving future, hyper's connection state included, is large.
+            tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
+        }
+    }
+}

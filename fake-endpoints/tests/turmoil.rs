@@ -1,0 +1,104 @@
+//! A retrylab endpoint inside a user's own turmoil simulation: an `orders` service that calls
+//! a payment endpoint and retries its 503s, and a client that calls `orders`.
+
+use std::time::Duration;
+
+use retrylab_endpoints::{EndpointConfig, ResponseOutcome, Step};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use turmoil::net::{TcpListener, TcpStream};
+
+/// One HTTP/1.1 exchange over turmoil TCP: the response's status code.
+async fn get(host: &str, port: u16, path: &str) -> std::io::Result<u16> {
+    let mut stream = TcpStream::connect((host, port)).await?;
+    let request = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await?;
+    // "HTTP/1.1 503 Service Unavailable"
+    let code = answer.get(9..12).and_then(|c| c.parse().ok());
+    code.ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {answer:?}")))
+}
+
+/// The user's service: answers each request on port 8080 after calling `payments`, which it
+/// tries up to 4 times, 100 ms apart.
+async fn orders() -> turmoil::Result {
+    let listener = TcpListener::bind(("0.0.0.0", 8080)).await?;
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let mut request = [0_u8; 1024];
+        let _ = stream.read(&mut request).await?;
+        let mut status = 0;
+        for _ in 0..4 {
+            status = get("payments", 80, "/charge").await?;
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let answer =
+            format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        stream.write_all(answer.as_bytes()).await?;
+    }
+}
+
+#[test]
+fn a_service_in_a_turmoil_simulation_retries_against_a_retrylab_endpoint() {
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(7)
+        .min_message_latency(Duration::from_millis(2))
+        .max_message_latency(Duration::from_millis(2))
+        .build();
+    let payments = retrylab_endpoints::turmoil::host(
+        &mut sim,
+        "payments",
+        EndpointConfig::http("payments").script([Step::status(503).times(2), Step::status(200)]),
+    );
+    sim.host("orders", orders);
+    sim.client("client", async {
+        assert_eq!(get("orders", 8080, "/order").await?, 200);
+        Ok(())
+    });
+    sim.run().unwrap();
+
+    let ledger = payments.ledger().snapshot();
+    let statuses: Vec<u16> = ledger
+        .responses
+        .iter()
+        .map(|r| match &r.outcome {
+            ResponseOutcome::Sent { status } => status.as_u16(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(statuses, [503, 503, 200]);
+    // Instants are the simulation's milliseconds: each retry came 100 ms after the answer
+    // before it reached `orders`, plus a connect and the request's crossing.
+    let arrivals: Vec<u64> = ledger.requests.iter().map(|r| r.at_ms).collect();
+    assert_eq!(arrivals.len(), 3);
+    for pair in arrivals.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!((100..=112).contains(&gap), "{arrivals:?}");
+    }
+    // One connection per exchange, numbered by the endpoint's host.
+    let conns: Vec<u64> = ledger.requests.iter().map(|r| r.conn_id).collect();
+    assert_eq!(conns, [1, 2, 3]);
+}
+
+#[test]
+fn a_bounced_endpoint_host_says_why_it_cannot_run() {
+    let mut sim = turmoil::Builder::new().build();
+    let _api = retrylab_endpoints::turmoil::host(
+        &mut sim,
+        "api",
+        EndpointConfig::http("api").script([Step::status(200)]),
+    );
+    sim.client("client", async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok(())
+    });
+    sim.bounce("api");
+    let error = sim.run().unwrap_err().to_string();
+    assert!(
+        error.contains("endpoint `api`'s host was bounced"),
+        "{error}"
+    );
+}

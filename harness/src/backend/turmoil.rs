@@ -1,0 +1,184 @@
+//! The turmoil backend: each endpoint a host of a `turmoil::Sim`, reached over
+//! `turmoil::net` TCP (docs/architecture.md#the-turmoil-backend).
+//!
+//! turmoil gives every host a runtime of its own, all stepped together one tick at a time.
+//! The endpoints' hosts serve with `retrylab_endpoints::turmoil::listen`; this module holds
+//! the client's side, its connector. `run/turmoil.rs` builds the simulation and steps it.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_util::rt::TokioIo;
+use retrylab_endpoints::turmoil::PORT;
+
+use super::{LinkFault, LinkFaultRecord};
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Records are only appended and taken: a poisoned lock still holds them consistently.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One tick of the simulation: every host's runtime advances by this much per step, and a
+/// message is delivered at the first tick at or after its latency has passed.
+pub(crate) const TICK: Duration = Duration::from_millis(1);
+
+/// The endpoints of one run as turmoil hosts, as the client's side sees them.
+#[derive(Clone)]
+pub(crate) struct TurmoilNet {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The endpoints' names, which are their hosts' names, with the one-way latency of
+    /// the link from the client's host to each.
+    links: Vec<(String, Duration)>,
+    /// The longest one-way latency of any link: how long a request written just now may
+    /// take to reach its endpoint.
+    longest_latency: Duration,
+    ended: AtomicBool,
+    /// Links held now (`turmoil.hold`), set by the stepping thread between steps.
+    holding: AtomicUsize,
+    /// The turmoil-native faults applied so far.
+    faults: Mutex<Vec<LinkFaultRecord>>,
+}
+
+impl TurmoilNet {
+    pub(crate) fn new(links: Vec<(String, Duration)>, longest_latency: Duration) -> TurmoilNet {
+        TurmoilNet {
+            inner: Arc::new(Inner {
+                links,
+                longest_latency,
+                ended: AtomicBool::new(false),
+                holding: AtomicUsize::new(0),
+                faults: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// From now on every connect fails, saying the run has ended.
+    pub(crate) fn end_run(&self) {
+        self.inner.ended.store(true, Ordering::Release);
+    }
+
+    /// Whether [`end_run`](Self::end_run) was called.
+    pub(crate) fn run_ended(&self) -> bool {
+        self.inner.ended.load(Ordering::Acquire)
+    }
+
+    /// Records `fault` on `endpoint`'s link at `at_ms`, and counts the links held.
+    pub(crate) fn record(&self, at_ms: u64, endpoint: &str, fault: LinkFault) {
+        match fault {
+            LinkFault::Held => {
+                self.inner.holding.fetch_add(1, Ordering::AcqRel);
+            }
+            LinkFault::Released => {
+                self.inner.holding.fetch_sub(1, Ordering::AcqRel);
+            }
+            LinkFault::Partitioned | LinkFault::Repaired => {}
+        }
+        lock(&self.inner.faults).push(LinkFaultRecord {
+            at_ms,
+            endpoint: endpoint.to_owned(),
+            fault,
+        });
+    }
+
+    /// Whether a link is held now.
+    pub(crate) fn holding(&self) -> bool {
+        self.inner.holding.load(Ordering::Acquire) > 0
+    }
+
+    /// The faults recorded, moved out.
+    pub(crate) fn take_faults(&self) -> Vec<LinkFaultRecord> {
+        std::mem::take(&mut *lock(&self.inner.faults))
+    }
+
+    /// How long settling waits with every endpoint idle before it believes nothing more is
+    /// coming: turmoil's queues cannot be read from a host, so the longest latency of a
+    /// link, and two ticks for a message delivered at the tick after it became due.
+    pub(crate) fn crossing(&self) -> Duration {
+        self.inner.longest_latency + 2 * TICK
+    }
+}
+
+/// Connects to the run's endpoints over `turmoil::net`: `http://api/...` reaches the host of
+/// endpoint `api`.
+#[derive(Clone)]
+pub(crate) struct TurmoilConnector {
+    net: TurmoilNet,
+}
+
+impl TurmoilConnector {
+    pub(crate) fn new(net: TurmoilNet) -> TurmoilConnector {
+        TurmoilConnector { net }
+    }
+
+    /// Whether the run has ended (every connect fails from then on).
+    pub(crate) fn run_ended(&self) -> bool {
+        self.net.run_ended()
+    }
+
+    /// The endpoint `uri` names. turmoil's own lookup would invent an address for a name
+    /// no host has (and its connect would then wait for an answer that never comes), so
+    /// an unknown name fails here, at once.
+    fn target(&self, uri: &Uri) -> io::Result<Target> {
+        let host = uri
+            .host()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the URI has no host"))?;
+        let link = self.net.inner.links.iter().find(|(name, _)| name == host);
+        match link {
+            Some((name, latency)) => Ok(Target {
+                host: name.clone(),
+                port: uri.port_u16().unwrap_or(PORT),
+                latency: *latency,
+            }),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("`{host}` is not an endpoint of the scenario"),
+            )),
+        }
+    }
+}
+
+/// Where a connect goes, and the one-way latency of its link.
+struct Target {
+    host: String,
+    port: u16,
+    latency: Duration,
+}
+
+impl tower_service::Service<Uri> for TurmoilConnector {
+    type Response = TokioIo<turmoil::net::TcpStream>;
+    type Error = io::Error;
+    type Future =
+        Pin<Box<dyn Future<Output = io::Result<TokioIo<turmoil::net::TcpStream>>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let target = if self.run_ended() {
+            Err(crate::backend::run_ended_error())
+        } else {
+            self.target(&uri)
+        };
+        Box::pin(async move {
+            let target = target?;
+            let stream =
+                turmoil::net::TcpStream::connect((target.host.as_str(), target.port)).await?;
+            // turmoil answers a SYN through a channel, not over the link: the connect
+            // returns as the SYN arrives. The SYN-ACK's crossing back is waited for here, so
+            // that a connect costs a round trip, as on the sim network and on a real one.
+            tokio::time::sleep(target.latency).await;
+            Ok(TokioIo::new(stream))
+        })
+    }
+}

@@ -1,0 +1,270 @@
+//! Running a planned scenario on the turmoil backend (docs/architecture.md#the-turmoil-backend).
+//!
+//! turmoil gives each host a current-thread runtime of its own on paused time and steps
+//! them all, one tick at a time, from outside any runtime: the run's thread builds the
+//! simulation here and steps it, instead of blocking on one runtime as the other backends
+//! do. Each endpoint is a host named after it; the calls run in a client host, through the
+//! same code as on the other backends (`run_calls`), so the trace, settling and the
+//! verdicts are made the same way.
+
+use std::cell::RefCell;
+use std::fmt::Debug;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
+
+use super::plan::{Plan, TurmoilWindow, TurmoilWindowKind};
+use super::wall::Stop;
+use super::{LiveSlot, Setup, run_calls};
+use crate::backend::turmoil::{TICK, TurmoilNet};
+use crate::backend::{AttemptLimit, LinkFault, Net};
+use crate::env::Env;
+use crate::report::Report;
+
+/// Connections an endpoint's listener holds before they are accepted, and segments a
+/// connection holds before they are read. turmoil panics when a backlog is full (a kernel
+/// would refuse the connect); an endpoint accepts at once, so only a client opening this
+/// many connections within one tick fills it.
+const TCP_CAPACITY: usize = 4096;
+
+/// The name of the client's host; an endpoint may be named so too, and then the client's
+/// host gets a `_` more until the name is free.
+const CLIENT_HOST: &str = "client";
+
+/// Runs `plan` in a turmoil simulation on this thread: `Ok(Some)` with the report,
+/// `Ok(None)` when `limits.wall`'s `stop` was raised, `Err` saying why the simulation
+/// failed (a host's software returned an error or panicked).
+pub(super) fn drive<F, Fut, T, E>(
+    plan: Plan,
+    client: F,
+    live: &LiveSlot,
+    stop: &Stop,
+) -> Result<Option<Report>, String>
+where
+    F: FnMut(Env) -> Fut + 'static,
+    Fut: Future<Output = Result<T, E>> + 'static,
+    T: Debug,
+    E: Debug,
+{
+    let mut latencies = Vec::with_capacity(plan.endpoints.len());
+    for planned in &plan.endpoints {
+        match &planned.latency {
+            Ok(fixed) => latencies.push(*fixed),
+            // Loading refuses them on this backend (validate/network.rs).
+            Err(_) => {
+                return Err(format!(
+                    "endpoint `{}` has a latency distribution, which the turmoil backend does \
+                     not run",
+                    planned.name
+                ));
+            }
+        }
+    }
+    let longest = latencies
+        .iter()
+        .copied()
+        .fold(plan.default_latency, Duration::max);
+    // The run ends itself at `max_virtual_time` (settling included) plus `drain`; turmoil's
+    // own limit only catches what would run past that.
+    let duration = plan
+        .max_virtual_time
+        .saturating_add(plan.drain)
+        .saturating_add(Duration::from_secs(1));
+    let mut builder = turmoil::Builder::new();
+    builder
+        .rng_seed(plan.seed)
+        .epoch(UNIX_EPOCH + Duration::from_millis(plan.epoch_unix_ms))
+        .tick_duration(TICK)
+        .simulation_duration(duration)
+        .min_message_latency(plan.default_latency)
+        .max_message_latency(plan.default_latency)
+        .tcp_capacity(TCP_CAPACITY);
+    // turmoil's random loss: at each message, a working link starts dropping with
+    // `fail_rate`, a dropping one recovers with `repair_rate`, drawn from the seeded
+    // generator, so the same seed drops the same messages.
+    if let Some((fail_rate, repair_rate)) = plan.turmoil_loss {
+        builder.fail_rate(fail_rate).repair_rate(repair_rate);
+    }
+    let mut sim = builder.build();
+
+    let limit = AttemptLimit::new(plan.max_attempts);
+    let ids = ConnIds::new();
+    let mut endpoints = Vec::with_capacity(plan.endpoints.len());
+    for planned in &plan.endpoints {
+        let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
+        let slot = Rc::clone(&made);
+        let config = planned.config.clone();
+        let gate = Arc::new(limit.clone());
+        let epoch = plan.epoch_unix_ms;
+        let ids = ids.clone();
+        // turmoil calls this inside the host's runtime as it registers the host, before
+        // the first step: the endpoint's clock reads that runtime's time, whose zero is
+        // the simulation's. The ledger is made once and kept.
+        sim.host(planned.name.as_str(), move || {
+            let endpoint = slot
+                .borrow_mut()
+                .get_or_insert_with(|| {
+                    let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
+                    Endpoint::with_gate(config.clone(), clock, gate.clone())
+                })
+                .clone();
+            retrylab_endpoints::turmoil::listen(endpoint, ids.clone())
+        });
+        let endpoint = made.borrow().clone().ok_or_else(|| {
+            format!(
+                "turmoil did not start endpoint `{}`'s host when it was added",
+                planned.name
+            )
+        })?;
+        endpoints.push((planned.name.clone(), endpoint));
+    }
+
+    let mut client_host = CLIENT_HOST.to_owned();
+    while plan.endpoints.iter().any(|p| p.name == client_host) {
+        client_host.push('_');
+    }
+    let actions = link_actions(&plan.turmoil_windows);
+    let names = plan
+        .endpoints
+        .iter()
+        .zip(&latencies)
+        .map(|(p, latency)| (p.name.clone(), *latency))
+        .collect();
+    let net = TurmoilNet::new(names, longest);
+    let network = Net::Turmoil(net.clone());
+    let links: Vec<(String, Duration)> = plan
+        .endpoints
+        .iter()
+        .zip(&latencies)
+        .filter(|(_, latency)| **latency != plan.default_latency)
+        .map(|(planned, latency)| (planned.name.clone(), *latency))
+        .collect();
+
+    let handed: Rc<RefCell<Option<Report>>> = Rc::default();
+    let out = Rc::clone(&handed);
+    let live = Arc::clone(live);
+    sim.client(client_host.as_str(), async move {
+        // First polled at the first step, at time zero of this host's runtime.
+        let start = tokio::time::Instant::now();
+        let clock = VirtualClock::starting_at(start, plan.epoch_unix_ms);
+        let setup = Setup {
+            start,
+            clock,
+            limit,
+            endpoints,
+            network,
+        };
+        let report = run_calls(plan, client, &live, setup).await;
+        *out.borrow_mut() = Some(report);
+        Ok(())
+    });
+    for (name, latency) in &links {
+        sim.set_link_latency(client_host.as_str(), name.as_str(), *latency);
+    }
+
+    let mut due = actions.iter().peekable();
+    loop {
+        // Between steps, as `until_stopped` checks at each poll on the other backends.
+        if stop.is_raised() {
+            return Ok(None);
+        }
+        // A fault at `at` is applied before the step whose hosts run at `at`.
+        let now = sim.elapsed();
+        while let Some(action) = due.next_if(|a| a.at <= now) {
+            let (client, endpoint) = (client_host.as_str(), action.endpoint.as_str());
+            match action.fault {
+                LinkFault::Held => sim.hold(client, endpoint),
+                LinkFault::Released => sim.release(client, endpoint),
+                LinkFault::Partitioned => sim.partition(client, endpoint),
+                LinkFault::Repaired => sim.repair(client, endpoint),
+            }
+            let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+            net.record(at_ms, endpoint, action.fault);
+        }
+        match sim.step() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(error) => return Err(format!("the turmoil simulation failed: {error}")),
+        }
+    }
+    let report = handed.borrow_mut().take();
+    report
+        .map(Some)
+        .ok_or_else(|| "the client host finished without handing back a report".to_owned())
+}
+
+/// A change to the link between the client's host and an endpoint's, due at `at`.
+struct LinkAction {
+    at: Duration,
+    endpoint: String,
+    fault: LinkFault,
+}
+
+/// Each window's start and end as actions, by instant (the scenario's order at one
+/// instant; validation keeps windows of one kind on one endpoint apart).
+fn link_actions(windows: &[TurmoilWindow]) -> Vec<LinkAction> {
+    let mut actions: Vec<LinkAction> = windows
+        .iter()
+        .flat_map(|w| {
+            let (begin, end) = match w.kind {
+                TurmoilWindowKind::Hold => (LinkFault::Held, LinkFault::Released),
+                TurmoilWindowKind::Partition => (LinkFault::Partitioned, LinkFault::Repaired),
+            };
+            [(w.at, begin), (w.at.saturating_add(w.lasts), end)].map(|(at, fault)| LinkAction {
+                at,
+                endpoint: w.endpoint.clone(),
+                fault,
+            })
+        })
+        .collect();
+    actions.sort_by_key(|a| a.at);
+    actions
+}
+
+/// The panics of a run whose simulation panicked, with what turmoil's own panics mean: it
+/// panics where a kernel would refuse or fail a call.
+pub(super) fn explain_panics(mut panics: Vec<String>) -> Vec<String> {
+    for panic in &mut panics {
+        if panic.contains("server socket buffer full") {
+            *panic = format!(
+                "{panic} (turmoil's limit: more than {TCP_CAPACITY} connections waited to be \
+                 accepted by one endpoint within one tick, and turmoil panics where a kernel \
+                 would refuse the connect)"
+            );
+        } else if panic.contains("ports exhausted") {
+            *panic = format!(
+                "{panic} (turmoil's limit: the client host had every ephemeral port, 16,384, \
+                 in use at once)"
+            );
+        }
+    }
+    panics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turmoils_own_panics_say_what_they_mean() {
+        let explained = explain_panics(vec![
+            "0.0.0.0:80 server socket buffer full".to_owned(),
+            "Host: 'client' ports exhausted".to_owned(),
+            "the client's own panic".to_owned(),
+        ]);
+        assert!(
+            explained[0].contains("more than 4096 connections waited to be accepted"),
+            "{}",
+            explained[0]
+        );
+        assert!(
+            explained[1].contains("every ephemeral port"),
+            "{}",
+            explained[1]
+        );
+        assert_eq!(explained[2], "the client's own panic");
+    }
+}

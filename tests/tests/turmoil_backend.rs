@@ -1,0 +1,264 @@
+//! The turmoil backend: the scenario's endpoints as hosts of a turmoil simulation, the
+//! client in a host of its own, on turmoil's virtual time.
+
+use retrylab::scenario::BackendKind;
+use retrylab::trace::AttemptOutcome;
+use retrylab::{Report, RunEnd, Scenario};
+
+fn scenario(yaml: &str) -> Scenario {
+    Scenario::from_yaml_str(yaml, "turmoil.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_reference_client_retries_across_turmoil_hosts() {
+    let s = scenario(
+        "version: 1\nname: turmoil burst\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 4 } }\n\
+         expect: { attempts: 3, outcome: success, gaps_each: { within: [100ms, 100ms] } }\n",
+    );
+    let report = s.run_builtin();
+    report.assert();
+    let trace = report.trace();
+    assert_eq!(
+        trace.header[0],
+        ("backend".to_owned(), "turmoil".to_owned())
+    );
+    let statuses: Vec<_> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        statuses,
+        [
+            AttemptOutcome::Status(503),
+            AttemptOutcome::Status(503),
+            AttemptOutcome::Status(200)
+        ]
+    );
+    // One connection, reused: the endpoint's ids and the client's agree.
+    assert!(trace.attempts.iter().all(|a| a.conn_id == Some(1)));
+}
+
+#[test]
+fn a_client_on_the_connector_is_rebuilt_from_the_endpoints_ledger() {
+    let s = scenario(
+        "version: 1\nname: connector\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+         network: { latency: 2ms }\n\
+         operation: { endpoint: api, path: /orders }\n\
+         expect: { attempts: 2 }\n",
+    );
+    let report = s.run(|env| async move {
+        use http_body_util::{BodyExt, Empty};
+        use hyper_util::client::legacy::Client;
+        use hyper_util::rt::TokioExecutor;
+        let client: Client<_, Empty<bytes::Bytes>> =
+            Client::builder(TokioExecutor::new()).build(env.connector());
+        let mut statuses = Vec::new();
+        for _ in 0..2 {
+            let uri: http::Uri = env.operation().url.parse().map_err(|e| format!("{e}"))?;
+            let response = client.get(uri).await.map_err(|e| e.to_string())?;
+            statuses.push(response.status().as_u16());
+            response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        Ok::<_, String>(statuses)
+    });
+    report.assert();
+    let trace = report.trace();
+    assert_eq!(trace.attempts.len(), 2);
+    assert!(trace.attempts.iter().all(|a| a.reconstructed));
+    assert_eq!(trace.attempts[0].outcome, AttemptOutcome::Status(503));
+    assert_eq!(trace.attempts[1].outcome, AttemptOutcome::Status(200));
+    // The endpoint's instants: the second request arrived 50ms after the first answer
+    // left, plus one crossing each way.
+    let gap = trace.attempts[1].start_ms - trace.attempts[0].end_ms.unwrap_or_default();
+    assert!((50..=56).contains(&gap), "{gap}");
+}
+
+#[test]
+fn what_turmoil_cannot_make_is_refused_where_it_is_written() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: refused\nbackend: turmoil\n\
+         endpoints:\n  api:\n    connect: [ { action: refuse } ]\n    script: [ { fail: reset } ]\n\
+         network: { latency: { uniform: [1ms, 5ms] } }\n\
+         operation: { endpoint: api }\n",
+        "refused.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains(
+            "refused.yaml:6:26 endpoints.api.connect[0].action: refused and black-holed \
+             connections cannot be made on the turmoil backend"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains(
+            "refused.yaml:7:23 endpoints.api.script[0].fail: a reset cannot be made on the turmoil"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains(
+            "refused.yaml:8:21 network.latency: a latency distribution of the sim network cannot be made on the \
+             turmoil backend"
+        ),
+        "{errors}"
+    );
+}
+
+#[test]
+fn the_default_virtual_time_limit_is_ten_minutes_on_turmoil() {
+    let mut s = scenario(
+        "version: 1\nname: forever\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+         operation: { endpoint: api }\nclient: { fixed: { delay: 1m, max_attempts: 100000 } }\n",
+    );
+    s.backend = BackendKind::Turmoil;
+    assert_eq!(s.run_limits().max_virtual_time.as_ms(), 600_000);
+    s.backend = BackendKind::Sim;
+    assert!(s.run_limits().max_virtual_time.as_ms() > 600_000);
+}
+
+#[test]
+fn a_turmoil_run_is_the_same_on_every_run() {
+    let s = scenario(
+        "version: 1\nname: twice\nbackend: turmoil\nseed: 11\n\
+         endpoints: { api: { script: [ { status: 503, times: 3 }, { fail: hang }, { status: 200 } ] } }\n\
+         network: { latency: 3ms }\n\
+         operation: { endpoint: api, calls: 2 }\n\
+         client: { exponential: { initial: 100ms, jitter: full, max_attempts: 6, attempt_timeout: 1s } }\n",
+    );
+    let first = s.run_builtin();
+    let second = s.run_builtin();
+    assert_eq!(first.end(), &RunEnd::Completed, "{}", first.summary());
+    assert!(first.trace().attempts.len() >= 5, "{}", first.summary());
+    assert_eq!(first.trace().to_json(), second.trace().to_json());
+    assert_eq!(first.summary(), second.summary());
+}
+
+// ---- library files on turmoil ----------------------------------------------------------------
+
+/// The files `tests/turmoil_backend.txt` lists, as paths from the workspace's root.
+fn listed() -> Vec<String> {
+    let list = concat!(env!("CARGO_MANIFEST_DIR"), "/turmoil_backend.txt");
+    std::fs::read_to_string(list)
+        .unwrap_or_else(|e| panic!("{list}: {e}"))
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `file` (from the workspace's root) run with its built-in client on `backend`.
+fn on(file: &str, backend: BackendKind) -> Report {
+    let path = format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"));
+    let mut scenario = Scenario::load_as(&path, file).unwrap_or_else(|e| panic!("{e}"));
+    scenario.backend = backend;
+    scenario.run_builtin()
+}
+
+/// What a run's judgement rests on: its end, each attempt's outcome, and each verdict's
+/// check and judgement.
+fn judged(report: &Report) -> String {
+    let outcomes: Vec<String> = report
+        .trace()
+        .attempts
+        .iter()
+        .map(|a| format!("{:?}", a.outcome))
+        .collect();
+    let verdicts: Vec<String> = report
+        .verdicts()
+        .iter()
+        .map(|v| format!("{}: {:?}", v.check, v.judgement))
+        .collect();
+    format!(
+        "end {:?}, {} attempts [{}], verdicts [{}]",
+        report.end(),
+        outcomes.len(),
+        outcomes.join(", "),
+        verdicts.join(", ")
+    )
+}
+
+#[test]
+fn the_listed_library_files_judge_alike_on_sim_and_turmoil() {
+    let files = listed();
+    assert!(files.len() >= 5, "{} files listed", files.len());
+    let differing: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let sim = on(file, BackendKind::Sim);
+            let turmoil = on(file, BackendKind::Turmoil);
+            let same = judged(&sim) == judged(&turmoil);
+            (!same || !turmoil.passed()).then(|| {
+                format!(
+                    "{file}:\n  sim:     {}\n  turmoil: {}\n{}",
+                    judged(&sim),
+                    judged(&turmoil),
+                    turmoil.summary()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{} of {} files differ on turmoil or fail there:\n{}",
+        differing.len(),
+        files.len(),
+        differing.join("\n")
+    );
+}
+
+#[test]
+fn a_panic_in_a_task_the_client_spawned_fails_the_run() {
+    let s = scenario(
+        "version: 1\nname: swallowed\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api }\n",
+    );
+    let report = s.run(|env| async move {
+        // tokio catches this panic inside the client's host; turmoil never sees it.
+        let task = tokio::spawn(async { panic!("a background task broke") });
+        let _ = task.await;
+        let response = env.http_client().request(env.operation().request()).await;
+        response
+            .map(|r| r.status().as_u16())
+            .map_err(|e| e.to_string())
+    });
+    assert!(!report.passed());
+    assert_eq!(report.end(), &RunEnd::Panicked, "{}", report.summary());
+    assert!(
+        report.summary().contains("a background task broke"),
+        "{}",
+        report.summary()
+    );
+}
+
+#[test]
+fn a_wait_longer_than_turmoil_steps_through_in_time_says_why() {
+    let s = scenario(
+        "version: 1\nname: long wait\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 1d, max_attempts: 2 } }\n\
+         limits: { max_virtual_time: 2d, wall: 1s }\n",
+    );
+    let report = s.run_builtin();
+    assert_eq!(report.end(), &RunEnd::WallLimit, "{}", report.summary());
+    let summary = report.summary();
+    assert!(
+        summary.contains("turmoil steps every host once per millisecond of virtual time"),
+        "{summary}"
+    );
+    // What happened before the limit is still there.
+    assert_eq!(report.trace().attempts.len(), 1, "{summary}");
+}

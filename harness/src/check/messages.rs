@@ -46,7 +46,10 @@ pub(super) fn listed(ctx: &Ctx<'_>, messages: &[&Message]) -> String {
         .join(", ")
 }
 
-/// Requests that reached a broker: with none, no message could be stored or judged.
+/// Sends that reached a broker's script: with none, no message could be stored or judged.
+/// A request the broker refused itself (not a send: 404, or a bad body: 400) or that its
+/// flow control turned away reached no step, so it is not one: a run whose every attempt
+/// was refused says nothing about duplicates.
 pub(super) fn sends(ctx: &Ctx<'_>) -> usize {
     ctx.ledgers
         .iter()
@@ -56,7 +59,10 @@ pub(super) fn sends(ctx: &Ctx<'_>) -> usize {
                 .get(name)
                 .is_some_and(|e| e.kind == crate::scenario::EndpointKind::Broker)
         })
-        .map(|(_, ledger)| ledger.requests.len())
+        .map(|(_, ledger)| {
+            // Both lists are in arrival order and disjoint (flow control answers first).
+            ledger.requests.len() - ledger.refused.len() - ledger.rate_limited.len()
+        })
         .sum()
 }
 
@@ -188,6 +194,32 @@ mod tests {
         let report = plain.run_builtin_with_seed(0);
         assert!(!report.summary().contains("messages:"));
         assert!(!report.snapshot_text().contains("messages:"));
+    }
+
+    /// Requests the broker refused itself reached no step: a run whose every attempt got
+    /// its 400 (a body that is not JSON) or its 404 (a topic it does not have) has no send,
+    /// and is not judged rather than passed with "0 duplicates among 0 stored messages".
+    #[test]
+    fn refused_requests_are_no_sends() {
+        let expect = "  duplicates: { at_most: 0 }\n  consumer: { idempotent_by: key }\n";
+        let wrong_topic = scenario("{}", 2, "", expect).replace(
+            "path: /topics/orders/messages",
+            "path: /topics/payments/messages",
+        );
+        for yaml in [scenario("not json", 2, "", expect), wrong_topic] {
+            let judged: Vec<_> = verdicts(&yaml)
+                .into_iter()
+                .map(|(check, judgement, _)| (check, judgement))
+                .collect();
+            assert_eq!(
+                judged,
+                [
+                    ("duplicates".into(), Judgement::NotJudged),
+                    ("consumer".into(), Judgement::NotJudged),
+                ],
+                "{yaml}"
+            );
+        }
     }
 
     /// With no send reaching a broker (every connect refused), nothing is judged.

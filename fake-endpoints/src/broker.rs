@@ -111,6 +111,25 @@ pub(crate) struct Send {
 }
 
 impl Broker {
+    /// Why the broker answers a request itself rather than with a step, or `None` for a
+    /// send it takes: the rule the broker serves by, for a caller that wants to know before
+    /// sending (a scenario's load-time warnings).
+    ///
+    /// ```
+    /// use http::Method;
+    /// use retrylab_endpoints::{Broker, Refusal};
+    ///
+    /// let broker = Broker::new().topics(["orders"]);
+    /// let post = |path: &str, body: &str| broker.refusal(&Method::POST, path, body.as_bytes());
+    /// assert_eq!(post("/topics/orders/messages", "{}"), None);
+    /// assert_eq!(post("/topics/payments/messages", "{}"), Some(Refusal::TopicNotFound));
+    /// assert_eq!(post("/topics/orders/messages", "not json"), Some(Refusal::BadRequest));
+    /// ```
+    pub fn refusal(&self, method: &Method, path: &str, body: &[u8]) -> Option<Refusal> {
+        // The key header only gives the key, never a refusal.
+        self.read(method, path, body, None).err()
+    }
+
     /// Reads a request as a send, or the answer the broker gives it instead.
     /// `header_key` is the value of the endpoint's key header, if the request carries it.
     pub(crate) fn read(
@@ -147,9 +166,10 @@ impl Broker {
     }
 }
 
-/// Why a request is not a send the broker takes.
+/// Why a request is not a send the broker takes: the broker answers it itself, and it
+/// consumes no step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// Not `POST /topics/{topic}/messages`.
     NotFound,
     /// A topic the broker does not have.
@@ -159,23 +179,23 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
+    /// The status of the broker's answer: 404 for a wrong method, path or topic, 400 for a
+    /// bad body.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Refusal::NotFound | Refusal::TopicNotFound => StatusCode::NOT_FOUND,
+            Refusal::BadRequest => StatusCode::BAD_REQUEST,
+        }
+    }
+
     /// The broker's answer.
     pub(crate) fn response(self) -> SentResponse {
-        let (status, body): (_, &'static str) = match self {
-            Refusal::NotFound => (
-                StatusCode::NOT_FOUND,
-                r#"{"code":40400,"message":"NOT_FOUND"}"#,
-            ),
-            Refusal::TopicNotFound => (
-                StatusCode::NOT_FOUND,
-                r#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#,
-            ),
-            Refusal::BadRequest => (
-                StatusCode::BAD_REQUEST,
-                r#"{"code":40000,"message":"BAD_REQUEST"}"#,
-            ),
+        let body: &'static str = match self {
+            Refusal::NotFound => r#"{"code":40400,"message":"NOT_FOUND"}"#,
+            Refusal::TopicNotFound => r#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#,
+            Refusal::BadRequest => r#"{"code":40000,"message":"BAD_REQUEST"}"#,
         };
-        json(status, Bytes::from_static(body.as_bytes()))
+        json(self.status(), Bytes::from_static(body.as_bytes()))
     }
 }
 

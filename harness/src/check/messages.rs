@@ -222,6 +222,28 @@ mod tests {
         }
     }
 
+    /// The summary shows the first messages as it shows the first timeline lines, and
+    /// counts the rest; each line still names its call's attempt.
+    #[test]
+    fn the_summary_shows_the_first_messages_and_counts_the_rest() {
+        let yaml = scenario("{}", 62, "", "  duplicates: { at_most: 0 }\n");
+        let scenario = Scenario::from_yaml_str(&yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        let summary = report.summary();
+        let shown: Vec<&str> = summary
+            .lines()
+            .skip_while(|line| *line != "messages:")
+            .skip(1)
+            .collect();
+        assert_eq!(shown.len(), 61, "{summary}");
+        assert_eq!(
+            shown[59],
+            "  t=0.000s  broker  orders  id broker-60  no key  call 59  attempt #1"
+        );
+        assert_eq!(shown[60], "  ... 2 more messages");
+        assert_eq!(report.trace().message_lines().len(), 62);
+    }
+
     /// With no send reaching a broker (every connect refused), nothing is judged.
     #[test]
     fn no_send_is_not_judged() {

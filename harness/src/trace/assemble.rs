@@ -179,7 +179,9 @@ pub(crate) fn assemble(
         }
         for message in &ledger.messages {
             // A broker stores a message with the effect of the same request, so this finds
-            // one; were it ever missing, the message would be as unattributed as that effect.
+            // one; were it ever missing, the message would be as unattributed as that effect,
+            // and the message checks report it as such (`consumer` and `duplicates` fail on a
+            // message they cannot attribute, `distinct_keys` lists it), never pass over it.
             let (call_id, attempt_id) = attributed
                 .get(&message.request)
                 .copied()

@@ -93,8 +93,11 @@ impl Broker {
     /// ```
     pub fn error_code(code: u32) -> Step {
         let (status, message) = match code {
-            530 | 42900 => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS"),
+            // The Remoting protocol's flow control names itself.
             215 => (StatusCode::TOO_MANY_REQUESTS, "FLOW_CONTROL"),
+            _ if THROTTLING_CODES.contains(&code) => {
+                (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS")
+            }
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "BROKER_ERROR"),
         };
         Step::status(status.as_u16())
@@ -335,6 +338,23 @@ mod tests {
             .respond
             .render(std::time::UNIX_EPOCH);
         assert_eq!(acknowledgement(&throttled, Some("broker-1")), None);
+    }
+
+    /// Flow control answers exactly as a step with code 530 does: one rule writes both.
+    #[test]
+    fn flow_control_answers_as_code_530() {
+        let throttled = crate::RateLimit::per_second(1)
+            .rocketmq_throttled()
+            .when_empty;
+        assert_eq!(throttled.status.as_u16(), 429);
+        assert_eq!(
+            &throttled.body[..],
+            br#"{"code":530,"message":"TOO_MANY_REQUESTS"}"#
+        );
+        assert_eq!(
+            throttled.headers,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))]
+        );
     }
 
     #[test]

@@ -21,7 +21,8 @@
 //!   `<endpoint>-<n>` (`broker-1`, `broker-2`, ...). A crash keeps them: the store survives it.
 //! - **The acknowledgement.** A 2xx step without a body of its own answers
 //!   `{"message_id":"<id>"}` with the id of the message the send stored, or
-//!   `{"message_id":null}` when its step stored nothing (`commit: never`).
+//!   `{"message_id":null}` when its step stored nothing (`commit: never`). An empty body is
+//!   no body of its own; 204 and 205, which carry no body, are sent as scripted.
 //! - **Error codes.** A step's [`error_code`](Broker::error_code) answers
 //!   `{"code":n,"message":...}`: HTTP 429 for the throttling codes (530, 42900, 215), 500 for
 //!   any other code.
@@ -204,12 +205,19 @@ impl Refusal {
 
 /// The acknowledgement a 2xx step without a body of its own sends: `response` with
 /// `{"message_id": ...}`, naming `stored` (the message the send stored, if it stored one).
-/// `None` for any other response, which is sent as scripted.
+/// `None` for any other response, which is sent as scripted: a non-2xx, a body of its own,
+/// or a 204 or 205, which carry none. A step's empty body is no body of its own: the
+/// response keeps no trace of whether one was written.
 pub(crate) fn acknowledgement(
     response: &SentResponse,
     stored: Option<&str>,
 ) -> Option<SentResponse> {
-    if !response.status.is_success() || !response.body.is_empty() {
+    // 204 and 205 carry no body by definition: such a step is sent as scripted.
+    let bodiless = matches!(
+        response.status,
+        StatusCode::NO_CONTENT | StatusCode::RESET_CONTENT
+    );
+    if !response.status.is_success() || bodiless || !response.body.is_empty() {
         return None;
     }
     let id = match stored {
@@ -334,6 +342,15 @@ mod tests {
             ..ok.clone()
         };
         assert_eq!(acknowledgement(&scripted, Some("broker-1")), None);
+        // Statuses without a body get none.
+        for status in [
+            StatusCode::NO_CONTENT,
+            StatusCode::RESET_CONTENT,
+            StatusCode::NOT_MODIFIED,
+        ] {
+            let bare = SentResponse::status_only(status);
+            assert_eq!(acknowledgement(&bare, Some("broker-1")), None, "{status}");
+        }
         let throttled = Broker::error_code(530)
             .respond
             .render(std::time::UNIX_EPOCH);

@@ -12,11 +12,12 @@
 //!   answered 404 with `{"code":40400,"message":"NOT_FOUND"}`, and a topic the broker does not
 //!   have (when it was given [`topics`](Broker::topics)) 404 with
 //!   `{"code":40402,"message":"TOPIC_NOT_FOUND"}`; neither consumes a step.
-//! - **The message key** is the body's `key` field, a string. A body without one takes the
-//!   value of the endpoint's key header (the scenario's `operation.idempotency_key` header,
-//!   such as `KEYS`), when the request carries it; otherwise the message has no key. A body
-//!   that is not a JSON object, or whose `key` is not a string, is answered 400 with
-//!   `{"code":40000,"message":"BAD_REQUEST"}` and consumes no step.
+//! - **The message key** is the body's `key` field, a string. A body without one (or with
+//!   `null`, or a blank string: `RocketMQ` skips blank keys) takes the value of the
+//!   endpoint's key header (the scenario's `operation.idempotency_key` header, such as
+//!   `KEYS`), when the request carries a non-blank one; otherwise the message has no key. A
+//!   body that is not a JSON object, or whose `key` is neither a string nor `null`, is
+//!   answered 400 with `{"code":40000,"message":"BAD_REQUEST"}` and consumes no step.
 //! - **Message ids** count the broker's stored messages: the `n`-th message it stores is
 //!   `<endpoint>-<n>` (`broker-1`, `broker-2`, ...). A crash keeps them: the store survives it.
 //! - **The acknowledgement.** A 2xx step without a body of its own answers
@@ -156,11 +157,15 @@ impl Broker {
         let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(body) else {
             return Err(Refusal::BadRequest);
         };
+        // A blank key is no key, as `RocketMQ`'s producer skips blank keys; `null` is no key
+        // too, the way JSON writes an absent value.
+        let blank = |key: &str| key.trim().is_empty();
         let key = match fields.get("key") {
-            Some(serde_json::Value::String(key)) => Some(Arc::from(key.as_str())),
-            None | Some(serde_json::Value::Null) => {
-                header_key.map(|v| Arc::from(String::from_utf8_lossy(v.as_bytes()).as_ref()))
-            }
+            Some(serde_json::Value::String(key)) if !blank(key) => Some(Arc::from(key.as_str())),
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::String(_)) => header_key
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .filter(|key| !blank(key))
+                .map(Arc::from),
             Some(_) => return Err(Refusal::BadRequest),
         };
         Ok(Send {
@@ -178,7 +183,7 @@ pub enum Refusal {
     NotFound,
     /// A topic the broker does not have.
     TopicNotFound,
-    /// A body that is not a JSON object, or a `key` that is not a string.
+    /// A body that is not a JSON object, or a `key` that is neither a string nor `null`.
     BadRequest,
 }
 
@@ -318,6 +323,17 @@ mod tests {
             Ok(Some("k-header".into()))
         );
         assert_eq!(key(r#"{"key":null}"#, None), Ok(None));
+        // null, empty and blank keys are no key: the header's, if any, is the key.
+        for body in [r#"{"key":null}"#, r#"{"key":""}"#, r#"{"key":"  "}"#] {
+            assert_eq!(key(body, None), Ok(None), "{body}");
+            assert_eq!(
+                key(body, Some(&header)),
+                Ok(Some("k-header".into())),
+                "{body}"
+            );
+        }
+        let blank = HeaderValue::from_static(" ");
+        assert_eq!(key("{}", Some(&blank)), Ok(None));
         assert_eq!(key(r#"{"body":"x"}"#, None), Ok(None));
         assert_eq!(key(r#"{"key":5}"#, None), Err(Refusal::BadRequest));
         assert_eq!(key("not json", None), Err(Refusal::BadRequest));

@@ -50,8 +50,8 @@ impl Scenario {
     /// - With a built-in `client:` calling a `kind: broker` endpoint: an operation the
     ///   broker answers itself whatever its script says (not `POST /topics/{topic}/messages`,
     ///   a topic missing from its `topics`, a body that is not a JSON object or whose `key` is
-    ///   not a string), so that no request reaches a step and no message is stored. The
-    ///   broker's own reading of a request decides.
+    ///   neither a string nor `null`), so that no request reaches a step and no message is
+    ///   stored. The broker's own reading of a request decides.
     /// - With any client: `attempts` or `total_attempts` needing more attempts than
     ///   `limits.max_client_attempts`, which stops the run at the attempt past it.
     ///

@@ -238,7 +238,20 @@ mod tests {
             "path: /topics/orders/messages",
             "path: /topics/payments/messages",
         );
-        for yaml in [scenario("not json", 2, "", expect), wrong_topic] {
+        for (yaml, status) in [
+            (scenario("not json", 2, "", expect), 400),
+            (wrong_topic, 404),
+        ] {
+            // The timeline says who answered.
+            let parsed = Scenario::from_yaml_str(&yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+            let timeline = parsed.run_builtin_with_seed(0).trace().timeline();
+            assert_eq!(
+                timeline
+                    .matches(&format!("-> {status} (refused by the broker)"))
+                    .count(),
+                2,
+                "{timeline}"
+            );
             let judged: Vec<_> = verdicts(&yaml)
                 .into_iter()
                 .map(|(check, judgement, _)| (check, judgement))

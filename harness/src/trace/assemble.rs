@@ -240,7 +240,8 @@ pub(crate) fn assemble(
     }
 }
 
-/// Who answered `request`, when not a step: the rate limiter, or dedupe (naming the attempt,
+/// Who answered `request`, when not a step: the rate limiter, a broker that refused it, or
+/// dedupe (naming the attempt,
 /// by `attempt_of` the earlier requests' attempts, that its answer refers to).
 fn answered_by(
     ledger: &LedgerSnapshot,
@@ -249,6 +250,9 @@ fn answered_by(
 ) -> Option<AnsweredBy> {
     if ledger.rate_limited.binary_search(&request.id).is_ok() {
         return Some(AnsweredBy::RateLimited);
+    }
+    if ledger.refused.binary_search(&request.id).is_ok() {
+        return Some(AnsweredBy::RefusedByBroker);
     }
     // Dedupe only ever names a request that arrived earlier.
     let of = |id: RequestId| attempt_of.get(id.index()).copied().flatten();

@@ -390,9 +390,10 @@ impl Trace {
     }
 }
 
-/// The label of an attempt's answer when the endpoint's dedupe or rate limiter gave it, as
-/// docs/scenario-format.md#timeline-labels writes it: `replay of #1`, `in flight: #1`,
-/// `mismatch with #1`, `rerun of #1`, `rate limited`. `of` is the attempt the answer names.
+/// The label of an attempt's answer when the endpoint's dedupe or rate limiter gave it, or
+/// a broker refused the request, as docs/scenario-format.md#timeline-labels writes it:
+/// `replay of #1`, `in flight: #1`, `mismatch with #1`, `rerun of #1`, `rate limited`,
+/// `refused by the broker`. `of` is the attempt the answer names.
 pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> {
     let by = a.answered_by?;
     // The attempt named, as the reader finds it in the timeline: its number within the same
@@ -409,6 +410,7 @@ pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> 
         AnsweredBy::Mismatch { .. } => format!("mismatch with {named}"),
         AnsweredBy::Rerun { .. } => format!("rerun of {named}"),
         AnsweredBy::RateLimited => "rate limited".to_owned(),
+        AnsweredBy::RefusedByBroker => "refused by the broker".to_owned(),
     })
 }
 

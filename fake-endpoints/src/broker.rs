@@ -12,16 +12,18 @@
 //!   answered 404 with `{"code":40400,"message":"NOT_FOUND"}`, and a topic the broker does not
 //!   have (when it was given [`topics`](Broker::topics)) 404 with
 //!   `{"code":40402,"message":"TOPIC_NOT_FOUND"}`; neither consumes a step.
-//! - **The message key** is the body's `key` field, a string. A body without one takes the
-//!   value of the endpoint's key header (the scenario's `operation.idempotency_key` header,
-//!   such as `KEYS`), when the request carries it; otherwise the message has no key. A body
-//!   that is not a JSON object, or whose `key` is not a string, is answered 400 with
-//!   `{"code":40000,"message":"BAD_REQUEST"}` and consumes no step.
+//! - **The message key** is the body's `key` field, a string. A body without one (or with
+//!   `null`, or a blank string: `RocketMQ` skips blank keys) takes the value of the
+//!   endpoint's key header (the scenario's `operation.idempotency_key` header, such as
+//!   `KEYS`), when the request carries a non-blank one; otherwise the message has no key. A
+//!   body that is not a JSON object, or whose `key` is neither a string nor `null`, is
+//!   answered 400 with `{"code":40000,"message":"BAD_REQUEST"}` and consumes no step.
 //! - **Message ids** count the broker's stored messages: the `n`-th message it stores is
 //!   `<endpoint>-<n>` (`broker-1`, `broker-2`, ...). A crash keeps them: the store survives it.
 //! - **The acknowledgement.** A 2xx step without a body of its own answers
 //!   `{"message_id":"<id>"}` with the id of the message the send stored, or
-//!   `{"message_id":null}` when its step stored nothing (`commit: never`).
+//!   `{"message_id":null}` when its step stored nothing (`commit: never`). An empty body is
+//!   no body of its own; 204 and 205, which carry no body, are sent as scripted.
 //! - **Error codes.** A step's [`error_code`](Broker::error_code) answers
 //!   `{"code":n,"message":...}`: HTTP 429 for the throttling codes (530, 42900, 215), 500 for
 //!   any other code.
@@ -93,8 +95,11 @@ impl Broker {
     /// ```
     pub fn error_code(code: u32) -> Step {
         let (status, message) = match code {
-            530 | 42900 => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS"),
+            // The Remoting protocol's flow control names itself.
             215 => (StatusCode::TOO_MANY_REQUESTS, "FLOW_CONTROL"),
+            _ if THROTTLING_CODES.contains(&code) => {
+                (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_REQUESTS")
+            }
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "BROKER_ERROR"),
         };
         Step::status(status.as_u16())
@@ -111,6 +116,25 @@ pub(crate) struct Send {
 }
 
 impl Broker {
+    /// Why the broker answers a request itself rather than with a step, or `None` for a
+    /// send it takes: the rule the broker serves by, for a caller that wants to know before
+    /// sending (a scenario's load-time warnings).
+    ///
+    /// ```
+    /// use http::Method;
+    /// use retrylab_endpoints::{Broker, Refusal};
+    ///
+    /// let broker = Broker::new().topics(["orders"]);
+    /// let post = |path: &str, body: &str| broker.refusal(&Method::POST, path, body.as_bytes());
+    /// assert_eq!(post("/topics/orders/messages", "{}"), None);
+    /// assert_eq!(post("/topics/payments/messages", "{}"), Some(Refusal::TopicNotFound));
+    /// assert_eq!(post("/topics/orders/messages", "not json"), Some(Refusal::BadRequest));
+    /// ```
+    pub fn refusal(&self, method: &Method, path: &str, body: &[u8]) -> Option<Refusal> {
+        // The key header only gives the key, never a refusal.
+        self.read(method, path, body, None).err()
+    }
+
     /// Reads a request as a send, or the answer the broker gives it instead.
     /// `header_key` is the value of the endpoint's key header, if the request carries it.
     pub(crate) fn read(
@@ -133,11 +157,15 @@ impl Broker {
         let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(body) else {
             return Err(Refusal::BadRequest);
         };
+        // A blank key is no key, as `RocketMQ`'s producer skips blank keys; `null` is no key
+        // too, the way JSON writes an absent value.
+        let blank = |key: &str| key.trim().is_empty();
         let key = match fields.get("key") {
-            Some(serde_json::Value::String(key)) => Some(Arc::from(key.as_str())),
-            None | Some(serde_json::Value::Null) => {
-                header_key.map(|v| Arc::from(String::from_utf8_lossy(v.as_bytes()).as_ref()))
-            }
+            Some(serde_json::Value::String(key)) if !blank(key) => Some(Arc::from(key.as_str())),
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::String(_)) => header_key
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .filter(|key| !blank(key))
+                .map(Arc::from),
             Some(_) => return Err(Refusal::BadRequest),
         };
         Ok(Send {
@@ -147,46 +175,54 @@ impl Broker {
     }
 }
 
-/// Why a request is not a send the broker takes.
+/// Why a request is not a send the broker takes: the broker answers it itself, and it
+/// consumes no step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// Not `POST /topics/{topic}/messages`.
     NotFound,
     /// A topic the broker does not have.
     TopicNotFound,
-    /// A body that is not a JSON object, or a `key` that is not a string.
+    /// A body that is not a JSON object, or a `key` that is neither a string nor `null`.
     BadRequest,
 }
 
 impl Refusal {
+    /// The status of the broker's answer: 404 for a wrong method, path or topic, 400 for a
+    /// bad body.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Refusal::NotFound | Refusal::TopicNotFound => StatusCode::NOT_FOUND,
+            Refusal::BadRequest => StatusCode::BAD_REQUEST,
+        }
+    }
+
     /// The broker's answer.
     pub(crate) fn response(self) -> SentResponse {
-        let (status, body): (_, &'static str) = match self {
-            Refusal::NotFound => (
-                StatusCode::NOT_FOUND,
-                r#"{"code":40400,"message":"NOT_FOUND"}"#,
-            ),
-            Refusal::TopicNotFound => (
-                StatusCode::NOT_FOUND,
-                r#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#,
-            ),
-            Refusal::BadRequest => (
-                StatusCode::BAD_REQUEST,
-                r#"{"code":40000,"message":"BAD_REQUEST"}"#,
-            ),
+        let body: &'static str = match self {
+            Refusal::NotFound => r#"{"code":40400,"message":"NOT_FOUND"}"#,
+            Refusal::TopicNotFound => r#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#,
+            Refusal::BadRequest => r#"{"code":40000,"message":"BAD_REQUEST"}"#,
         };
-        json(status, Bytes::from_static(body.as_bytes()))
+        json(self.status(), Bytes::from_static(body.as_bytes()))
     }
 }
 
 /// The acknowledgement a 2xx step without a body of its own sends: `response` with
 /// `{"message_id": ...}`, naming `stored` (the message the send stored, if it stored one).
-/// `None` for any other response, which is sent as scripted.
+/// `None` for any other response, which is sent as scripted: a non-2xx, a body of its own,
+/// or a 204 or 205, which carry none. A step's empty body is no body of its own: the
+/// response keeps no trace of whether one was written.
 pub(crate) fn acknowledgement(
     response: &SentResponse,
     stored: Option<&str>,
 ) -> Option<SentResponse> {
-    if !response.status.is_success() || !response.body.is_empty() {
+    // 204 and 205 carry no body by definition: such a step is sent as scripted.
+    let bodiless = matches!(
+        response.status,
+        StatusCode::NO_CONTENT | StatusCode::RESET_CONTENT
+    );
+    if !response.status.is_success() || bodiless || !response.body.is_empty() {
         return None;
     }
     let id = match stored {
@@ -287,6 +323,17 @@ mod tests {
             Ok(Some("k-header".into()))
         );
         assert_eq!(key(r#"{"key":null}"#, None), Ok(None));
+        // null, empty and blank keys are no key: the header's, if any, is the key.
+        for body in [r#"{"key":null}"#, r#"{"key":""}"#, r#"{"key":"  "}"#] {
+            assert_eq!(key(body, None), Ok(None), "{body}");
+            assert_eq!(
+                key(body, Some(&header)),
+                Ok(Some("k-header".into())),
+                "{body}"
+            );
+        }
+        let blank = HeaderValue::from_static(" ");
+        assert_eq!(key("{}", Some(&blank)), Ok(None));
         assert_eq!(key(r#"{"body":"x"}"#, None), Ok(None));
         assert_eq!(key(r#"{"key":5}"#, None), Err(Refusal::BadRequest));
         assert_eq!(key("not json", None), Err(Refusal::BadRequest));
@@ -311,10 +358,36 @@ mod tests {
             ..ok.clone()
         };
         assert_eq!(acknowledgement(&scripted, Some("broker-1")), None);
+        // Statuses without a body get none.
+        for status in [
+            StatusCode::NO_CONTENT,
+            StatusCode::RESET_CONTENT,
+            StatusCode::NOT_MODIFIED,
+        ] {
+            let bare = SentResponse::status_only(status);
+            assert_eq!(acknowledgement(&bare, Some("broker-1")), None, "{status}");
+        }
         let throttled = Broker::error_code(530)
             .respond
             .render(std::time::UNIX_EPOCH);
         assert_eq!(acknowledgement(&throttled, Some("broker-1")), None);
+    }
+
+    /// Flow control answers exactly as a step with code 530 does: one rule writes both.
+    #[test]
+    fn flow_control_answers_as_code_530() {
+        let throttled = crate::RateLimit::per_second(1)
+            .rocketmq_throttled()
+            .when_empty;
+        assert_eq!(throttled.status.as_u16(), 429);
+        assert_eq!(
+            &throttled.body[..],
+            br#"{"code":530,"message":"TOO_MANY_REQUESTS"}"#
+        );
+        assert_eq!(
+            throttled.headers,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))]
+        );
     }
 
     #[test]

@@ -491,7 +491,10 @@ impl Endpoint {
                 inner.ledger.push_rate_limited(id);
                 Err(response)
             }
-            (_, None, Some(response)) => Err(response),
+            (_, None, Some(response)) => {
+                inner.ledger.push_refused(id);
+                Err(response)
+            }
             (None, None, None) => Err(Arc::clone(&inner.not_found)),
             (Some(route), None, None) => {
                 // Dedupe's own answer (a rejection or a replay), if it answers.

@@ -250,6 +250,11 @@ pub struct LedgerSnapshot {
     /// empty, in arrival order: they consumed no step (their records keep the route they
     /// matched, with no step) and committed nothing.
     pub rate_limited: Vec<RequestId>,
+    /// The requests a broker answered itself because they were not sends it takes (a wrong
+    /// method, path or topic: 404; a bad body: 400), in arrival order: they consumed no step
+    /// and stored nothing. A request its flow control answered is in
+    /// [`rate_limited`](LedgerSnapshot::rate_limited) instead.
+    pub refused: Vec<RequestId>,
     /// The messages a broker stored, in the order it stored them (empty on any other
     /// endpoint). Each is also one of its [`effects`](LedgerSnapshot::effects).
     pub messages: Vec<StoredMessage>,
@@ -411,6 +416,10 @@ impl Ledger {
 
     pub(crate) fn push_rate_limited(&self, id: RequestId) {
         self.lock().rate_limited.push(id);
+    }
+
+    pub(crate) fn push_refused(&self, id: RequestId) {
+        self.lock().refused.push(id);
     }
 
     pub(crate) fn push_close(&self, record: CloseRecord) {

@@ -61,7 +61,7 @@ pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;
 
-pub use broker::{Broker, THROTTLING_CODES};
+pub use broker::{Broker, Refusal, THROTTLING_CODES};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
 pub use conn::{ConnInfo, ConnectionControl, NoReset};

@@ -130,13 +130,10 @@ impl RateLimit {
     }
 
     /// Answers as a `RocketMQ` broker over its flow control: 429 with
-    /// `{"code": 530, "message": "TOO_MANY_REQUESTS"}`.
+    /// `{"code": 530, "message": "TOO_MANY_REQUESTS"}`, the broker's own answer to code 530
+    /// ([`Broker::error_code`](crate::Broker::error_code)).
     pub fn rocketmq_throttled(self) -> Self {
-        self.when_empty(json_respond(
-            StatusCode::TOO_MANY_REQUESTS,
-            r#"{"code":530,"message":"TOO_MANY_REQUESTS"}"#,
-            None,
-        ))
+        self.when_empty(crate::Broker::error_code(530).respond)
     }
 
     /// How many milliseconds a bucket of `level` (in millionths of a token, below one token)

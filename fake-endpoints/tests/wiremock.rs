@@ -439,3 +439,68 @@ async fn an_unsupported_step_is_an_error_naming_it() {
          retrylab's real backend (`backend: real`)"
     );
 }
+
+/// A broker served by wiremock: its refusals (a topic it does not have, a bad body) are
+/// answered before any step and listed as refused; a send walks the script and a 2xx step
+/// stores its message, sent as scripted (wiremock is handed the response before the step
+/// stores anything, so no acknowledgement names the id).
+#[tokio::test]
+async fn a_broker_refuses_throttles_and_stores_over_wiremock() {
+    use retrylab_endpoints::Broker;
+    let responder = responder(
+        EndpointConfig::http("broker")
+            .broker(Broker::new().topics(["orders"]))
+            .script([Broker::error_code(530), Step::status(200)]),
+    );
+    let server = serve(&responder).await;
+    let client = client();
+    let mut answers = Vec::new();
+    for (target, body) in [
+        ("/topics/payments/messages", "{}"),
+        ("/topics/orders/messages", "not json"),
+        ("/topics/orders/messages", r#"{"key":"o-1"}"#),
+        ("/topics/orders/messages", r#"{"key":"o-1"}"#),
+    ] {
+        let request = request(Method::POST, &server, target)
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        answers.push(send(&client, request).await);
+    }
+    let seen: Vec<_> = answers
+        .iter()
+        .map(|a| (a.status.as_u16(), a.body.clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                404,
+                Bytes::from_static(br#"{"code":40402,"message":"TOPIC_NOT_FOUND"}"#)
+            ),
+            (
+                400,
+                Bytes::from_static(br#"{"code":40000,"message":"BAD_REQUEST"}"#)
+            ),
+            (
+                429,
+                Bytes::from_static(br#"{"code":530,"message":"TOO_MANY_REQUESTS"}"#)
+            ),
+            (200, Bytes::new()),
+        ]
+    );
+    for answer in &answers[..3] {
+        assert_eq!(answer.headers["content-type"], "application/json");
+    }
+
+    responder.idle().await;
+    let ledger = responder.ledger().snapshot();
+    assert_eq!(ledger.refused, [RequestId(0), RequestId(1)]);
+    let steps: Vec<_> = ledger.requests.iter().map(|r| r.step).collect();
+    assert_eq!(steps, [None, None, Some(0), Some(1)]);
+    let stored: Vec<_> = ledger
+        .messages
+        .iter()
+        .map(|m| (m.request, &*m.topic, m.key.as_deref(), &*m.id))
+        .collect();
+    assert_eq!(stored, [(RequestId(3), "orders", Some("o-1"), "broker-1")]);
+}

@@ -409,6 +409,56 @@ fn success_against_connects_and_routes() {
     assert_eq!(warnings(&dedupe), Vec::<String>::new());
 }
 
+#[test]
+fn an_operation_the_broker_always_refuses() {
+    let yaml = |operation: &str| {
+        scenario(&format!(
+            "version: 1\nname: w\nendpoints:\n  broker: {{ kind: broker, topics: [orders] }}\n\
+             operation: {{ endpoint: broker{operation} }}\n\
+             client: {EXP3}\nexpect: {{ duplicates: {{ at_most: 0 }} }}\n"
+        ))
+    };
+    let post = ", method: POST, path: /topics/orders/messages";
+    assert_eq!(
+        warnings(&yaml(&format!("{post}, body: 'not json'"))),
+        [
+            "w.yaml:5:83 operation.body: broker `broker` refuses every request of the operation: \
+             the body is not a JSON object with a string `key` (or none), so every request gets \
+             400 and reaches no step"
+        ]
+    );
+    assert_eq!(
+        warnings(&yaml(post)),
+        [
+            "w.yaml:5:12 operation: broker `broker` refuses every request of the operation: the \
+             operation sends no body, and a send's body must be a JSON object, so every request \
+             gets 400 and reaches no step"
+        ]
+    );
+    assert_eq!(
+        warnings(&yaml(
+            ", method: POST, path: /topics/payments/messages, body: '{}'"
+        )),
+        [
+            "w.yaml:5:52 operation.path: broker `broker` refuses every request of the operation: \
+             `/topics/payments/messages` names a topic that is not one of its `topics`, so every \
+             request gets 404 and reaches no step"
+        ]
+    );
+    assert_eq!(
+        warnings(&yaml(", path: /topics/orders/messages, body: '{}'")),
+        [
+            "w.yaml:5:38 operation.path: broker `broker` refuses every request of the operation: \
+             `GET /topics/orders/messages` is not a send (`POST /topics/{topic}/messages`), so \
+             every request gets 404 and reaches no step"
+        ]
+    );
+    // A send it takes, a query included, draws nothing.
+    let fine =
+        yaml(", method: POST, path: '/topics/orders/messages?x=1', body: '{\"key\": \"o-1\"}'");
+    assert_eq!(warnings(&fine), Vec::<String>::new());
+}
+
 // ---- contradictions: which client, and must_fail ------------------------------------------
 
 #[test]

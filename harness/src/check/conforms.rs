@@ -131,6 +131,17 @@ fn dedupe_answer(spec: &DedupeAnswerSpec) -> Answer {
     }
 }
 
+/// Headers the endpoint crate writes, as (name, value) text like a scenario's.
+fn written(headers: &[(http::HeaderName, http::HeaderValue)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            (n.as_str().to_owned(), value)
+        })
+        .collect()
+}
+
 /// The answer a scripted step writes: on a broker, an `error_code` step's is the error the
 /// broker sends for that code, from the endpoint crate, the one place that writes it.
 fn scripted_answer(step: &StepSpec) -> Answer {
@@ -138,14 +149,10 @@ fn scripted_answer(step: &StepSpec) -> Answer {
         .error_code
         .and_then(|code| u32::try_from(code).ok())
         .map(|code| retrylab_endpoints::Broker::error_code(code).respond);
-    let mut headers: Vec<(String, String)> = broker_error
-        .iter()
-        .flat_map(|respond| respond.headers.iter())
-        .map(|(n, v)| {
-            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
-            (n.as_str().to_owned(), value)
-        })
-        .collect();
+    let mut headers = broker_error
+        .as_ref()
+        .map(|respond| written(&respond.headers))
+        .unwrap_or_default();
     if let Some(h) = &step.headers {
         headers.extend(
             h.entries()
@@ -173,14 +180,7 @@ fn limiter_answer(endpoint: &EndpointSpec) -> Option<Answer> {
     let preset = |limit: RateLimit| {
         let respond = limit.when_empty;
         Answer {
-            headers: respond
-                .headers
-                .iter()
-                .map(|(n, v)| {
-                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                    (n.as_str().to_owned(), value)
-                })
-                .collect(),
+            headers: written(&respond.headers),
             body: respond.body.to_vec(),
         }
     };

@@ -3,12 +3,13 @@
 //! without a key cannot be told from a second send of the same message: that is the
 //! producer that retries a timed-out send without a key.
 
-use super::messages::{Identity, groups, listed, named};
+use super::messages::{Callers, Identity, groups, listed, named};
 use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 
 pub(super) fn check(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut reasons: Vec<Finding> = Vec::new();
+    let callers = Callers::new(ctx);
     for ((topic, identity), messages) in groups(ctx) {
         let topic = ctx.trace.name(topic);
         match identity {
@@ -23,7 +24,9 @@ pub(super) fn check(ctx: &Ctx<'_>, expected: bool) -> Verdict {
                 for m in messages {
                     let finding = format!("{} in topic {topic} has no key", named(ctx, m));
                     reasons.push(match m.call_id {
-                        Some(call) => Finding::call(0, call, format!("call {call}: {finding}")),
+                        Some(call) => {
+                            callers.finding(ctx, call, |name| format!("{name}: {finding}"))
+                        }
                         None => Finding::from(finding),
                     });
                 }

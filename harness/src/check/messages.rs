@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Ctx;
+use crate::report::Finding;
 use crate::trace::{Message, Name, seconds};
 
 /// What tells a stored message from another of its topic: its key, else (a message sent
@@ -32,6 +33,37 @@ pub(super) fn groups<'t>(ctx: &Ctx<'t>) -> BTreeMap<(Name, Identity), Vec<&'t Me
     groups
 }
 
+/// The client of each call, to name and link a call a message is attributed to (a message
+/// knows its call, not its client).
+pub(super) struct Callers(BTreeMap<u32, u32>);
+
+impl Callers {
+    pub(super) fn new(ctx: &Ctx<'_>) -> Self {
+        Callers(
+            ctx.trace
+                .calls
+                .iter()
+                .map(|c| (c.call_id, c.client_id))
+                .collect(),
+        )
+    }
+
+    /// A finding about `call`, which `text` is given the name of (`call 2`, or `client 1
+    /// call 2` in a fleet). A call the trace does not list (no such call ran) is named by
+    /// its id alone, and the finding is tied to no call.
+    pub(super) fn finding(
+        &self,
+        ctx: &Ctx<'_>,
+        call: u32,
+        text: impl FnOnce(&str) -> String,
+    ) -> Finding {
+        match self.0.get(&call) {
+            Some(&client) => Finding::call(client, call, text(&ctx.call_name(client, call))),
+            None => Finding::from(text(&format!("call {call}"))),
+        }
+    }
+}
+
 /// `broker-1 at 0.003s`: how a verdict names a stored message.
 pub(super) fn named(ctx: &Ctx<'_>, m: &Message) -> String {
     format!("{} at {}", ctx.trace.name(m.id), seconds(m.at_ms))
@@ -46,7 +78,10 @@ pub(super) fn listed(ctx: &Ctx<'_>, messages: &[&Message]) -> String {
         .join(", ")
 }
 
-/// Requests that reached a broker: with none, no message could be stored or judged.
+/// Sends that reached a broker's script: with none, no message could be stored or judged.
+/// A request the broker refused itself (not a send: 404, or a bad body: 400) or that its
+/// flow control turned away reached no step, so it is not one: a run whose every attempt
+/// was refused says nothing about duplicates.
 pub(super) fn sends(ctx: &Ctx<'_>) -> usize {
     ctx.ledgers
         .iter()
@@ -56,14 +91,17 @@ pub(super) fn sends(ctx: &Ctx<'_>) -> usize {
                 .get(name)
                 .is_some_and(|e| e.kind == crate::scenario::EndpointKind::Broker)
         })
-        .map(|(_, ledger)| ledger.requests.len())
+        .map(|(_, ledger)| {
+            // Both lists are in arrival order and disjoint (flow control answers first).
+            ledger.requests.len() - ledger.refused.len() - ledger.rate_limited.len()
+        })
         .sum()
 }
 
 #[cfg(test)]
 mod tests {
     use crate::report::Judgement;
-    use crate::scenario::Scenario;
+    use crate::scenario::{AtMostSpec, Scenario};
 
     /// (check, judgement, message) of each message check of a run of `yaml` with seed 0.
     fn verdicts(yaml: &str) -> Vec<(String, Judgement, String)> {
@@ -188,6 +226,169 @@ mod tests {
         let report = plain.run_builtin_with_seed(0);
         assert!(!report.summary().contains("messages:"));
         assert!(!report.snapshot_text().contains("messages:"));
+    }
+
+    /// Requests the broker refused itself reached no step: a run whose every attempt got
+    /// its 400 (a body that is not JSON) or its 404 (a topic it does not have) has no send,
+    /// and is not judged rather than passed with "0 duplicates among 0 stored messages".
+    #[test]
+    fn refused_requests_are_no_sends() {
+        let expect = "  duplicates: { at_most: 0 }\n  consumer: { idempotent_by: key }\n";
+        let wrong_topic = scenario("{}", 2, "", expect).replace(
+            "path: /topics/orders/messages",
+            "path: /topics/payments/messages",
+        );
+        for (yaml, status) in [
+            (scenario("not json", 2, "", expect), 400),
+            (wrong_topic, 404),
+        ] {
+            // The timeline says who answered.
+            let parsed = Scenario::from_yaml_str(&yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+            let timeline = parsed.run_builtin_with_seed(0).trace().timeline();
+            assert_eq!(
+                timeline
+                    .matches(&format!("-> {status} (refused by the broker)"))
+                    .count(),
+                2,
+                "{timeline}"
+            );
+            let judged: Vec<_> = verdicts(&yaml)
+                .into_iter()
+                .map(|(check, judgement, _)| (check, judgement))
+                .collect();
+            assert_eq!(
+                judged,
+                [
+                    ("duplicates".into(), Judgement::NotJudged),
+                    ("consumer".into(), Judgement::NotJudged),
+                ],
+                "{yaml}"
+            );
+        }
+    }
+
+    /// The summary shows the first messages as it shows the first timeline lines, and
+    /// counts the rest; each line still names its call's attempt.
+    #[test]
+    fn the_summary_shows_the_first_messages_and_counts_the_rest() {
+        let yaml = scenario("{}", 62, "", "  duplicates: { at_most: 0 }\n");
+        let scenario = Scenario::from_yaml_str(&yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        let summary = report.summary();
+        let shown: Vec<&str> = summary
+            .lines()
+            .skip_while(|line| *line != "messages:")
+            .skip(1)
+            .collect();
+        assert_eq!(shown.len(), 61, "{summary}");
+        assert_eq!(
+            shown[59],
+            "  t=0.000s  broker  orders  id broker-60  no key  call 59  attempt #1"
+        );
+        assert_eq!(shown[60], "  ... 2 more messages");
+        assert_eq!(report.trace().message_lines().len(), 62);
+    }
+
+    /// Runs `yaml` with seed 0, lets `edit` change its trace, and gives `judge` the
+    /// context the checks read, over the edited trace.
+    fn with_edited_trace<T>(
+        yaml: &str,
+        edit: impl FnOnce(&mut crate::trace::Trace),
+        judge: impl FnOnce(&crate::check::Ctx<'_>) -> T,
+    ) -> T {
+        use crate::check::{Ctx, Tolerance};
+        use crate::trace::index::TraceIndex;
+        let scenario = Scenario::from_yaml_str(yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let report = scenario.run_builtin_with_seed(0);
+        let mut trace = report.trace.clone();
+        edit(&mut trace);
+        judge(&Ctx {
+            scenario: &scenario,
+            trace: &trace,
+            ledgers: &report.ledgers,
+            epoch_unix_ms: 0,
+            long_polls: &report.long_polls,
+            unsettled: None,
+            end: &report.end,
+            tolerance: Tolerance(0),
+            index: TraceIndex::new(&trace),
+        })
+    }
+
+    /// A keyless message's finding names and links the client of its call (a fleet's
+    /// second client, here, by editing the trace: fleets are not run yet).
+    #[test]
+    fn keyless_findings_name_the_client_of_their_call() {
+        let yaml = scenario("{}", 2, "", "  distinct_keys: true\n");
+        let findings = with_edited_trace(
+            &yaml,
+            |trace| trace.calls[1].client_id = 1,
+            |ctx| {
+                let keyless = super::super::distinct_keys::check(ctx, true).findings;
+                let duplicates = super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 });
+                (keyless, duplicates)
+            },
+        );
+        let keyless: Vec<_> = findings
+            .0
+            .iter()
+            .map(|f| (f.call.map(|c| (c.client, c.call)), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            keyless,
+            [
+                (
+                    Some((0, 0)),
+                    "call 0: broker-1 at 0.000s in topic orders has no key"
+                ),
+                (
+                    Some((1, 1)),
+                    "client 1 call 1: broker-2 at 0.000s in topic orders has no key"
+                ),
+            ]
+        );
+        // One message per call: no duplicate.
+        assert_eq!(findings.1.judgement, Judgement::Passed);
+        let twice = with_edited_trace(
+            &yaml,
+            |trace| {
+                trace.calls[1].client_id = 1;
+                trace.messages[0].call_id = Some(1);
+            },
+            |ctx| super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 }),
+        );
+        let calls: Vec<_> = twice
+            .findings
+            .iter()
+            .map(|f| f.call.map(|c| (c.client, c.call)))
+            .collect();
+        assert_eq!(calls, [None, Some((1, 1))]);
+        assert!(
+            twice.message.ends_with(
+                "client 1 call 1 stored 2 messages without a key in topic orders \
+                 (broker-1 at 0.000s, broker-2 at 0.000s)"
+            ),
+            "{}",
+            twice.message
+        );
+    }
+
+    /// A keyless message tied to no call cannot be told from a duplicate: `duplicates`
+    /// reports it instead of passing over it.
+    #[test]
+    fn an_unattributed_keyless_message_is_reported() {
+        let yaml = scenario("{}", 2, "", "  duplicates: { at_most: 0 }\n");
+        let verdict = with_edited_trace(
+            &yaml,
+            |trace| trace.messages[1].call_id = None,
+            |ctx| super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 }),
+        );
+        assert_eq!(verdict.judgement, Judgement::Failed);
+        assert_eq!(
+            verdict.message,
+            "1 stored message without a key could not be attributed to a call, so whether \
+             it is a duplicate cannot be told"
+        );
     }
 
     /// With no send reaching a broker (every connect refused), nothing is judged.

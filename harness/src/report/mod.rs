@@ -513,16 +513,16 @@ impl Report {
         // Only with a broker that stored messages; as many lines as the timeline's at most.
         if !self.trace.messages.is_empty() {
             out.push_str("messages:\n");
-            let lines = self.trace.message_lines();
-            for line in lines.iter().take(SUMMARY_TIMELINE) {
+            // Only the lines shown are built.
+            let lines = self
+                .trace
+                .message_lines_with(crate::trace::redaction::Instants::Exact, SUMMARY_TIMELINE);
+            for line in &lines {
                 let _ = writeln!(out, "  {line}");
             }
-            if lines.len() > SUMMARY_TIMELINE {
-                let _ = writeln!(
-                    out,
-                    "  ... {} more messages",
-                    lines.len() - SUMMARY_TIMELINE
-                );
+            let stored = self.trace.messages.len();
+            if stored > lines.len() {
+                let _ = writeln!(out, "  ... {} more messages", stored - lines.len());
             }
         }
         out

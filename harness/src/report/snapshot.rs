@@ -97,7 +97,7 @@ pub(crate) fn render(report: &Report) -> String {
     if !trace.messages.is_empty() {
         out.push_str("messages:\n");
         if trace.messages.len() <= LIST_LIMIT {
-            for line in trace.message_lines_with(instants) {
+            for line in trace.message_lines_with(instants, usize::MAX) {
                 let _ = writeln!(out, "  {line}");
             }
         } else {

@@ -14,7 +14,7 @@
 //! (so `no_retry` by default) is one meant for a Rust client under test, which is run
 //! with `Scenario::run` and may retry as it likes.
 
-use retrylab_endpoints::{ConnectAction, Script, Step};
+use retrylab_endpoints::{Broker, ConnectAction, Refusal, Script, Step};
 
 use super::endpoint::{DedupeAnswerSpec, EndpointKind, EndpointSpec, RouteSpec};
 use super::error::{ScenarioError, ScenarioErrors};
@@ -47,6 +47,11 @@ impl Scenario {
     ///   client's `attempt_timeout`. The first call of a scenario whose calls run one after
     ///   another can reach only the steps that the first `m` requests of a script get;
     ///   other calls can reach any step.
+    /// - With a built-in `client:` calling a `kind: broker` endpoint: an operation the
+    ///   broker answers itself whatever its script says (not `POST /topics/{topic}/messages`,
+    ///   a topic missing from its `topics`, a body that is not a JSON object or whose `key` is
+    ///   neither a string nor `null`), so that no request reaches a step and no message is
+    ///   stored. The broker's own reading of a request decides.
     /// - With any client: `attempts` or `total_attempts` needing more attempts than
     ///   `limits.max_client_attempts`, which stops the run at the attempt past it.
     ///
@@ -80,6 +85,7 @@ impl Scenario {
         rules.limits();
         rules.unreachable_steps();
         if let Some(client) = BuiltIn::of(self) {
+            rules.refused_by_broker();
             rules.attempt_counts(&client);
             rules.stop_reason(&client);
             rules.success(&client);
@@ -407,6 +413,61 @@ impl Contradictions<'_> {
                 );
             }
         }
+    }
+
+    /// An operation a broker refuses on every request: its method, path or topic (404) or
+    /// its body (400), read by the broker's own rule, located at what is wrong.
+    fn refused_by_broker(&mut self) {
+        let s = self.s;
+        let name = &s.operation.endpoint;
+        let Some(endpoint) = s
+            .operation_endpoint()
+            .filter(|e| e.kind == EndpointKind::Broker)
+        else {
+            return;
+        };
+        let op = &s.operation;
+        // A method the http crate cannot parse is an error of its own, reported elsewhere.
+        let Ok(method) = http::Method::from_bytes(op.method.as_bytes()) else {
+            return;
+        };
+        // The broker reads the path without its query, as routes do.
+        let path = op.path.split('?').next().unwrap_or_default();
+        let body = op.body.as_deref().unwrap_or_default();
+        let broker = Broker::new().topics(endpoint.topics.iter().cloned());
+        let Some(refusal) = broker.refusal(&method, path, body.as_bytes()) else {
+            return;
+        };
+        let (at, why) = match refusal {
+            Refusal::NotFound => (
+                "operation.path",
+                format!(
+                    "`{} {path}` is not a send (`POST /topics/{{topic}}/messages`)",
+                    op.method
+                ),
+            ),
+            Refusal::TopicNotFound => (
+                "operation.path",
+                format!("`{path}` names a topic that is not one of its `topics`"),
+            ),
+            Refusal::BadRequest if op.body.is_none() => (
+                "operation",
+                "the operation sends no body, and a send's body must be a JSON object".to_owned(),
+            ),
+            Refusal::BadRequest => (
+                "operation.body",
+                "the body is not a JSON object with a string `key` (or none)".to_owned(),
+            ),
+        };
+        self.warn(
+            &[],
+            at,
+            format!(
+                "broker `{name}` refuses every request of the operation: {why}, so every \
+                 request gets {} and reaches no step",
+                refusal.status().as_u16()
+            ),
+        );
     }
 
     /// Why the built-in client can get no 2xx from the operation's endpoint within the first

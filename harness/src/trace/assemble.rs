@@ -181,7 +181,9 @@ pub(crate) fn assemble(
         }
         for message in &ledger.messages {
             // A broker stores a message with the effect of the same request, so this finds
-            // one; were it ever missing, the message would be as unattributed as that effect.
+            // one; were it ever missing, the message would be as unattributed as that effect,
+            // and the message checks report it as such (`consumer` and `duplicates` fail on a
+            // message they cannot attribute, `distinct_keys` lists it), never pass over it.
             let (call_id, attempt_id) = attributed
                 .get(&message.request)
                 .copied()
@@ -254,7 +256,8 @@ pub(crate) fn assemble(
     }
 }
 
-/// Who answered `request`, when not a step: the rate limiter, or dedupe (naming the attempt,
+/// Who answered `request`, when not a step: the rate limiter, a broker that refused it, or
+/// dedupe (naming the attempt,
 /// by `attempt_of` the earlier requests' attempts, that its answer refers to).
 fn answered_by(
     ledger: &LedgerSnapshot,
@@ -263,6 +266,9 @@ fn answered_by(
 ) -> Option<AnsweredBy> {
     if ledger.rate_limited.binary_search(&request.id).is_ok() {
         return Some(AnsweredBy::RateLimited);
+    }
+    if ledger.refused.binary_search(&request.id).is_ok() {
+        return Some(AnsweredBy::RefusedByBroker);
     }
     // Dedupe only ever names a request that arrived earlier.
     let of = |id: RequestId| attempt_of.get(id.index()).copied().flatten();

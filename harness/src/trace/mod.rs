@@ -112,7 +112,7 @@ pub enum EndKind {
 }
 
 /// Who decided an attempt's answer: the endpoint's dedupe (a replay, a rejection, or a rerun
-/// of a step after a commit) or its rate limiter
+/// of a step after a commit), its rate limiter, or a broker that refused the request
 /// (docs/scenario-format.md#timeline-labels). `of` is the harness-wide id of the attempt the
 /// answer refers to, `None` when that request was no attempt of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -142,6 +142,9 @@ pub enum AnsweredBy {
     },
     /// The rate limiter found its bucket empty and answered.
     RateLimited,
+    /// A broker answered the request itself, as no send it takes (a wrong method, path or
+    /// topic: 404; a bad body: 400): no step saw it.
+    RefusedByBroker,
 }
 
 impl AnsweredBy {
@@ -152,7 +155,7 @@ impl AnsweredBy {
             | AnsweredBy::InFlight { of }
             | AnsweredBy::Mismatch { of }
             | AnsweredBy::Rerun { of } => of,
-            AnsweredBy::RateLimited => None,
+            AnsweredBy::RateLimited | AnsweredBy::RefusedByBroker => None,
         }
     }
 }
@@ -590,6 +593,10 @@ mod tests {
                     attempt(7, 2700, 2701, 200, 2, ConnUse::Reused),
                     AnsweredBy::Rerun { of: None },
                 ),
+                answered(
+                    attempt(8, 2800, 2801, 404, 2, ConnUse::Reused),
+                    AnsweredBy::RefusedByBroker,
+                ),
             ],
             calls: Vec::new(),
             ..Trace::default()
@@ -605,6 +612,7 @@ mod tests {
                 "t=2.500s  #5  POST /orders  -> 429 (rate limited)  conn 2 reused  gap 0.499s",
                 "t=2.600s  #1  POST /orders  -> 201 (replay of call 0 #1)  conn 2 reused",
                 "t=2.700s  #7  POST /orders  -> 200 (rerun of an untraced request)  conn 2 reused",
+                "t=2.800s  #8  POST /orders  -> 404 (refused by the broker)  conn 2 reused  gap 0.099s",
             ]
         );
         // The one-line API reads the same without the index.
@@ -619,6 +627,10 @@ mod tests {
         assert_eq!(
             json["attempts"][4]["answered_by"],
             serde_json::json!({ "kind": "rate_limited" })
+        );
+        assert_eq!(
+            json["attempts"][7]["answered_by"],
+            serde_json::json!({ "kind": "refused_by_broker" })
         );
         assert_eq!(json["attempts"][0]["label"], serde_json::Value::Null);
     }

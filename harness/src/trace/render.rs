@@ -1,6 +1,7 @@
 //! The trace as text for people: the timeline a failing test prints, one line per attempt.
 //! (The snapshot text, which adds the verdicts, is the report's: `report/snapshot.rs`.)
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::index::TraceIndex;
@@ -116,12 +117,27 @@ impl Trace {
     /// );
     /// ```
     pub fn message_lines(&self) -> Vec<String> {
-        self.message_lines_with(Instants::Exact)
+        self.message_lines_with(Instants::Exact, usize::MAX)
     }
 
-    /// [`Trace::message_lines`], with instants shown as `instants` says.
-    pub(crate) fn message_lines_with(&self, instants: Instants) -> Vec<String> {
-        self.messages
+    /// The first `limit` lines of [`Trace::message_lines`], with instants shown as
+    /// `instants` says. Only the lines shown are built, and the attempts they name are found
+    /// in one pass over the trace's attempts: a summary of a long run stays linear in it.
+    pub(crate) fn message_lines_with(&self, instants: Instants, limit: usize) -> Vec<String> {
+        let shown = &self.messages[..limit.min(self.messages.len())];
+        // The number of each attempt a shown message names, by the attempt's id.
+        let mut numbers: BTreeMap<u32, Option<u32>> = shown
+            .iter()
+            .filter_map(|m| Some((m.attempt_id?, None)))
+            .collect();
+        if !numbers.is_empty() {
+            for a in &self.attempts {
+                if let Some(n) = numbers.get_mut(&a.id) {
+                    n.get_or_insert(a.n);
+                }
+            }
+        }
+        shown
             .iter()
             .map(|m| {
                 let mut line = format!(
@@ -140,8 +156,7 @@ impl Trace {
                 }
                 if let Some(n) = m
                     .attempt_id
-                    .and_then(|id| self.attempts.iter().find(|a| a.id == id))
-                    .map(|a| a.n)
+                    .and_then(|id| numbers.get(&id).copied().flatten())
                 {
                     line.push_str(&format!("  attempt #{n}"));
                 }
@@ -375,9 +390,10 @@ impl Trace {
     }
 }
 
-/// The label of an attempt's answer when the endpoint's dedupe or rate limiter gave it, as
-/// docs/scenario-format.md#timeline-labels writes it: `replay of #1`, `in flight: #1`,
-/// `mismatch with #1`, `rerun of #1`, `rate limited`. `of` is the attempt the answer names.
+/// The label of an attempt's answer when the endpoint's dedupe or rate limiter gave it, or
+/// a broker refused the request, as docs/scenario-format.md#timeline-labels writes it:
+/// `replay of #1`, `in flight: #1`, `mismatch with #1`, `rerun of #1`, `rate limited`,
+/// `refused by the broker`. `of` is the attempt the answer names.
 pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> {
     let by = a.answered_by?;
     // The attempt named, as the reader finds it in the timeline: its number within the same
@@ -394,6 +410,7 @@ pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> 
         AnsweredBy::Mismatch { .. } => format!("mismatch with {named}"),
         AnsweredBy::Rerun { .. } => format!("rerun of {named}"),
         AnsweredBy::RateLimited => "rate limited".to_owned(),
+        AnsweredBy::RefusedByBroker => "refused by the broker".to_owned(),
     })
 }
 

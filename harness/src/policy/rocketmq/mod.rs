@@ -23,8 +23,13 @@ pub use broker_code::broker_code;
 
 /// The throttling codes of [`RocketmqConfig::default`]: `TOO_MANY_REQUESTS` as `ApsaraMQ`
 /// gives it for its gRPC protocol (530) and as the open-source clients define it (42900),
-/// and the Remoting protocol's flow-control code (215).
-pub const DEFAULT_THROTTLE_CODES: [i64; 3] = [530, 42900, 215];
+/// and the Remoting protocol's flow-control code (215): the codes the fake broker answers
+/// 429 ([`retrylab_endpoints::THROTTLING_CODES`]), widened to the policy's code type.
+pub const DEFAULT_THROTTLE_CODES: [i64; 3] = {
+    let [a, b, c] = retrylab_endpoints::THROTTLING_CODES;
+    // `as` widens u32 to i64 losslessly; `i64::from` is not usable in a constant.
+    [a as i64, b as i64, c as i64]
+};
 
 /// Parameters of the `rocketmq_producer` policy.
 ///

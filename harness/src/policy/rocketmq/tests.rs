@@ -442,3 +442,14 @@ fn wrong_producers_are_caught() {
         "attempt 4 was made but the policy allows at most 3 attempts"
     );
 }
+
+/// The producer retries on throttling the codes the fake broker answers 429, no other list.
+#[test]
+fn default_throttle_codes_are_the_brokers() {
+    let codes = RocketmqConfig::default().throttle_codes;
+    let brokers: Vec<i64> = retrylab_endpoints::THROTTLING_CODES
+        .iter()
+        .map(|&c| i64::from(c))
+        .collect();
+    assert_eq!(codes, brokers);
+}

@@ -176,6 +176,9 @@ impl Validator<'_> {
             "one of `status`, `fail` or `p`"
         };
         match forms.len() {
+            // An `error_code` off a broker is the mistake, said once below: the step meant
+            // to do something.
+            0 if s.error_code.is_some() => {}
             0 => self.err_expected(path, "a step needs something to do", one_of),
             1 => {}
             _ => self.err_expected(
@@ -197,6 +200,22 @@ impl Validator<'_> {
                     &join(path, "error_code"),
                     format!("error code {code} is not a broker error code"),
                     format!("a code from 1 to {MAX_ERROR_CODE}, such as 530"),
+                );
+            }
+        }
+        // The broker's error answer is JSON and says so: a `content-type` of the step's own
+        // would be a second one.
+        if broker && s.error_code.is_some() {
+            let typed = s.headers.is_some_and(|h| {
+                h.entries()
+                    .iter()
+                    .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            });
+            if typed {
+                self.err_key(
+                    &join(path, "headers"),
+                    "an `error_code` answer is JSON and sets `content-type: application/json` \
+                     itself; this step may not set `content-type`",
                 );
             }
         }

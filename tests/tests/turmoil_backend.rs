@@ -114,6 +114,53 @@ fn what_turmoil_cannot_make_is_refused_where_it_is_written() {
 }
 
 #[test]
+fn touching_holds_written_out_of_order_hold_the_link_throughout() {
+    // Regression: the later hold first in the file once let the earlier one's end, at the
+    // same 100ms, release the link the later one had just held, so attempt 2 went on at 100ms.
+    let s = scenario(
+        "version: 1\nname: touching holds\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api, path: /orders }\n\
+         client: { fixed: { delay: 50ms, max_attempts: 3, attempt_timeout: 500ms } }\n\
+         turmoil:\n  hold: [ { at: 100ms, endpoint: api, for: 100ms }, \
+         { at: 20ms, endpoint: api, for: 80ms } ]\n\
+         expect: { outcome: success, attempts: 2, total_time: { within: [201ms, 201ms] } }\n",
+    );
+    let report = s.run_builtin();
+    println!("{}", report.summary());
+    report.assert();
+}
+
+#[test]
+fn a_hold_and_a_partition_of_one_endpoint_must_not_overlap() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: both\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] }, other: { script: [ { status: 200 } ] } }\n\
+         operation: { endpoint: api }\n\
+         turmoil:\n  hold: [ { at: 0ms, endpoint: api, for: 100ms } ]\n  \
+         partition: [ { at: 100ms, endpoint: api, for: 50ms }, { at: 50ms, endpoint: other, for: 50ms }, \
+         { at: 99ms, endpoint: api, for: 1ms } ]\n",
+        "both.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains(
+            "both.yaml:8:105 turmoil.partition[2].at: this partition of `api` overlaps \
+             turmoil.hold[0]"
+        ),
+        "{errors}"
+    );
+    // Touching (ends at 100ms, starts at 100ms) and another endpoint's are fine.
+    assert_eq!(
+        errors.matches("overlaps turmoil.hold").count(),
+        1,
+        "{errors}"
+    );
+}
+
+#[test]
 fn the_default_virtual_time_limit_is_ten_minutes_on_turmoil() {
     let mut s = scenario(
         "version: 1\nname: forever\nendpoints: { api: { script: [ { status: 503 } ] } }\n\

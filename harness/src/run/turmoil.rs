@@ -203,8 +203,10 @@ struct LinkAction {
     fault: LinkFault,
 }
 
-/// Each window's start and end as actions, by instant (the scenario's order at one
-/// instant; validation keeps windows of one kind on one endpoint apart).
+/// Each window's start and end as actions, by instant. At one instant every end comes
+/// before every start: validation lets two windows of one kind on one endpoint touch (one
+/// ends where the next starts) in any file order, and the link must then stay faulted
+/// rather than be released by the earlier window's end after the later one began.
 fn link_actions(windows: &[TurmoilWindow]) -> Vec<LinkAction> {
     let mut actions: Vec<LinkAction> = windows
         .iter()
@@ -220,8 +222,13 @@ fn link_actions(windows: &[TurmoilWindow]) -> Vec<LinkAction> {
             })
         })
         .collect();
-    actions.sort_by_key(|a| a.at);
+    actions.sort_by_key(|a| (a.at, starts_a_window(a.fault)));
     actions
+}
+
+/// Whether `fault` starts a window (sorts after the ends at the same instant).
+fn starts_a_window(fault: LinkFault) -> bool {
+    matches!(fault, LinkFault::Held | LinkFault::Partitioned)
 }
 
 /// The panics of a run whose simulation panicked, with what turmoil's own panics mean: it
@@ -247,6 +254,52 @@ pub(super) fn explain_panics(mut panics: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn window(kind: TurmoilWindowKind, at: u64, lasts: u64) -> TurmoilWindow {
+        TurmoilWindow {
+            kind,
+            endpoint: "api".to_owned(),
+            at: Duration::from_millis(at),
+            lasts: Duration::from_millis(lasts),
+        }
+    }
+
+    #[test]
+    fn touching_windows_in_any_file_order_keep_the_link_faulted() {
+        // The later window first in the file: its start at 100ms must not be undone by the
+        // earlier window's end at the same instant.
+        let actions = link_actions(&[
+            window(TurmoilWindowKind::Hold, 100, 100),
+            window(TurmoilWindowKind::Hold, 0, 100),
+        ]);
+        let got: Vec<(u128, LinkFault)> = actions
+            .iter()
+            .map(|a| (a.at.as_millis(), a.fault))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, LinkFault::Held),
+                (100, LinkFault::Released),
+                (100, LinkFault::Held),
+                (200, LinkFault::Released),
+            ]
+        );
+        let actions = link_actions(&[
+            window(TurmoilWindowKind::Partition, 50, 50),
+            window(TurmoilWindowKind::Partition, 0, 50),
+        ]);
+        let got: Vec<LinkFault> = actions.iter().map(|a| a.fault).collect();
+        assert_eq!(
+            got,
+            vec![
+                LinkFault::Partitioned,
+                LinkFault::Repaired,
+                LinkFault::Partitioned,
+                LinkFault::Repaired,
+            ]
+        );
+    }
 
     #[test]
     fn turmoils_own_panics_say_what_they_mean() {

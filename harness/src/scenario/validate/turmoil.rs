@@ -25,6 +25,25 @@ impl Validator<'_> {
         }
         self.windows("turmoil.hold", &t.hold, "hold");
         self.windows("turmoil.partition", &t.partition, "partition");
+        // In turmoil a partition drops the messages a hold keeps and its repair ends the
+        // hold, so the two on one link at once would not do what the file says.
+        for (i, p) in t.partition.iter().enumerate() {
+            let p_end = p.at.0.saturating_add(p.r#for.0);
+            for (j, h) in t.hold.iter().enumerate() {
+                let h_end = h.at.0.saturating_add(h.r#for.0);
+                if p.endpoint == h.endpoint && p.at.0 < h_end && h.at.0 < p_end {
+                    self.err(
+                        &join(&index("turmoil.partition", i), "at"),
+                        format!(
+                            "this partition of `{}` overlaps turmoil.hold[{j}]: turmoil drops \
+                             held messages on a partition and ends the hold on its repair, \
+                             so a hold and a partition of one endpoint must not overlap",
+                            p.endpoint
+                        ),
+                    );
+                }
+            }
+        }
         self.too_many(
             "turmoil.crash",
             t.crash.len(),

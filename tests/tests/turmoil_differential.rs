@@ -5,16 +5,20 @@
 //!
 //! Files with backend-specific faults (those turmoil refuses when the scenario loads:
 //! `network.faults`, latency distributions, connect steps that refuse or black-hole, steps
-//! that reset) and files written for another backend are not compared. The rest are, except
-//! the files `tests/turmoil_exclusions.txt` lists, each with its reason; at most a fifth of
-//! the library may be listed.
+//! that reset), files whose `custom:` client is not in this build and files written for
+//! another backend are not compared; the test prints each with its reason, and fails on any
+//! other failure to load or run a file. The rest are compared, except the files
+//! `tests/turmoil_exclusions.txt` lists, each with its reason; at most a fifth of the library
+//! may be listed (the cap counts the list only: the output shows it with the refused files
+//! too). A listed file is rerun, unless its reason starts `not rerun:`, and must still
+//! disagree.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use retrylab::Report;
-use retrylab::scenario::{BackendKind, Scenario};
-use retrylab::suite::{Clients, scenario_files};
+use retrylab::scenario::{BackendKind, ClientSpec, Scenario};
+use retrylab::suite::{Clients, ScenarioFile, scenario_files};
 
 /// The slack on every gap: turmoil delivers a message at a tick, and a tick is 1 ms.
 const GAP_TICKS_MS: u64 = 2;
@@ -116,6 +120,75 @@ fn side_by_side(sim: &Report, turmoil: &Report) -> String {
     out
 }
 
+/// Why a library file is not compared.
+enum Skip {
+    /// Written for another backend (its name).
+    Backend(String),
+    /// A `custom:` client registered as unavailable in this build (the reason).
+    NotInThisBuild(String),
+    /// Refused by the turmoil backend when the scenario loads (the refusal).
+    Refused(String),
+}
+
+/// Both runs of a file, or why there are none. An `Err` is a failure no file should have
+/// (it does not load, its seed or a run fails): the test fails on it.
+fn both_runs(
+    file: &ScenarioFile,
+    clients: &Clients,
+) -> Result<Result<(Report, Report), Skip>, String> {
+    let relative = &file.display;
+    let loaded = Scenario::load_as(&file.path, relative).map_err(|e| e.to_string())?;
+    if !loaded.backend.is_sim() {
+        return Ok(Err(Skip::Backend(loaded.backend.name().to_owned())));
+    }
+    if let ClientSpec::Custom(name) = &loaded.client {
+        if let Some(reason) = clients.unavailable_reason(name) {
+            return Ok(Err(Skip::NotInThisBuild(format!("`{name}`: {reason}"))));
+        }
+    }
+    let on = |backend: BackendKind| -> Result<Report, String> {
+        let mut scenario = loaded.clone();
+        scenario.backend = backend;
+        let seed = scenario.effective_seed().map_err(|e| e.to_string())?;
+        clients
+            .run(&scenario, seed)
+            .map_err(|e| format!("the {} run failed: {e}", backend.name()))
+    };
+    let mut on_turmoil = loaded.clone();
+    on_turmoil.backend = BackendKind::Turmoil;
+    // Turmoil refuses what it cannot play, when the scenario loads.
+    if let Err(errors) = on_turmoil.validate() {
+        let first = errors.to_string();
+        let first = first.lines().next().unwrap_or_default().to_owned();
+        return Ok(Err(Skip::Refused(first)));
+    }
+    Ok(Ok((on(BackendKind::Sim)?, on(BackendKind::Turmoil)?)))
+}
+
+/// Why the two runs of a file disagree, or nothing when they agree.
+fn disagreement(sim: &Report, turmoil: &Report) -> Vec<String> {
+    let (js, jt) = (judged(sim), judged(turmoil));
+    let mut why: Vec<String> = js
+        .iter()
+        .zip(&jt)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("sim `{a}`, turmoil `{b}`"))
+        .take(4)
+        .collect();
+    if js.len() != jt.len() {
+        why.push(format!(
+            "{} records on sim, {} on turmoil",
+            js.len(),
+            jt.len()
+        ));
+    }
+    why.extend(gap_differences(sim, turmoil));
+    why
+}
+
+/// The reason of an exclusion the test does not rerun: it starts with this.
+const NOT_RERUN: &str = "not rerun:";
+
 #[test]
 fn every_library_file_turmoil_can_play_judges_alike_on_sim_and_turmoil() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -124,52 +197,50 @@ fn every_library_file_turmoil_can_play_judges_alike_on_sim_and_turmoil() {
     // Tests run in the tests crate's directory.
     let files = scenario_files("../scenarios".as_ref()).unwrap_or_else(|e| panic!("{e}"));
     let mut compared = 0;
-    let mut backend_specific = 0;
+    let (mut backend, mut not_in_build, mut refused) = (Vec::new(), Vec::new(), Vec::new());
     let mut differing = Vec::new();
-    let mut listed_but_alike = Vec::new();
+    let mut unexpected = Vec::new();
+    let mut stale = Vec::new();
     for file in &files {
         let relative = file.display.clone();
-        let on = |backend: BackendKind| -> Option<Report> {
-            let mut scenario = Scenario::load_as(&file.path, &relative).ok()?;
-            if !scenario.backend.is_sim() {
-                return None;
+        if let Some(reason) = excluded.get(&relative) {
+            // A listed file that now agrees no longer needs its place on the list.
+            if !reason.starts_with(NOT_RERUN) {
+                match both_runs(file, &clients) {
+                    Ok(Ok((sim, turmoil))) if disagreement(&sim, &turmoil).is_empty() => {
+                        stale.push(format!("{relative} is listed but now agrees"));
+                    }
+                    Ok(Ok(_)) => {}
+                    Ok(Err(_)) => {
+                        stale.push(format!("{relative} is listed but is not compared anyway"))
+                    }
+                    Err(error) => unexpected.push(format!("{relative}: {error}")),
+                }
             }
-            scenario.backend = backend;
-            // Turmoil refuses what it cannot play, when the scenario loads.
-            scenario.validate().ok()?;
-            let seed = scenario.effective_seed().ok()?;
-            clients.run(&scenario, seed).ok()
-        };
-        if excluded.contains_key(&relative) {
             continue;
         }
-        let Some(turmoil) = on(BackendKind::Turmoil) else {
-            backend_specific += 1;
-            continue;
-        };
-        let Some(sim) = on(BackendKind::Sim) else {
-            backend_specific += 1;
-            continue;
+        let (sim, turmoil) = match both_runs(file, &clients) {
+            Ok(Ok(runs)) => runs,
+            Ok(Err(Skip::Backend(name))) => {
+                backend.push(format!("{relative} (backend: {name})"));
+                continue;
+            }
+            Ok(Err(Skip::NotInThisBuild(why))) => {
+                not_in_build.push(format!("{relative} ({why})"));
+                continue;
+            }
+            Ok(Err(Skip::Refused(why))) => {
+                refused.push(why);
+                continue;
+            }
+            Err(error) => {
+                unexpected.push(format!("{relative}: {error}"));
+                continue;
+            }
         };
         compared += 1;
-        let (js, jt) = (judged(&sim), judged(&turmoil));
-        let gaps = gap_differences(&sim, &turmoil);
-        if js != jt || !gaps.is_empty() {
-            let mut why: Vec<String> = js
-                .iter()
-                .zip(&jt)
-                .filter(|(a, b)| a != b)
-                .map(|(a, b)| format!("sim `{a}`, turmoil `{b}`"))
-                .take(4)
-                .collect();
-            if js.len() != jt.len() {
-                why.push(format!(
-                    "{} records on sim, {} on turmoil",
-                    js.len(),
-                    jt.len()
-                ));
-            }
-            why.extend(gaps);
+        let why = disagreement(&sim, &turmoil);
+        if !why.is_empty() {
             differing.push(format!(
                 "{relative}:\n  {}\n{}",
                 why.join("\n  "),
@@ -180,9 +251,36 @@ fn every_library_file_turmoil_can_play_judges_alike_on_sim_and_turmoil() {
     // A listed file must still exist, so the list cannot rot.
     for file in excluded.keys() {
         if !Path::new(root).join(file).exists() {
-            listed_but_alike.push(format!("{file} is listed but does not exist"));
+            stale.push(format!("{file} is listed but does not exist"));
         }
     }
+    println!(
+        "{} library files: {compared} compared, {} excluded (tests/turmoil_exclusions.txt), \
+         {} refused by the turmoil backend at load, {} with a client not in this build, {} \
+         written for another backend",
+        files.len(),
+        excluded.len(),
+        refused.len(),
+        not_in_build.len(),
+        backend.len()
+    );
+    for (what, list) in [
+        ("refused", &refused),
+        ("not in this build", &not_in_build),
+        ("another backend", &backend),
+    ] {
+        for line in list {
+            println!("  {what}: {line}");
+        }
+    }
+    let not_played = excluded.len() + refused.len();
+    println!(
+        "excluded and refused together: {not_played} of {} ({}%); the cap of a fifth counts \
+         the excluded files only",
+        files.len(),
+        not_played * 100 / files.len().max(1)
+    );
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
     let limit = files.len() / 5;
     assert!(
         excluded.len() <= limit,
@@ -190,17 +288,11 @@ fn every_library_file_turmoil_can_play_judges_alike_on_sim_and_turmoil() {
         excluded.len(),
         files.len()
     );
-    assert!(
-        listed_but_alike.is_empty(),
-        "{}",
-        listed_but_alike.join("\n")
-    );
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
     assert!(
         differing.is_empty(),
-        "{} of {compared} compared files differ between sim and turmoil ({backend_specific} \
-         backend-specific, {} excluded):\n{}",
+        "{} of {compared} compared files differ between sim and turmoil:\n{}",
         differing.len(),
-        excluded.len(),
         differing.join("\n")
     );
     assert!(compared > 0);

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crate::clock::VirtualClock;
 use crate::config::EndpointConfig;
 use crate::conn::{ConnInfo, NoReset};
+use crate::connect::ConnectAction;
 use crate::endpoint::Endpoint;
 use crate::tcp::ConnIds;
 
@@ -28,7 +29,8 @@ pub const PORT: u16 = 80;
 /// adds it), so its instants are milliseconds of the simulation's time, from its start,
 /// and its HTTP-dates follow the simulation's epoch. Connection ids count from 1 on this
 /// host. turmoil cannot send RST on demand, so a step that resets the connection closes it
-/// with a FIN here.
+/// with a FIN here. turmoil answers a SYN itself, so a connect step that refuses or
+/// black-holes acts after the connection is made: see [`Endpoint::serve_turmoil`].
 ///
 /// The host's software runs once: bouncing the host (`Sim::bounce`) would start it on a
 /// new runtime whose clock the endpoint does not read, so a bounced host's software fails,
@@ -121,9 +123,12 @@ impl Endpoint {
     /// the listener's error: each accepted connection is served by a task of its own, on the
     /// host's runtime.
     ///
-    /// Every connection is accepted (a connect schedule is consumed and recorded, but turmoil
-    /// has answered the SYN already), and a step that resets closes with a FIN: turmoil sends
-    /// RST only when a socket closes with data unread.
+    /// turmoil's listener has answered the SYN before the endpoint sees a connection, so the
+    /// connect schedule acts on the connection it accepted, and records its decision: `accept`
+    /// serves it; `refuse` closes it at once, unread (the client's connect succeeds, then its
+    /// first read ends or its write fails); `blackhole` holds it open and never reads it, so
+    /// the client waits on an answer that never comes. A step that resets closes with a FIN:
+    /// turmoil sends RST only when a socket closes with data unread.
     pub async fn serve_turmoil(
         &self,
         listener: ::turmoil::net::TcpListener,
@@ -132,7 +137,22 @@ impl Endpoint {
         loop {
             let (stream, _peer) = listener.accept().await?;
             let conn_id = ids.next();
-            let _ = self.on_connect(conn_id);
+            match self.on_connect(conn_id) {
+                ConnectAction::Accept => {}
+                // Dropped unread: the nearest a turmoil host comes to refusing it.
+                ConnectAction::Refuse => {
+                    drop(stream);
+                    continue;
+                }
+                // Kept, unread, by a task that never ends, as a black hole keeps a SYN.
+                ConnectAction::Blackhole => {
+                    tokio::spawn(async move {
+                        let _held = stream;
+                        std::future::pending::<()>().await;
+                    });
+                    continue;
+                }
+            }
             let info = ConnInfo::new(conn_id, Arc::new(NoReset));
             let endpoint = self.clone();
             // Boxed: the serving future, hyper's connection state included, is large.

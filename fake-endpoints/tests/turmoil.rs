@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use retrylab_endpoints::{EndpointConfig, ResponseOutcome, Step};
+use retrylab_endpoints::{ConnectAction, ConnectStep, EndpointConfig, ResponseOutcome, Step};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use turmoil::net::{TcpListener, TcpStream};
 
@@ -101,4 +101,45 @@ fn a_bounced_endpoint_host_says_why_it_cannot_run() {
         error.contains("endpoint `api`'s host was bounced"),
         "{error}"
     );
+}
+
+#[test]
+fn refused_and_black_holed_connects_are_not_served() {
+    let mut sim = turmoil::Builder::new()
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
+    let api = retrylab_endpoints::turmoil::host(
+        &mut sim,
+        "api",
+        EndpointConfig::http("api")
+            .connect([
+                ConnectStep::refuse(),
+                ConnectStep::blackhole(),
+                ConnectStep::accept(),
+            ])
+            .script([Step::status(200)]),
+    );
+    sim.client("client", async {
+        // Refused: turmoil made the connection, the endpoint closes it unread.
+        assert!(get("api", 80, "/").await.is_err());
+        // Black-holed: held open and never answered.
+        let waited = tokio::time::timeout(Duration::from_secs(1), get("api", 80, "/")).await;
+        assert!(waited.is_err(), "{waited:?}");
+        assert_eq!(get("api", 80, "/").await?, 200);
+        Ok(())
+    });
+    sim.run().unwrap();
+    let ledger = api.ledger().snapshot();
+    let actions: Vec<ConnectAction> = ledger.connects.iter().map(|c| c.action).collect();
+    assert_eq!(
+        actions,
+        [
+            ConnectAction::Refuse,
+            ConnectAction::Blackhole,
+            ConnectAction::Accept
+        ]
+    );
+    // Only the accepted connection's request was read and answered.
+    assert_eq!(ledger.requests.len(), 1);
 }

@@ -131,6 +131,10 @@ enum Handback {
     Stopped(Vec<String>),
     /// The harness's own code panicked; the panics filed.
     Failed(Vec<String>),
+    /// The turmoil simulation returned an error (what it said: not a panic), and the panics
+    /// filed.
+    #[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
+    SimulationFailed(String, Vec<String>),
 }
 
 /// The panics filed on this run thread so far.
@@ -180,7 +184,7 @@ where
         Waited::Expired { stall, handed } => match handed {
             // Past its calls when the limit came, the run finished its report meanwhile.
             Some(finished @ Handback::Finished(..)) => finished,
-            Some(Handback::Failed(panics)) => Handback::Failed(panics),
+            Some(failed @ (Handback::Failed(_) | Handback::SimulationFailed(..))) => failed,
             Some(Handback::Stopped(panics)) => {
                 let message = match turmoil_wall_message(on_turmoil, wall, &live) {
                     Some(message) => message,
@@ -211,6 +215,14 @@ where
                 "the run's thread ended without handing back a report".to_owned()
             } else {
                 format!("the run panicked: {}", panics.join("; "))
+            };
+            salvaged_report(&live, name, seed, RunEnd::Panicked, message)
+        }
+        Handback::SimulationFailed(why, panics) => {
+            let message = if panics.is_empty() {
+                why
+            } else {
+                format!("{why}; panics: {}", panics.join("; "))
             };
             salvaged_report(&live, name, seed, RunEnd::Panicked, message)
         }
@@ -368,11 +380,7 @@ fn run_on_this_thread<F, Fut, T, E>(
         return hand_back(match ran {
             Ok(Ok(Some(report))) => Handback::Finished(Box::new(report), take_panics()),
             Ok(Ok(None)) => Handback::Stopped(take_panics()),
-            Ok(Err(why)) => {
-                let mut panics = take_panics();
-                panics.push(why);
-                Handback::Failed(panics)
-            }
+            Ok(Err(why)) => Handback::SimulationFailed(why, take_panics()),
             Err(_) => Handback::Failed(turmoil::explain_panics(take_panics())),
         });
     }

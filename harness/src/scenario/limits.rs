@@ -109,8 +109,9 @@ impl Scenario {
     /// policy is the longest delays it allows plus `max_attempts` x `attempt_timeout`, and
     /// its attempt count. When it is known, the run has twice that time and twice those
     /// attempts, times `operation.calls`. Otherwise (no `attempt_timeout`, a custom client)
-    /// it has 1 day (at most 10 minutes on `backend: turmoil`), and 10,000 attempts or 10 per call, whichever is more (and at least
-    /// twice the policy's count per call, times the calls, when that count is known).
+    /// it has 1 day (at most 10 minutes on `backend: turmoil`), and 10,000 attempts or 10 per
+    /// call, whichever is more (and at least twice the policy's count per call, times the
+    /// calls, when that count is known).
     /// Defaults never pass the format's limits: 1,000,000 attempts and 3650 days.
     pub fn run_limits(&self) -> RunLimits {
         let calls = self.calls_per_client();

@@ -21,11 +21,10 @@ use super::turmoil::BackendKind;
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
-    /// partitions and latencies, which the sim network runs), policies the policy table does not mark
-    /// built ([`ClientSpec::is_built`]), and `backend: turmoil` in a build without the `turmoil`
-    /// feature. Empty when the
-    /// scenario can run. [`Scenario::validate`] includes them, so loading such a file fails
-    /// with the errors a run would give.
+    /// partitions and latencies, which the sim network runs), policies the policy table does
+    /// not mark built ([`ClientSpec::is_built`]), and `backend: turmoil` in a build without
+    /// the `turmoil` feature. Empty when the scenario can run. [`Scenario::validate`] includes
+    /// them, so loading such a file fails with the errors a run would give.
     ///
     /// ```
     /// use retrylab::scenario::Scenario;

@@ -177,6 +177,9 @@ impl tower_service::Service<Uri> for TurmoilConnector {
             // turmoil answers a SYN through a channel, not over the link: the connect
             // returns as the SYN arrives. The SYN-ACK's crossing back is waited for here, so
             // that a connect costs a round trip, as on the sim network and on a real one.
+            // The wait does not read the link's state: a hold or a partition that begins
+            // after the SYN arrived does not touch this return trip (docs/architecture.md,
+            // the turmoil backend's latency).
             tokio::time::sleep(target.latency).await;
             Ok(TokioIo::new(stream))
         })

@@ -68,36 +68,69 @@ pub fn host(sim: &mut ::turmoil::Sim<'_>, name: &str, config: EndpointConfig) ->
     let at = sim.elapsed();
     let epoch = sim.since_epoch().saturating_sub(at);
     let epoch_unix_ms = u64::try_from(epoch.as_millis()).unwrap_or(u64::MAX);
-    let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
-    let slot = Rc::clone(&made);
-    let ids = ConnIds::new();
-    sim.host(name, move || {
-        let first = slot.borrow().is_none();
-        let endpoint = slot
-            .borrow_mut()
-            .get_or_insert_with(|| {
-                let now = tokio::time::Instant::now();
-                let start = now.checked_sub(at).unwrap_or(now);
-                Endpoint::new(
-                    config.clone(),
-                    VirtualClock::starting_at(start, epoch_unix_ms),
-                )
-            })
-            .clone();
-        let ids = ids.clone();
-        async move {
-            if !first {
-                return Err(bounced(endpoint.name()).into());
-            }
-            listen(endpoint, ids).await
-        }
+    let made = host_with(sim, name, ConnIds::new(), move || {
+        let now = tokio::time::Instant::now();
+        let start = now.checked_sub(at).unwrap_or(now);
+        Endpoint::new(config, VirtualClock::starting_at(start, epoch_unix_ms))
     });
-    let endpoint = made.borrow().clone();
-    match endpoint {
+    match made {
         Some(endpoint) => endpoint,
         // `Sim::host` runs the software's closure before it returns.
         None => unreachable!("turmoil added host `{name}` without starting its software"),
     }
+}
+
+/// Adds a host named `name` to `sim` whose software serves the endpoint `make` returns on
+/// [`PORT`], with connection ids from `ids`, and returns that endpoint; `None` if turmoil
+/// did not start the host's software as it added the host (turmoil 0.7 always does).
+///
+/// `make` runs once, inside the host's runtime, so an endpoint it makes can read that
+/// runtime's clock: [`host`] is this with an endpoint made from a configuration, and the
+/// harness's turmoil backend uses it with an endpoint of its own making. A bounced host's
+/// software fails, saying so, as in [`host`].
+///
+/// # Panics
+///
+/// As `Sim::host` does when a host named `name` already exists.
+///
+/// ```
+/// use retrylab_endpoints::{ConnIds, Endpoint, EndpointConfig, Step, VirtualClock};
+///
+/// let mut sim = turmoil::Builder::new().build();
+/// let api = retrylab_endpoints::turmoil::host_with(&mut sim, "api", ConnIds::new(), || {
+///     let clock = VirtualClock::starting_at(tokio::time::Instant::now(), 0);
+///     Endpoint::new(EndpointConfig::http("api").script([Step::status(200)]), clock)
+/// });
+/// assert!(api.is_some());
+/// ```
+pub fn host_with(
+    sim: &mut ::turmoil::Sim<'_>,
+    name: &str,
+    ids: ConnIds,
+    make: impl FnOnce() -> Endpoint + 'static,
+) -> Option<Endpoint> {
+    let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
+    let slot = Rc::clone(&made);
+    let make = RefCell::new(Some(make));
+    sim.host(name, move || {
+        // The first start makes the endpoint; a later one (a bounce) finds it made.
+        let first = slot.borrow().is_none();
+        if first {
+            *slot.borrow_mut() = make.borrow_mut().take().map(|make| make());
+        }
+        let endpoint = slot.borrow().clone();
+        let ids = ids.clone();
+        async move {
+            let endpoint = match endpoint {
+                Some(endpoint) if first => endpoint,
+                Some(endpoint) => return Err(bounced(endpoint.name()).into()),
+                // `make` runs at the first start, which fills the slot.
+                None => return Err(io::Error::other("the endpoint was not made").into()),
+            };
+            listen(endpoint, ids).await
+        }
+    });
+    made.borrow().clone()
 }
 
 /// The error of a bounced endpoint host.

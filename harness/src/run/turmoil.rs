@@ -94,26 +94,22 @@ where
     let ids = ConnIds::new();
     let mut endpoints = Vec::with_capacity(plan.endpoints.len());
     for planned in &plan.endpoints {
-        let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
-        let slot = Rc::clone(&made);
         let config = planned.config.clone();
         let gate = Arc::new(limit.clone());
         let epoch = plan.epoch_unix_ms;
-        let ids = ids.clone();
-        // turmoil calls this inside the host's runtime as it registers the host, before
-        // the first step: the endpoint's clock reads that runtime's time, whose zero is
-        // the simulation's. The ledger is made once and kept.
-        sim.host(planned.name.as_str(), move || {
-            let endpoint = slot
-                .borrow_mut()
-                .get_or_insert_with(|| {
-                    let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
-                    Endpoint::with_gate(config.clone(), clock, gate.clone())
-                })
-                .clone();
-            retrylab_endpoints::turmoil::listen(endpoint, ids.clone())
-        });
-        let endpoint = made.borrow().clone().ok_or_else(|| {
+        // turmoil starts the host's software inside the host's runtime as it registers the
+        // host, before the first step: the endpoint's clock reads that runtime's time, whose
+        // zero is the simulation's.
+        let made = retrylab_endpoints::turmoil::host_with(
+            &mut sim,
+            planned.name.as_str(),
+            ids.clone(),
+            move || {
+                let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
+                Endpoint::with_gate(config, clock, gate)
+            },
+        );
+        let endpoint = made.ok_or_else(|| {
             format!(
                 "turmoil did not start endpoint `{}`'s host when it was added",
                 planned.name

@@ -351,7 +351,7 @@ pub mod scenario;
 pub mod suite;
 pub mod trace;
 
-pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt};
+pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt, attempt_with};
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;

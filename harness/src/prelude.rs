@@ -18,7 +18,7 @@
 //! assert!(report.passed(), "{}", report.summary());
 //! ```
 
-pub use crate::env::{AttemptError, Env, Operation, attempt};
+pub use crate::env::{AttemptError, Env, Operation, attempt, attempt_with};
 pub use crate::report::{Judgement, Report, RunEnd, Verdict};
 pub use crate::scenario::Outcome::{Failure, Stopped, Success};
 pub use crate::scenario::{

@@ -133,9 +133,39 @@ impl std::error::Error for AttemptError {}
 /// report.assert();
 /// ```
 pub async fn attempt(env: &Env) -> Result<u16, AttemptError> {
+    attempt_with(env, env.operation().request()).await
+}
+
+/// [`attempt`] with a request of the caller's own instead of the scenario's: for a client
+/// that changes what it sends from one attempt to the next (a new body, another header).
+/// Build it from [`Operation::request`](crate::Operation::request) to keep the call's tags and
+/// idempotency key.
+///
+/// ```
+/// use http_body_util::Full;
+/// use retrylab::prelude::*;
+///
+/// let scenario = Scenario::builder("the body a client sends is its own")
+///     .endpoint("api", endpoint().script([status(201)]))
+///     .operation(post("api", "/orders").body("{}"))
+///     .expect(expect().outcome(Success).attempts(1))
+///     .build()
+///     .unwrap();
+///
+/// let report = scenario.run(|env: Env| async move {
+///     let mut request = env.operation().request();
+///     *request.body_mut() = Full::new(bytes::Bytes::from_static(b"{\"sku\":\"B2\"}"));
+///     attempt_with(&env, request).await
+/// });
+/// report.assert();
+/// ```
+pub async fn attempt_with(
+    env: &Env,
+    request: http::Request<http_body_util::Full<bytes::Bytes>>,
+) -> Result<u16, AttemptError> {
     let response = env
         .http_client()
-        .request(env.operation().request())
+        .request(request)
         .await
         .map_err(|_| AttemptError::Transport("request"))?;
     let (parts, body) = response.into_parts();

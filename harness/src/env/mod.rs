@@ -20,7 +20,7 @@ mod http_client;
 mod operation;
 mod polled;
 
-pub use attempt::{AttemptError, attempt};
+pub use attempt::{AttemptError, attempt, attempt_with};
 pub use clocks::VirtualStdClock;
 pub use connector::EnvConnector;
 pub use http_client::{AttemptBody, Error as HttpError, HttpClient};

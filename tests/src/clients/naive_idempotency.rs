@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use retrylab::{AttemptError, Env};
+use http_body_util::Full;
+use retrylab::{AttemptError, Env, attempt_with};
 
 /// At most this many attempts per call.
 const MAX_ATTEMPTS: u32 = 5;
@@ -77,20 +77,15 @@ async fn retry_loop(
             *request.body_mut() = Full::new(body);
         }
         let attempt = async {
-            let response = env
-                .http_client()
-                .request(request)
-                .await
-                .map_err(|_| AttemptError::Transport("request"))?;
-            let (parts, body) = response.into_parts();
-            body.collect()
-                .await
-                .map_err(|_| AttemptError::Transport("body"))?;
-            let status = parts.status.as_u16();
-            if done(status) {
-                return Ok(status);
+            match attempt_with(env, request).await {
+                // A status the loop takes for success, whatever the classification says.
+                Err(AttemptError::Fatal(status) | AttemptError::Retryable { status, .. })
+                    if done(status) =>
+                {
+                    Ok(status)
+                }
+                result => result,
             }
-            AttemptError::classify(status, &parts.headers)
         };
         let result = tokio::time::timeout(ATTEMPT_TIMEOUT, attempt)
             .await

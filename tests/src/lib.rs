@@ -6,8 +6,10 @@
 //! Python's urllib3, a plain reqwest client); [`clients::registry`] names them for
 //! `client: { custom: <name> }` in `scenarios/clients/` and `scenarios/real/`; [`repeat`]
 //! makes a scenario's calls repeat each other, for comparing their delays; [`pinned`] reads
-//! a report for the tests that pin verdicts.
+//! a report for the tests that pin verdicts; [`listed`] reads the lists of library files
+//! some tests run on another backend.
 
 pub mod clients;
+pub mod listed;
 pub mod pinned;
 pub mod repeat;

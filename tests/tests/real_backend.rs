@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use retrylab::scenario::BackendKind;
 use retrylab::trace::AttemptOutcome;
-use retrylab::{Report, RunEnd, Scenario};
+use retrylab::{RunEnd, Scenario};
+use retrylab_tests::listed;
 
 fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "real.yaml").unwrap_or_else(|e| panic!("{e}"))
@@ -228,33 +229,13 @@ fn a_real_backend_snapshot_is_the_same_on_every_run() {
 
 // ---- library files on real sockets ----------------------------------------------------------
 
-/// The files `tests/real_backend.txt` lists, as paths from the workspace's root.
-fn listed() -> Vec<String> {
-    let list = concat!(env!("CARGO_MANIFEST_DIR"), "/real_backend.txt");
-    std::fs::read_to_string(list)
-        .unwrap_or_else(|e| panic!("{list}: {e}"))
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// `file` (from the workspace's root) run with its built-in client on the real backend.
-fn on_real_sockets(file: &str) -> Report {
-    let path = format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"));
-    let mut scenario = Scenario::load_as(&path, file).unwrap_or_else(|e| panic!("{e}"));
-    scenario.backend = BackendKind::Real;
-    scenario.run_builtin()
-}
-
 #[test]
 fn the_listed_library_files_pass_on_real_sockets() {
-    let files = listed();
+    let files = listed::files("real_backend.txt");
     assert!(files.len() >= 8, "{} files listed", files.len());
     let failed: Vec<String> = files
         .iter()
-        .map(|file| (file, on_real_sockets(file)))
+        .map(|file| (file, listed::run_on(file, BackendKind::Real)))
         .filter(|(_, report)| !report.passed())
         .map(|(file, report)| format!("{file}:\n{}", report.summary()))
         .collect();
@@ -274,12 +255,12 @@ fn the_listed_library_files_pass_on_real_sockets() {
 #[ignore = "runs the list 20 times in real time (several minutes); prints its pass rate"]
 fn the_listed_library_files_20_times_in_a_row() {
     const ROUNDS: usize = 20;
-    let files = listed();
+    let files = listed::files("real_backend.txt");
     let mut passed = vec![0_usize; files.len()];
     let mut first_failure: Vec<Option<String>> = vec![None; files.len()];
     for _ in 0..ROUNDS {
         for (i, file) in files.iter().enumerate() {
-            let report = on_real_sockets(file);
+            let report = listed::run_on(file, BackendKind::Real);
             // Each run completes: the figure is about timing, not about runs that broke.
             assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
             if report.passed() {

@@ -4,6 +4,7 @@
 use retrylab::scenario::BackendKind;
 use retrylab::trace::AttemptOutcome;
 use retrylab::{Report, RunEnd, Scenario};
+use retrylab_tests::listed;
 
 fn scenario(yaml: &str) -> Scenario {
     Scenario::from_yaml_str(yaml, "turmoil.yaml").unwrap_or_else(|e| panic!("{e}"))
@@ -191,26 +192,6 @@ fn a_turmoil_run_is_the_same_on_every_run() {
 
 // ---- library files on turmoil ----------------------------------------------------------------
 
-/// The files `tests/turmoil_backend.txt` lists, as paths from the workspace's root.
-fn listed() -> Vec<String> {
-    let list = concat!(env!("CARGO_MANIFEST_DIR"), "/turmoil_backend.txt");
-    std::fs::read_to_string(list)
-        .unwrap_or_else(|e| panic!("{list}: {e}"))
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// `file` (from the workspace's root) run with its built-in client on `backend`.
-fn on(file: &str, backend: BackendKind) -> Report {
-    let path = format!("{}/../{file}", env!("CARGO_MANIFEST_DIR"));
-    let mut scenario = Scenario::load_as(&path, file).unwrap_or_else(|e| panic!("{e}"));
-    scenario.backend = backend;
-    scenario.run_builtin()
-}
-
 /// What a run's judgement rests on: its end, each attempt's outcome, and each verdict's
 /// check and judgement.
 fn judged(report: &Report) -> String {
@@ -236,13 +217,13 @@ fn judged(report: &Report) -> String {
 
 #[test]
 fn the_listed_library_files_judge_alike_on_sim_and_turmoil() {
-    let files = listed();
+    let files = listed::files("turmoil_backend.txt");
     assert!(files.len() >= 5, "{} files listed", files.len());
     let differing: Vec<String> = files
         .iter()
         .filter_map(|file| {
-            let sim = on(file, BackendKind::Sim);
-            let turmoil = on(file, BackendKind::Turmoil);
+            let sim = listed::run_on(file, BackendKind::Sim);
+            let turmoil = listed::run_on(file, BackendKind::Turmoil);
             let same = judged(&sim) == judged(&turmoil);
             (!same || !turmoil.passed()).then(|| {
                 format!(

@@ -378,13 +378,7 @@ impl Endpoint {
             // A keyed request still goes through a task, so that dedupe sees it in flight
             // until the tasks admitted at the same instant before it have run.
             Plan::Step(plan) if plan.step.latency.is_zero() && plan.ctx.dedupe_key.is_none() => {
-                let StepPlan {
-                    step,
-                    rendered,
-                    ctx,
-                    life,
-                } = plan;
-                match finish_step(self, &step, rendered, &ctx, life) {
+                match finish_step(self, &plan.step, plan.rendered, &plan.ctx, plan.life) {
                     Some(outcome) => Admission::Done(outcome),
                     // Its life ended since `plan` (a crash from another thread): no answer,
                     // as from a task that drops its reply.

@@ -190,6 +190,13 @@ pub enum Refusal {
 impl Refusal {
     /// The status of the broker's answer: 404 for a wrong method, path or topic, 400 for a
     /// bad body.
+    ///
+    /// ```
+    /// use retrylab_endpoints::Refusal;
+    ///
+    /// assert_eq!(Refusal::TopicNotFound.status().as_u16(), 404);
+    /// assert_eq!(Refusal::BadRequest.status().as_u16(), 400);
+    /// ```
     pub fn status(self) -> StatusCode {
         match self {
             Refusal::NotFound | Refusal::TopicNotFound => StatusCode::NOT_FOUND,

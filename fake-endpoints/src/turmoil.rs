@@ -13,10 +13,14 @@ use std::sync::Arc;
 
 use crate::clock::VirtualClock;
 use crate::config::EndpointConfig;
-use crate::conn::{ConnInfo, NoReset};
+use crate::conn::{ConnInfo, ConnectionControl, NoReset};
 use crate::connect::ConnectAction;
 use crate::endpoint::Endpoint;
 use crate::tcp::ConnIds;
+
+mod signals;
+
+pub use signals::{Ends, NoteReset, Signal, Signals};
 
 /// The port endpoints listen on in a simulation: `http://api/` names host `api`, port 80,
 /// as an HTTP URL without a port does.
@@ -109,6 +113,33 @@ pub fn host_with(
     ids: ConnIds,
     make: impl FnOnce() -> Endpoint + 'static,
 ) -> Option<Endpoint> {
+    add_host(sim, name, ids, None, make)
+}
+
+/// [`host_with`], with the endpoint noting in `signals` the refusals, black holes and
+/// resets turmoil's TCP cannot carry (see [`Signals`]), for a client whose connector reads
+/// them: the harness's turmoil backend adds its endpoint hosts so.
+///
+/// # Panics
+///
+/// As `Sim::host` does when a host named `name` already exists.
+pub fn host_with_signals(
+    sim: &mut ::turmoil::Sim<'_>,
+    name: &str,
+    ids: ConnIds,
+    signals: Signals,
+    make: impl FnOnce() -> Endpoint + 'static,
+) -> Option<Endpoint> {
+    add_host(sim, name, ids, Some(signals), make)
+}
+
+fn add_host(
+    sim: &mut ::turmoil::Sim<'_>,
+    name: &str,
+    ids: ConnIds,
+    signals: Option<Signals>,
+    make: impl FnOnce() -> Endpoint + 'static,
+) -> Option<Endpoint> {
     let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
     let slot = Rc::clone(&made);
     let make = RefCell::new(Some(make));
@@ -120,6 +151,7 @@ pub fn host_with(
         }
         let endpoint = slot.borrow().clone();
         let ids = ids.clone();
+        let signals = signals.clone();
         async move {
             let endpoint = match endpoint {
                 Some(endpoint) if first => endpoint,
@@ -127,7 +159,9 @@ pub fn host_with(
                 // `make` runs at the first start, which fills the slot.
                 None => return Err(io::Error::other("the endpoint was not made").into()),
             };
-            listen(endpoint, ids).await
+            let listener = bind().await?;
+            endpoint.serve_on(listener, ids, signals.as_ref()).await?;
+            Ok(())
         }
     });
     made.borrow().clone()
@@ -145,10 +179,13 @@ fn bounced(name: &str) -> io::Error {
 /// serves each connection in a task of its own, with ids from `ids` (share one among
 /// several hosts to number connections across them). Must run inside a turmoil host.
 pub async fn listen(endpoint: Endpoint, ids: ConnIds) -> ::turmoil::Result {
-    let listener =
-        ::turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await?;
-    endpoint.serve_turmoil(listener, ids).await?;
+    endpoint.serve_turmoil(bind().await?, ids).await?;
     Ok(())
+}
+
+/// A listener on [`PORT`] of every address of the current host.
+async fn bind() -> io::Result<::turmoil::net::TcpListener> {
+    ::turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), PORT)).await
 }
 
 impl Endpoint {
@@ -167,18 +204,39 @@ impl Endpoint {
         listener: ::turmoil::net::TcpListener,
         ids: ConnIds,
     ) -> io::Result<()> {
+        self.serve_on(listener, ids, None).await
+    }
+
+    /// [`serve_turmoil`](Self::serve_turmoil), noting refusals, black holes and resets in
+    /// `signals` when given, for a connector that reads them.
+    async fn serve_on(
+        &self,
+        listener: ::turmoil::net::TcpListener,
+        ids: ConnIds,
+        signals: Option<&Signals>,
+    ) -> io::Result<()> {
         loop {
-            let (stream, _peer) = listener.accept().await?;
+            let (stream, peer) = listener.accept().await?;
+            let ends = Ends {
+                client: peer,
+                endpoint: stream.local_addr()?,
+            };
             let conn_id = ids.next();
             match self.on_connect(conn_id) {
                 ConnectAction::Accept => {}
                 // Dropped unread: the nearest a turmoil host comes to refusing it.
                 ConnectAction::Refuse => {
+                    if let Some(signals) = signals {
+                        signals.note(ends, Signal::Refused);
+                    }
                     drop(stream);
                     continue;
                 }
                 // Kept, unread, by a task that never ends, as a black hole keeps a SYN.
                 ConnectAction::Blackhole => {
+                    if let Some(signals) = signals {
+                        signals.note(ends, Signal::Blackholed);
+                    }
                     tokio::spawn(async move {
                         let _held = stream;
                         std::future::pending::<()>().await;
@@ -186,7 +244,11 @@ impl Endpoint {
                     continue;
                 }
             }
-            let info = ConnInfo::new(conn_id, Arc::new(NoReset));
+            let control: Arc<dyn ConnectionControl> = match signals {
+                Some(signals) => Arc::new(signals.reset(ends)),
+                None => Arc::new(NoReset),
+            };
+            let info = ConnInfo::new(conn_id, control);
             let endpoint = self.clone();
             // Boxed: the serving future, hyper's connection state included, is large.
             tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));

@@ -21,7 +21,7 @@ enum Transport {
     Sim(SimStream),
     Real(TokioIo<TcpStream>),
     #[cfg(feature = "turmoil")]
-    Turmoil(TokioIo<turmoil::net::TcpStream>),
+    Turmoil(TokioIo<super::turmoil::TurmoilStream>),
 }
 
 impl From<SimStream> for Stream {
@@ -37,8 +37,8 @@ impl From<TokioIo<TcpStream>> for Stream {
 }
 
 #[cfg(feature = "turmoil")]
-impl From<TokioIo<turmoil::net::TcpStream>> for Stream {
-    fn from(stream: TokioIo<turmoil::net::TcpStream>) -> Stream {
+impl From<TokioIo<super::turmoil::TurmoilStream>> for Stream {
+    fn from(stream: TokioIo<super::turmoil::TurmoilStream>) -> Stream {
         Stream(Transport::Turmoil(stream))
     }
 }

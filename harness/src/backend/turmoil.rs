@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use http::Uri;
 use hyper_util::rt::TokioIo;
-use retrylab_endpoints::turmoil::PORT;
+use retrylab_endpoints::turmoil::{Ends, PORT, Signal, Signals};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::{LinkFault, LinkFaultRecord};
 
@@ -47,10 +48,18 @@ struct Inner {
     holding: AtomicUsize,
     /// The turmoil-native faults applied so far.
     faults: Mutex<Vec<LinkFaultRecord>>,
+    /// What the endpoints did to connections that turmoil's TCP does not show.
+    signals: Signals,
 }
 
 impl TurmoilNet {
-    pub(crate) fn new(links: Vec<(String, Duration)>, longest_latency: Duration) -> TurmoilNet {
+    /// The client's view of endpoints reached over `links`, whose hosts note in `signals`
+    /// what turmoil's TCP does not carry.
+    pub(crate) fn new(
+        links: Vec<(String, Duration)>,
+        longest_latency: Duration,
+        signals: Signals,
+    ) -> TurmoilNet {
         TurmoilNet {
             inner: Arc::new(Inner {
                 links,
@@ -58,6 +67,7 @@ impl TurmoilNet {
                 ended: AtomicBool::new(false),
                 holding: AtomicUsize::new(0),
                 faults: Mutex::new(Vec::new()),
+                signals,
             }),
         }
     }
@@ -155,10 +165,9 @@ struct Target {
 }
 
 impl tower_service::Service<Uri> for TurmoilConnector {
-    type Response = TokioIo<turmoil::net::TcpStream>;
+    type Response = TokioIo<TurmoilStream>;
     type Error = io::Error;
-    type Future =
-        Pin<Box<dyn Future<Output = io::Result<TokioIo<turmoil::net::TcpStream>>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = io::Result<TokioIo<TurmoilStream>>> + Send>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
@@ -170,10 +179,15 @@ impl tower_service::Service<Uri> for TurmoilConnector {
         } else {
             self.target(&uri)
         };
+        let signals = self.net.inner.signals.clone();
         Box::pin(async move {
             let target = target?;
             let stream =
                 turmoil::net::TcpStream::connect((target.host.as_str(), target.port)).await?;
+            let ends = Ends {
+                client: stream.local_addr()?,
+                endpoint: stream.peer_addr()?,
+            };
             // turmoil answers a SYN through a channel, not over the link: the connect
             // returns as the SYN arrives. The SYN-ACK's crossing back is waited for here, so
             // that a connect costs a round trip, as on the sim network and on a real one.
@@ -181,7 +195,98 @@ impl tower_service::Service<Uri> for TurmoilConnector {
             // after the SYN arrived does not touch this return trip (docs/architecture.md,
             // the turmoil backend's latency).
             tokio::time::sleep(target.latency).await;
-            Ok(TokioIo::new(stream))
+            // The endpoint decided on the connection as its SYN arrived; what turmoil's
+            // handshake cannot say arrives here, where the RST or the silence would have.
+            match signals.read(ends) {
+                Some(Signal::Refused) => {
+                    signals.forget(ends);
+                    Err(io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        format!("endpoint `{}` refused the connection", target.host),
+                    ))
+                }
+                Some(Signal::Blackholed) => {
+                    // The stream stays open until the client gives up on the connect.
+                    let _held = TurmoilStream::new(stream, ends, signals);
+                    std::future::pending().await
+                }
+                _ => Ok(TokioIo::new(TurmoilStream::new(stream, ends, signals))),
+            }
         })
+    }
+}
+
+/// A connection to an endpoint's host over `turmoil::net`, which reads the end of the stream
+/// as a reset when the endpoint reset the connection (turmoil carries that reset as a FIN:
+/// see `retrylab_endpoints::turmoil::Signals`).
+#[derive(Debug)]
+pub(crate) struct TurmoilStream {
+    stream: turmoil::net::TcpStream,
+    ends: Ends,
+    signals: Signals,
+}
+
+impl TurmoilStream {
+    fn new(stream: turmoil::net::TcpStream, ends: Ends, signals: Signals) -> TurmoilStream {
+        TurmoilStream {
+            stream,
+            ends,
+            signals,
+        }
+    }
+
+    /// The error of a connection the endpoint reset.
+    fn reset(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::ConnectionReset,
+            "the endpoint reset the connection",
+        )
+    }
+}
+
+impl Drop for TurmoilStream {
+    fn drop(&mut self) {
+        self.signals.forget(self.ends);
+    }
+}
+
+impl AsyncRead for TurmoilStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.stream).poll_read(cx, buf);
+        // The end of the stream, read into room for more: the endpoint's FIN, which stands
+        // for an RST when the endpoint reset the connection.
+        let at_end = buf.filled().len() == before && buf.remaining() > 0;
+        match read {
+            Poll::Ready(Ok(()))
+                if at_end && this.signals.read(this.ends) == Some(Signal::Reset) =>
+            {
+                Poll::Ready(Err(this.reset()))
+            }
+            other => other,
+        }
+    }
+}
+
+impl AsyncWrite for TurmoilStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }
 }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use retrylab_endpoints::turmoil::Signals;
 use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
 
 use super::plan::{Plan, TurmoilWindow, TurmoilWindowKind};
@@ -92,6 +93,7 @@ where
 
     let limit = AttemptLimit::new(plan.max_attempts);
     let ids = ConnIds::new();
+    let signals = Signals::new();
     let mut endpoints = Vec::with_capacity(plan.endpoints.len());
     for planned in &plan.endpoints {
         let config = planned.config.clone();
@@ -100,10 +102,11 @@ where
         // turmoil starts the host's software inside the host's runtime as it registers the
         // host, before the first step: the endpoint's clock reads that runtime's time, whose
         // zero is the simulation's.
-        let made = retrylab_endpoints::turmoil::host_with(
+        let made = retrylab_endpoints::turmoil::host_with_signals(
             &mut sim,
             planned.name.as_str(),
             ids.clone(),
+            signals.clone(),
             move || {
                 let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
                 Endpoint::with_gate(config, clock, gate)
@@ -129,7 +132,7 @@ where
         .zip(&latencies)
         .map(|(p, latency)| (p.name.clone(), *latency))
         .collect();
-    let net = TurmoilNet::new(names, longest);
+    let net = TurmoilNet::new(names, longest, signals);
     let network = Net::Turmoil(net.clone());
     let links: Vec<(String, Duration)> = plan
         .endpoints

@@ -258,14 +258,6 @@ impl Validator<'_> {
                     "refused and black-holed connections cannot be made on the real backend",
                 );
             }
-            // turmoil's listener answers a SYN when the endpoint accepts, so the endpoint
-            // hears of a connection only once it is made, as on real sockets.
-            if self.s.backend == BackendKind::Turmoil && c.action != ConnectAction::Accept {
-                self.err(
-                    &join(&cp, "action"),
-                    "refused and black-holed connections cannot be made on the turmoil backend",
-                );
-            }
         }
         if let Some(k) = &e.keep_alive {
             let kp = join(path, "keep_alive");

@@ -12,7 +12,6 @@ use crate::scenario::headers::HeadersSpec;
 use crate::scenario::latency::LatencySpec;
 use crate::scenario::locations::{index, join};
 use crate::scenario::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
-use crate::scenario::turmoil::BackendKind;
 use crate::scenario::values::{DurationRange, Probability, status_code};
 
 /// The fields shared by script and timeline steps, borrowed.
@@ -148,15 +147,6 @@ impl Validator<'_> {
                 }
             )
         );
-        if self.s.backend == BackendKind::Turmoil && matches!(s.fail, Some(FailSpec::Reset { .. }))
-        {
-            self.err_expected(
-                &join(path, "fail"),
-                "a reset cannot be made on the turmoil backend: turmoil sends RST only when a \
-                 socket closes with data unread, never on demand",
-                "`fail: close`, which closes the connection with a FIN",
-            );
-        }
         if let Some(code) = s.status {
             forms.push("status");
             self.status_code(&join(path, "status"), code);

@@ -77,7 +77,9 @@ pub(crate) struct Inner {
     pub(crate) keep_alive: KeepAlive,
     key_header: Option<HeaderName>,
     dedupe_header: Option<HeaderName>,
-    pub(crate) clock: crate::VirtualClock,
+    /// Replaced only when the endpoint's host comes back on a runtime of its own (a bounced
+    /// turmoil host), whose clock it then follows.
+    clock: Mutex<crate::VirtualClock>,
     pub(crate) ledger: Ledger,
     not_found: Arc<SentResponse>,
     state: Mutex<State>,
@@ -92,6 +94,14 @@ pub(crate) struct Inner {
     pub(crate) lives: Lives,
     /// Set on a message broker: only sends reach the routes, and commits store messages.
     broker: Option<Broker>,
+}
+
+impl Inner {
+    /// The clock the endpoint times its records with.
+    pub(crate) fn clock(&self) -> crate::VirtualClock {
+        // A clock is copied in and out whole: a poisoned lock still holds a whole one.
+        *self.clock.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 struct State {
@@ -295,7 +305,7 @@ impl Endpoint {
                 keep_alive,
                 key_header,
                 dedupe_header,
-                clock,
+                clock: Mutex::new(clock),
                 ledger: Ledger::new(),
                 not_found: Arc::new(SentResponse::status_only(StatusCode::NOT_FOUND)),
                 state: Mutex::new(State {
@@ -345,7 +355,15 @@ impl Endpoint {
 
     /// The endpoint's clock.
     pub fn clock(&self) -> crate::VirtualClock {
-        self.inner.clock
+        self.inner.clock()
+    }
+
+    /// From now on the endpoint times its records with `clock`: the clock of the runtime its
+    /// host came back on, reading the same virtual time as the one it replaces. The ledger
+    /// and the scripts are untouched.
+    #[cfg(feature = "turmoil")]
+    pub(crate) fn follow_clock(&self, clock: crate::VirtualClock) {
+        *self.inner.clock.lock().unwrap_or_else(|e| e.into_inner()) = clock;
     }
 
     /// A connection attempt `conn_id` arrived: consume the connect schedule, record the
@@ -355,7 +373,7 @@ impl Endpoint {
         let action = state.connect.next();
         self.inner.ledger.push_connect(ConnectRecord {
             conn_id,
-            at_ms: self.inner.clock.now_ms(),
+            at_ms: self.inner.clock().now_ms(),
             action,
         });
         action
@@ -414,7 +432,7 @@ impl Endpoint {
                 let response = match plan.rendered.take() {
                     Some(response) => response,
                     None => {
-                        let now = self.inner.clock.now_system();
+                        let now = self.inner.clock().now_system();
                         let sent_at = now.checked_add(latency).unwrap_or(now);
                         Arc::new(plan.step.respond.render(sent_at))
                     }
@@ -431,7 +449,7 @@ impl Endpoint {
     /// script consumption, the request record and an arrival commit.
     fn plan(&self, arrival: Arrival) -> Option<(RequestId, Plan)> {
         let inner = &*self.inner;
-        let now_ms = inner.clock.now_ms();
+        let now_ms = inner.clock().now_ms();
         let Arrival {
             conn_id,
             seq,
@@ -457,7 +475,7 @@ impl Endpoint {
         // answered by it, and neither dedupe nor a script sees it.
         let limited = match &mut state.limiter {
             Some(limiter) => {
-                match limiter.admit(&parts.headers, now_ms, inner.clock.now_system()) {
+                match limiter.admit(&parts.headers, now_ms, inner.clock().now_system()) {
                     Admit::Token => None,
                     Admit::Empty(response) => Some(Arc::new(response)),
                 }
@@ -500,7 +518,7 @@ impl Endpoint {
                         let decision = table.begin(&value, &kept.body, id, now_ms);
                         dedupe = decision.outcome();
                         dedupe_key = Some(value);
-                        table.answer(decision, inner.clock.now_system())
+                        table.answer(decision, inner.clock().now_system())
                     }
                     _ => None,
                 };
@@ -683,6 +701,9 @@ struct StepJob {
 /// One request's step: latency, commit, then the outcome goes to the connection (if it is
 /// still there).
 async fn run_step(job: Box<StepJob>) {
+    // Counts the step done however the task ends: run to its end, or dropped unfinished
+    // with the runtime it ran on (a crashed turmoil host's).
+    let _done = StepDone(job.endpoint.clone());
     // Only the box and (rarely) the boxed timer live across the await: the task stays small.
     if !job.step.latency.is_zero() {
         let inner = &*job.endpoint.inner;
@@ -702,7 +723,6 @@ async fn run_step(job: Box<StepJob>) {
         reply,
         life,
     } = *job;
-    let inner = &*endpoint.inner;
     match finish_step(&endpoint, &step, rendered, &ctx, life) {
         // An error means the connection went away first; the step has done its work regardless.
         Some(outcome) => match reply {
@@ -710,12 +730,22 @@ async fn run_step(job: Box<StepJob>) {
                 let _ = tx.send(outcome);
             }
             #[cfg(feature = "wiremock")]
-            Reply::Record { conn_id } => record_outcome(inner, ctx.request, conn_id, &outcome),
+            Reply::Record { conn_id } => {
+                record_outcome(&endpoint.inner, ctx.request, conn_id, &outcome);
+            }
         },
         // The process that admitted the request is gone: no answer.
         None => drop(reply),
     }
-    step_done(inner);
+}
+
+/// Marks a step task done when dropped: see [`step_done`].
+struct StepDone(Endpoint);
+
+impl Drop for StepDone {
+    fn drop(&mut self) {
+        step_done(&self.0.inner);
+    }
 }
 
 /// A step's work once its latency is over: its outcome, its commit before the response and
@@ -730,7 +760,7 @@ fn finish_step(
 ) -> Option<Outcome> {
     let inner = &*endpoint.inner;
     let render =
-        || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock.now_system())));
+        || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock().now_system())));
     let outcome = match step.fail {
         None => Outcome::Respond(render(), step.trickle),
         Some(fail) if fail.after_bytes().is_some() => {
@@ -743,7 +773,7 @@ fn finish_step(
         return None;
     }
     let stored = match step.effective_commit() {
-        Commit::BeforeResponse => endpoint.commit(&mut state, ctx, inner.clock.now_ms()),
+        Commit::BeforeResponse => endpoint.commit(&mut state, ctx, inner.clock().now_ms()),
         Commit::Arrival | Commit::Never => ctx.stored.clone(),
     };
     // A broker acknowledges a stored send with the id it gave the message, known only now.
@@ -800,7 +830,7 @@ fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Out
     inner.ledger.push_response(ResponseRecord {
         request,
         conn_id,
-        at_ms: inner.clock.now_ms(),
+        at_ms: inner.clock().now_ms(),
         end_ms: None,
         outcome,
         retry_after,

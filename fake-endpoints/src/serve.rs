@@ -41,7 +41,7 @@ impl Endpoint {
         let inner = &*self.inner;
         let shared = Arc::new(ConnShared::new(
             conn.conn_id,
-            inner.clock,
+            inner.clock(),
             inner.ledger.clone(),
             inner.keep_alive.idle_timeout.is_some(),
         ));
@@ -103,7 +103,7 @@ impl Endpoint {
             // drop is the close.
         };
 
-        let now_ms = inner.clock.now_ms();
+        let now_ms = inner.clock().now_ms();
         let (at_ms, by, how) = match (shared.close_note(), end) {
             (Some(note), _) => note,
             (None, End::Kill(KillMode::Fin) | End::Done) => (now_ms, Side::Server, CloseKind::Fin),

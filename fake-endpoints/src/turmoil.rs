@@ -36,9 +36,11 @@ pub const PORT: u16 = 80;
 /// with a FIN here. turmoil answers a SYN itself, so a connect step that refuses or
 /// black-holes acts after the connection is made: see [`Endpoint::serve_turmoil`].
 ///
-/// The host's software runs once: bouncing the host (`Sim::bounce`) would start it on a
-/// new runtime whose clock the endpoint does not read, so a bounced host's software fails,
-/// saying so, and the simulation's next step returns that error.
+/// Crashing the host (`Sim::crash`) drops the endpoint's connections and the work of the
+/// requests it was processing; the endpoint itself, its ledger and its scripts, survive.
+/// Bouncing the host (`Sim::bounce`) serves the same endpoint again on the new runtime
+/// turmoil gives the host, whose clock the endpoint follows from then on, so its instants
+/// go on from where the simulation is.
 ///
 /// # Panics
 ///
@@ -90,8 +92,8 @@ pub fn host(sim: &mut ::turmoil::Sim<'_>, name: &str, config: EndpointConfig) ->
 ///
 /// `make` runs once, inside the host's runtime, so an endpoint it makes can read that
 /// runtime's clock: [`host`] is this with an endpoint made from a configuration, and the
-/// harness's turmoil backend uses it with an endpoint of its own making. A bounced host's
-/// software fails, saying so, as in [`host`].
+/// harness's turmoil backend uses it with an endpoint of its own making. A crash and a
+/// bounce act as in [`host`].
 ///
 /// # Panics
 ///
@@ -154,11 +156,16 @@ fn add_host(
         let signals = signals.clone();
         async move {
             let endpoint = match endpoint {
-                Some(endpoint) if first => endpoint,
-                Some(endpoint) => return Err(bounced(endpoint.name()).into()),
+                Some(endpoint) => endpoint,
                 // `make` runs at the first start, which fills the slot.
                 None => return Err(io::Error::other("the endpoint was not made").into()),
             };
+            if !first {
+                // Bounced: the software runs on a new runtime, whose clock the endpoint
+                // follows from here on. Read at the first poll, which is inside a step, where
+                // turmoil's host timer reads this runtime's time.
+                endpoint.follow_clock(host_clock(&endpoint)?);
+            }
             let listener = bind().await?;
             endpoint.serve_on(listener, ids, signals.as_ref()).await?;
             Ok(())
@@ -167,11 +174,27 @@ fn add_host(
     made.borrow().clone()
 }
 
-/// The error of a bounced endpoint host.
-fn bounced(name: &str) -> io::Error {
-    io::Error::other(format!(
-        "endpoint `{name}`'s host was bounced: its endpoint reads the clock of the runtime it \
-         was made on, which turmoil replaced"
+/// The clock of the runtime the current host runs on now, reading the simulation's time as
+/// `endpoint`'s own clock did on the runtime turmoil replaced, with its epoch.
+fn host_clock(endpoint: &Endpoint) -> io::Result<VirtualClock> {
+    let elapsed = ::turmoil::sim_elapsed().ok_or_else(|| {
+        io::Error::other(format!(
+            "endpoint `{}`'s host came back outside a turmoil step: no simulation time to \
+             follow",
+            endpoint.name()
+        ))
+    })?;
+    let now = tokio::time::Instant::now();
+    let start = now.checked_sub(elapsed).ok_or_else(|| {
+        io::Error::other(format!(
+            "endpoint `{}`'s host came back on a runtime whose clock cannot reach back {elapsed:?} \
+             to the simulation's start",
+            endpoint.name()
+        ))
+    })?;
+    Ok(VirtualClock::starting_at(
+        start,
+        endpoint.clock().epoch_unix_ms,
     ))
 }
 
@@ -248,10 +271,32 @@ impl Endpoint {
                 Some(signals) => Arc::new(signals.reset(ends)),
                 None => Arc::new(NoReset),
             };
+            // A crash of the host drops this task with its runtime: the connection is then
+            // reset, as a crashed host's connections are.
+            let crash = signals.map(|signals| ResetIfDropped(Some(signals.reset(ends))));
             let info = ConnInfo::new(conn_id, control);
             let endpoint = self.clone();
             // Boxed: the serving future, hyper's connection state included, is large.
-            tokio::spawn(Box::pin(async move { endpoint.serve(stream, info).await }));
+            tokio::spawn(Box::pin(async move {
+                let mut crash = crash;
+                endpoint.serve(stream, info).await;
+                if let Some(crash) = &mut crash {
+                    crash.0 = None;
+                }
+            }));
+        }
+    }
+}
+
+/// Resets a connection when dropped, unless disarmed (its `Option` taken) first: the
+/// serving task of a connection holds one, which it disarms when serving ends, so only a
+/// task dropped unfinished with its host's runtime resets its connection.
+struct ResetIfDropped(Option<NoteReset>);
+
+impl Drop for ResetIfDropped {
+    fn drop(&mut self) {
+        if let Some(reset) = self.0.take() {
+            reset.reset();
         }
     }
 }

@@ -84,23 +84,48 @@ fn a_service_in_a_turmoil_simulation_retries_against_a_retrylab_endpoint() {
 }
 
 #[test]
-fn a_bounced_endpoint_host_says_why_it_cannot_run() {
-    let mut sim = turmoil::Builder::new().build();
-    let _api = retrylab_endpoints::turmoil::host(
+fn a_bounced_endpoint_host_serves_again_on_the_simulations_time_with_its_ledger_kept() {
+    let mut sim = turmoil::Builder::new()
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
+    let api = retrylab_endpoints::turmoil::host(
         &mut sim,
         "api",
-        EndpointConfig::http("api").script([Step::status(200)]),
+        EndpointConfig::http("api").script([Step::status(503), Step::status(200)]),
     );
     sim.client("client", async {
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_eq!(get("api", 80, "/").await?, 503);
+        // Past the crash at 50 ms and the bounce at 100 ms.
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_millis(200)).await;
+        assert_eq!(get("api", 80, "/").await?, 200);
         Ok(())
     });
-    sim.bounce("api");
-    let error = sim.run().unwrap_err().to_string();
-    assert!(
-        error.contains("endpoint `api`'s host was bounced"),
-        "{error}"
-    );
+    let mut finished = false;
+    while !finished {
+        match sim.elapsed().as_millis() {
+            50 => sim.crash("api"),
+            100 => sim.bounce("api"),
+            _ => {}
+        }
+        finished = sim.step().unwrap();
+    }
+    let ledger = api.ledger().snapshot();
+    // The request before the crash is still there, and the script went on after it.
+    let arrivals: Vec<u64> = ledger.requests.iter().map(|r| r.at_ms).collect();
+    assert_eq!(arrivals.len(), 2, "{arrivals:?}");
+    assert!(arrivals[0] < 50, "{arrivals:?}");
+    // The second arrival is timed on the bounced host's runtime, on the simulation's time.
+    assert!((200..=210).contains(&arrivals[1]), "{arrivals:?}");
+    let statuses: Vec<u16> = ledger
+        .responses
+        .iter()
+        .map(|r| match &r.outcome {
+            ResponseOutcome::Sent { status } => status.as_u16(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(statuses, [503, 200]);
 }
 
 #[test]

@@ -100,10 +100,14 @@ fn what_turmoil_cannot_make_is_refused_where_it_is_written() {
         "{errors}"
     );
     assert!(
-        errors.contains("refused.yaml:10:11 network.faults: `network.faults` are sim-only"),
+        errors.contains(
+            "refused.yaml:10:34 network.faults[0].partition: a `network.faults` partition holds \
+             segments until it heals"
+        ),
         "{errors}"
     );
     // Refused connects and resets are made: the endpoint notes them for the connector.
+    // A `network.faults` crash is a crash of the endpoint's host there.
     assert!(!errors.contains("endpoints.api"), "{errors}");
 }
 
@@ -282,4 +286,25 @@ fn a_wait_longer_than_turmoil_steps_through_in_time_says_why() {
     );
     // What happened before the limit is still there.
     assert_eq!(report.trace().attempts.len(), 1, "{summary}");
+}
+
+#[test]
+fn an_endpoint_crashed_in_both_lists_is_refused_where_the_turmoil_crash_is_written() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: two lists\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\n\
+         network: { faults: [ { at: 1s, crash: api, restart_after: 1s } ] }\n\
+         turmoil: { crash: [ { at: 5s, endpoint: api } ] }\n\
+         operation: { endpoint: api }\n",
+        "both.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains(
+            "turmoil.crash[0].endpoint: `api` also crashes under `network.faults`: write an \
+             endpoint's crashes in one of the two lists"
+        ),
+        "{errors}"
+    );
 }

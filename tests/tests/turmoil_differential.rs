@@ -4,7 +4,7 @@
 //! A file that disagrees prints both timelines side by side.
 //!
 //! Files with backend-specific faults (those turmoil refuses when the scenario loads:
-//! `network.faults` and latency distributions under `network:`), files whose `custom:`
+//! `network.faults` partitions and latency distributions under `network:`), files whose `custom:`
 //! client is not in this build and files written for another backend are not compared; the
 //! test prints each with its reason, and fails on any other failure to load or run a file.
 //! The rest are compared, except the files `tests/turmoil_exclusions.txt` lists, each with

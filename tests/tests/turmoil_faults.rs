@@ -1,6 +1,7 @@
-//! turmoil-native faults (`turmoil.loss`, `turmoil.hold`, `turmoil.partition`): the files of
-//! `tests/turmoil/`, run with their built-in clients and compared with their snapshots. They
-//! live outside the library because the library is also run without feature `turmoil`.
+//! turmoil-native faults (`turmoil.loss`, `turmoil.hold`, `turmoil.partition`,
+//! `turmoil.crash`): the files of `tests/turmoil/`, run with their built-in clients and
+//! compared with their snapshots. They live outside the library because the library is also
+//! run without feature `turmoil`.
 
 use retrylab::Scenario;
 use retrylab::suite::scenario_files;

@@ -29,8 +29,8 @@ use self::sim::{ConnId, InFlight, NetLog, Network, SimConnector};
 #[cfg(feature = "turmoil")]
 use self::turmoil::{TurmoilConnector, TurmoilNet};
 
-/// A turmoil-native fault on the link between the client's host and an endpoint's, as the
-/// trace shows it.
+/// A turmoil-native fault on the link between the client's host and an endpoint's, or on an
+/// endpoint's host, as the trace shows it.
 // Made by the turmoil backend only: a build without it reads none.
 #[cfg_attr(not(feature = "turmoil"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +43,10 @@ pub(crate) enum LinkFault {
     Partitioned,
     /// The partition was repaired.
     Repaired,
+    /// The endpoint's host crashed: its software and connections are gone.
+    Crashed,
+    /// The endpoint's host was bounced: its software runs again.
+    Bounced,
 }
 
 /// A [`LinkFault`] applied at an instant (ms since the run started) to an endpoint's link.

@@ -5,6 +5,7 @@
 //! The endpoints' hosts serve with `retrylab_endpoints::turmoil::listen`; this module holds
 //! the client's side, its connector. `run/turmoil.rs` builds the simulation and steps it.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -50,6 +51,8 @@ struct Inner {
     faults: Mutex<Vec<LinkFaultRecord>>,
     /// What the endpoints did to connections that turmoil's TCP does not show.
     signals: Signals,
+    /// The endpoints whose hosts are crashed now, set by the stepping thread between steps.
+    down: Mutex<BTreeSet<String>>,
 }
 
 impl TurmoilNet {
@@ -68,6 +71,7 @@ impl TurmoilNet {
                 holding: AtomicUsize::new(0),
                 faults: Mutex::new(Vec::new()),
                 signals,
+                down: Mutex::new(BTreeSet::new()),
             }),
         }
     }
@@ -91,6 +95,12 @@ impl TurmoilNet {
             LinkFault::Released => {
                 self.inner.holding.fetch_sub(1, Ordering::AcqRel);
             }
+            LinkFault::Crashed => {
+                lock(&self.inner.down).insert(endpoint.to_owned());
+            }
+            LinkFault::Bounced => {
+                lock(&self.inner.down).remove(endpoint);
+            }
             LinkFault::Partitioned | LinkFault::Repaired => {}
         }
         lock(&self.inner.faults).push(LinkFaultRecord {
@@ -98,6 +108,11 @@ impl TurmoilNet {
             endpoint: endpoint.to_owned(),
             fault,
         });
+    }
+
+    /// Whether `endpoint`'s host is crashed now.
+    fn is_down(&self, endpoint: &str) -> bool {
+        lock(&self.inner.down).contains(endpoint)
     }
 
     /// Whether a link is held now.
@@ -179,11 +194,32 @@ impl tower_service::Service<Uri> for TurmoilConnector {
         } else {
             self.target(&uri)
         };
-        let signals = self.net.inner.signals.clone();
+        let net = self.net.clone();
         Box::pin(async move {
             let target = target?;
-            let stream =
-                turmoil::net::TcpStream::connect((target.host.as_str(), target.port)).await?;
+            let signals = net.inner.signals.clone();
+            let connect = turmoil::net::TcpStream::connect((target.host.as_str(), target.port));
+            let mut connect = std::pin::pin!(connect);
+            // turmoil keeps what is sent to a crashed host on the link until the host is
+            // bounced, where a crashed host's kernel would answer a SYN with an RST. So the
+            // SYN's arrival is watched: a host down when it arrives refuses it, and the RST
+            // takes the link's latency back. Biased: a connect the host answered in the
+            // step in which the SYN arrived wins over the watch.
+            let arrival = tokio::time::sleep(target.latency);
+            let stream = tokio::select! {
+                biased;
+                made = &mut connect => made?,
+                () = arrival => {
+                    if net.is_down(&target.host) {
+                        tokio::time::sleep(target.latency).await;
+                        return Err(io::Error::new(
+                            io::ErrorKind::ConnectionRefused,
+                            format!("endpoint `{}`'s host is down", target.host),
+                        ));
+                    }
+                    connect.await?
+                }
+            };
             let ends = Ends {
                 client: stream.local_addr()?,
                 endpoint: stream.peer_addr()?,

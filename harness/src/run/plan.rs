@@ -37,7 +37,8 @@ pub(crate) enum PlannedFault {
         endpoint: String,
         lasts: Duration,
     },
-    /// `network.faults: [{ at, crash, restart_after, script_state }]`.
+    /// `network.faults: [{ at, crash, restart_after, script_state }]`, and on turmoil
+    /// `turmoil.crash: [{ at, endpoint, bounce_after }]` (its scripts kept).
     Crash {
         at: Duration,
         endpoint: String,
@@ -171,6 +172,16 @@ impl Plan {
                         ScriptState::Reset => retrylab_endpoints::ScriptState::Reset,
                     },
                 },
+            });
+        }
+        // A turmoil crash is a crash of the endpoint's host, as a `network.faults` one is;
+        // a bounce restarts the host's software, and the endpoint's scripts lived outside it.
+        for crash in scenario.turmoil.iter().flat_map(|t| &t.crash) {
+            faults.push(PlannedFault::Crash {
+                at: crash.at.as_duration(),
+                endpoint: crash.endpoint.clone(),
+                restart_after: crash.bounce_after.map(|b| b.as_duration()),
+                scripts: retrylab_endpoints::ScriptState::Keep,
             });
         }
         let operation = operation(scenario, &mut errors);

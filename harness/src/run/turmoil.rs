@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use retrylab_endpoints::turmoil::Signals;
-use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
+use retrylab_endpoints::{ConnIds, Endpoint, ScriptState, VirtualClock};
 
-use super::plan::{Plan, TurmoilWindow, TurmoilWindowKind};
+use super::plan::{Plan, PlannedFault, TurmoilWindow, TurmoilWindowKind};
 use super::wall::Stop;
 use super::{LiveSlot, Setup, run_calls};
 use crate::backend::turmoil::{TICK, TurmoilNet};
@@ -120,12 +120,15 @@ where
         })?;
         endpoints.push((planned.name.clone(), endpoint));
     }
+    // The stepping thread's own handles, for the crashes it applies.
+    let hosts = endpoints.clone();
 
     let mut client_host = CLIENT_HOST.to_owned();
     while plan.endpoints.iter().any(|p| p.name == client_host) {
         client_host.push('_');
     }
     let actions = link_actions(&plan.turmoil_windows);
+    let crashes = host_actions(&plan.faults);
     let names = plan
         .endpoints
         .iter()
@@ -165,6 +168,7 @@ where
     }
 
     let mut due = actions.iter().peekable();
+    let mut due_crashes = crashes.iter().peekable();
     loop {
         // Between steps, as `until_stopped` checks at each poll on the other backends.
         if stop.is_raised() {
@@ -172,6 +176,28 @@ where
         }
         // A fault at `at` is applied before the step whose hosts run at `at`.
         let now = sim.elapsed();
+        while let Some(action) = due_crashes.next_if(|a| a.at <= now) {
+            let name = action.endpoint.as_str();
+            let endpoint = hosts.iter().find(|(n, _)| n == name).map(|(_, e)| e);
+            let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+            match action.step {
+                // The endpoint first: no step can commit or answer from now on.
+                CrashStep::Endpoint => {
+                    if let Some(endpoint) = endpoint {
+                        endpoint.crash();
+                    }
+                    net.record(at_ms, name, LinkFault::Crashed);
+                }
+                CrashStep::Host => sim.crash(name),
+                CrashStep::Bounce(scripts) => {
+                    if let Some(endpoint) = endpoint {
+                        endpoint.restart(scripts);
+                    }
+                    sim.bounce(name);
+                    net.record(at_ms, name, LinkFault::Bounced);
+                }
+            }
+        }
         while let Some(action) = due.next_if(|a| a.at <= now) {
             let (client, endpoint) = (client_host.as_str(), action.endpoint.as_str());
             match action.fault {
@@ -179,6 +205,8 @@ where
                 LinkFault::Released => sim.release(client, endpoint),
                 LinkFault::Partitioned => sim.partition(client, endpoint),
                 LinkFault::Repaired => sim.repair(client, endpoint),
+                // Host actions, applied above.
+                LinkFault::Crashed | LinkFault::Bounced => {}
             }
             let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
             net.record(at_ms, endpoint, action.fault);
@@ -200,6 +228,75 @@ struct LinkAction {
     at: Duration,
     endpoint: String,
     fault: LinkFault,
+}
+
+/// A crash of an endpoint's host, or its bounce, due at `at`.
+struct HostAction {
+    at: Duration,
+    endpoint: String,
+    step: CrashStep,
+}
+
+/// The parts of a crash and its bounce, in the order they are applied at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CrashStep {
+    /// The host goes, with its software and connections, a tick after the endpoint's crash.
+    Host,
+    /// The host comes back, with the endpoint's scripts kept or started over.
+    Bounce(ScriptState),
+    /// The endpoint crashes and its host refuses connects from now on.
+    Endpoint,
+}
+
+impl CrashStep {
+    /// Its place among the steps due at one instant.
+    fn order(self) -> u8 {
+        match self {
+            CrashStep::Host => 0,
+            CrashStep::Bounce(_) => 1,
+            CrashStep::Endpoint => 2,
+        }
+    }
+}
+
+/// Each crash of `faults` and its bounce as actions, by instant.
+///
+/// turmoil delivers a message sent between steps a tick sooner than one a host sends as it
+/// runs, so the host is crashed a tick after the endpoint: the resets of its connections
+/// then leave as they would have at the crash, and reach the client one latency after it.
+/// At one instant the host of a crash goes before it is bounced (a crash 1ms long), and a
+/// bounce comes before a crash (validation lets a crash start where the one before ends).
+fn host_actions(faults: &[PlannedFault]) -> Vec<HostAction> {
+    let mut actions: Vec<HostAction> = faults
+        .iter()
+        .filter_map(|fault| match fault {
+            PlannedFault::Crash {
+                at,
+                endpoint,
+                restart_after,
+                scripts,
+            } => Some((*at, endpoint, *restart_after, *scripts)),
+            // Refused on this backend when the scenario loads.
+            PlannedFault::Partition { .. } => None,
+        })
+        .flat_map(|(at, endpoint, back_after, scripts)| {
+            let action = |at, step| HostAction {
+                at,
+                endpoint: endpoint.clone(),
+                step,
+            };
+            let bounce = back_after
+                .map(|after| action(at.saturating_add(after), CrashStep::Bounce(scripts)));
+            [
+                action(at, CrashStep::Endpoint),
+                action(at.saturating_add(TICK), CrashStep::Host),
+            ]
+            .into_iter()
+            .chain(bounce)
+        })
+        .collect();
+    actions.sort_by_key(|a| (a.at, a.step.order()));
+    actions
 }
 
 /// Each window's start and end as actions, by instant. At one instant every end comes

@@ -127,12 +127,9 @@ impl Unsupported<'_> {
             self.errors.push(e);
         }
         if let Some(t) = &s.turmoil {
-            // Holds, partitions and loss are built; these are not.
+            // Holds, partitions, loss and crashes are built; this is not.
             if t.latency.is_some() {
                 self.flag("turmoil.latency", "`turmoil.latency`");
-            }
-            if !t.crash.is_empty() {
-                self.flag("turmoil.crash", "`turmoil.crash`");
             }
         }
         if s.search.is_some() {

@@ -43,8 +43,8 @@ impl BackendKind {
     }
 }
 
-/// Turmoil-native network behaviour: `loss`, and `hold` and `partition` windows, run on
-/// `backend: turmoil`; `latency` and `crash` are not supported yet.
+/// Turmoil-native network behaviour: `loss`, `hold` and `partition` windows, and host
+/// `crash`es, run on `backend: turmoil`; `latency` is not supported yet.
 ///
 /// ```
 /// use retrylab::scenario::TurmoilSpec;

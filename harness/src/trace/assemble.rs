@@ -228,6 +228,8 @@ pub(crate) fn assemble(
                 LinkFault::Released => FaultEventKind::Released,
                 LinkFault::Partitioned => FaultEventKind::Partitioned,
                 LinkFault::Repaired => FaultEventKind::Healed,
+                LinkFault::Crashed => FaultEventKind::Crashed,
+                LinkFault::Bounced => FaultEventKind::Restarted,
             },
         });
     }

@@ -84,13 +84,6 @@ impl Validator<'_> {
                 }
             }
         }
-        if !n.faults.is_empty() && self.s.backend == BackendKind::Turmoil {
-            self.err_expected(
-                "network.faults",
-                "`network.faults` are sim-only: their turmoil semantics differ",
-                "turmoil-native faults under `turmoil:`",
-            );
-        }
         let horizon = self.s.limits.max_virtual_time;
         let mut by_endpoint: BTreeMap<&str, Vec<(usize, &FaultSpec)>> = BTreeMap::new();
         for (i, f) in n.faults.iter().enumerate() {
@@ -100,6 +93,16 @@ impl Validator<'_> {
             match f {
                 FaultSpec::Partition { r#for, .. } => {
                     self.positive(&join(&fp, "for"), *r#for, "`for`");
+                    // A crash is the endpoint host's crash on turmoil too; a partition is not.
+                    if self.s.backend == BackendKind::Turmoil {
+                        self.err_expected(
+                            &join(&fp, "partition"),
+                            "a `network.faults` partition holds segments until it heals and \
+                             black-holes connects meanwhile, which turmoil's partitions do not \
+                             do: it is sim-only",
+                            "`turmoil.hold` or `turmoil.partition`",
+                        );
+                    }
                 }
                 FaultSpec::Crash { restart_after, .. } => {
                     if let Some(r) = restart_after {

@@ -1,6 +1,7 @@
 //! `turmoil:`: turmoil-native faults, their endpoints and that their windows do not overlap.
 
 use super::Validator;
+use crate::scenario::FaultSpec;
 use crate::scenario::bounds::MAX_FAULTS;
 use crate::scenario::duration::Millis;
 use crate::scenario::locations::{index, join};
@@ -57,6 +58,21 @@ impl Validator<'_> {
             self.endpoint_ref(&join(&cp, "endpoint"), &c.endpoint);
             if let Some(b) = c.bounce_after {
                 self.positive(&join(&cp, "bounce_after"), b, "`bounce_after`");
+            }
+            // Both lists crash the same host on turmoil: one list keeps them from overlapping.
+            let in_network =
+                self.s.network.faults.iter().any(
+                    |f| matches!(f, FaultSpec::Crash { endpoint, .. } if *endpoint == c.endpoint),
+                );
+            if in_network {
+                self.err(
+                    &join(&cp, "endpoint"),
+                    format!(
+                        "`{}` also crashes under `network.faults`: write an endpoint's crashes \
+                         in one of the two lists",
+                        c.endpoint
+                    ),
+                );
             }
             crashes.push((
                 i,

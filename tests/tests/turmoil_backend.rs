@@ -308,3 +308,53 @@ fn an_endpoint_crashed_in_both_lists_is_refused_where_the_turmoil_crash_is_writt
         "{errors}"
     );
 }
+
+#[test]
+fn a_turmoil_latency_turmoil_cannot_draw_exactly_is_refused_where_it_is_written() {
+    for (latency, why) in [
+        (
+            "{ uniform: [1ms, 5ms] }",
+            "a uniform latency cannot be made on its links",
+        ),
+        (
+            "{ lognormal: { median: 5ms, sigma: 0.5 } }",
+            "a lognormal latency cannot be made on its links",
+        ),
+        (
+            "{ exponential: { mean: 5ms } }",
+            "truncates each draw to whole milliseconds where the format rounds it",
+        ),
+    ] {
+        let errors = Scenario::from_yaml_str(
+            &format!(
+                "version: 1\nname: drawn\nbackend: turmoil\n\
+                 endpoints: {{ api: {{ script: [ {{ status: 200 }} ] }} }}\n\
+                 turmoil:\n  latency: {latency}\n\
+                 operation: {{ endpoint: api }}\n"
+            ),
+            "drawn.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            errors.contains("drawn.yaml:6:12 turmoil.latency: "),
+            "{errors}"
+        );
+        assert!(errors.contains(why), "{errors}");
+    }
+    // A fixed one is every link's, and the network's may not say otherwise.
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: twice\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\n\
+         network: { latency: 2ms }\n\
+         turmoil: { latency: 5ms }\n\
+         operation: { endpoint: api }\n",
+        "twice.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains("write the links' latency in one place"),
+        "{errors}"
+    );
+}

@@ -123,7 +123,14 @@ impl Plan {
                 &mut errors,
             )
         });
-        let default_latency = step_latency(&scenario.network.latency);
+        // On turmoil, `turmoil.latency` (fixed: validation refuses the rest) is every link's,
+        // and then the network's own latencies are not set.
+        let network_latency = scenario
+            .turmoil
+            .as_ref()
+            .and_then(|t| t.latency.as_ref())
+            .unwrap_or(&scenario.network.latency);
+        let default_latency = step_latency(network_latency);
         let mut endpoints = Vec::with_capacity(scenario.endpoints.len());
         for (name, spec) in &scenario.endpoints {
             let path = format!("endpoints.{name}");

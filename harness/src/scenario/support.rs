@@ -126,12 +126,6 @@ impl Unsupported<'_> {
             );
             self.errors.push(e);
         }
-        if let Some(t) = &s.turmoil {
-            // Holds, partitions, loss and crashes are built; this is not.
-            if t.latency.is_some() {
-                self.flag("turmoil.latency", "`turmoil.latency`");
-            }
-        }
         if s.search.is_some() {
             self.flag("search", "`search`");
         }

@@ -43,8 +43,8 @@ impl BackendKind {
     }
 }
 
-/// Turmoil-native network behaviour: `loss`, `hold` and `partition` windows, and host
-/// `crash`es, run on `backend: turmoil`; `latency` is not supported yet.
+/// Turmoil-native network behaviour: `loss`, a fixed `latency` on every link, `hold` and
+/// `partition` windows, and host `crash`es, run on `backend: turmoil`.
 ///
 /// ```
 /// use retrylab::scenario::TurmoilSpec;
@@ -58,7 +58,7 @@ pub struct TurmoilSpec {
     /// Random message loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossSpec>,
-    /// Link latency distribution.
+    /// Every link's latency, one way (a duration: turmoil cannot draw the distributions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySpec>,
     /// Hold messages to an endpoint, then release them (at most 1,000).

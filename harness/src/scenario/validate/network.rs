@@ -67,7 +67,7 @@ impl Validator<'_> {
         }
         if self.s.backend == BackendKind::Turmoil {
             // turmoil's links have one latency each (fixed here); draws per segment are the
-            // sim network's, and turmoil's own distribution is `turmoil.latency` (planned).
+            // sim network's; `turmoil.latency` is turmoil's own, fixed.
             let drawn = std::iter::once(("network.latency".to_owned(), &n.latency)).chain(
                 n.endpoint_latency
                     .iter()

@@ -1,11 +1,11 @@
 //! `turmoil:`: turmoil-native faults, their endpoints and that their windows do not overlap.
 
 use super::Validator;
-use crate::scenario::FaultSpec;
 use crate::scenario::bounds::MAX_FAULTS;
 use crate::scenario::duration::Millis;
 use crate::scenario::locations::{index, join};
 use crate::scenario::turmoil::{BackendKind, WindowSpec};
+use crate::scenario::{FaultSpec, LatencySpec};
 
 impl Validator<'_> {
     pub(super) fn turmoil(&mut self) {
@@ -23,6 +23,7 @@ impl Validator<'_> {
         }
         if let Some(l) = &t.latency {
             self.latency("turmoil.latency", l);
+            self.turmoil_latency(l);
         }
         self.windows("turmoil.hold", &t.hold, "hold");
         self.windows("turmoil.partition", &t.partition, "partition");
@@ -90,6 +91,46 @@ impl Validator<'_> {
                     format!("`{}` is still down from turmoil.crash[{}]", b.3, a.0),
                 );
             }
+        }
+    }
+
+    /// `turmoil.latency`: what turmoil's latency model makes exactly, and only that. turmoil
+    /// draws a link's latency as `min + floor((max - min) * x)` milliseconds, capped at `max`,
+    /// with `x` exponential: a fixed latency is `min = max`; the format's distributions are
+    /// not among what it draws.
+    fn turmoil_latency(&mut self, latency: &LatencySpec) {
+        let why = match latency {
+            LatencySpec::Fixed(_) => None,
+            LatencySpec::Uniform(_) => Some(
+                "turmoil draws a link's latency from an exponential curve only, so a uniform \
+                 latency cannot be made on its links",
+            ),
+            LatencySpec::Lognormal(_) => Some(
+                "turmoil draws a link's latency from an exponential curve only, so a lognormal \
+                 latency cannot be made on its links",
+            ),
+            LatencySpec::Exponential(_) => Some(
+                "turmoil's exponential latency truncates each draw to whole milliseconds where \
+                 the format rounds it to the nearest, and draws from its own generator, so \
+                 this exponential cannot be made exactly on its links",
+            ),
+        };
+        if let Some(why) = why {
+            self.err_expected(
+                "turmoil.latency",
+                why,
+                "a fixed latency, which turmoil gives every link",
+            );
+            return;
+        }
+        // One place says how long a crossing takes.
+        let n = &self.s.network;
+        if n.latency != LatencySpec::default() || !n.endpoint_latency.is_empty() {
+            self.err(
+                "turmoil.latency",
+                "`network.latency` or `network.endpoint_latency` is set too: write the links' \
+                 latency in one place",
+            );
         }
     }
 

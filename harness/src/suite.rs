@@ -449,9 +449,26 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
     let mut trials = Vec::new();
     // Scenarios of each unavailable client, to say once why they are ignored.
     let mut ignored: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Scenarios that need a feature of retrylab this build lacks, by feature.
+    let mut lacking: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for file in files {
         let scenario = match Scenario::load_as(&file.path, &file.display) {
             Ok(scenario) => Arc::new(scenario),
+            // Sound, but not for this build: ignored, as a client that is not in it is.
+            // `--include-ignored` runs it, and it fails saying which feature it needs.
+            Err(errors) if errors.lacking_feature().is_some() => {
+                let feature = errors.lacking_feature().unwrap_or_default();
+                lacking
+                    .entry(feature)
+                    .or_default()
+                    .push(file.test_name.clone());
+                let message = errors.to_string();
+                trials.push(
+                    Trial::test(file.test_name, move || Err(message.into()))
+                        .with_ignored_flag(true),
+                );
+                continue;
+            }
             Err(errors) => {
                 let message = errors.to_string();
                 trials.push(Trial::test(file.test_name, move || Err(message.into())));
@@ -496,6 +513,14 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
                     .with_ignored_flag(unavailable),
             );
         }
+    }
+    for (feature, names) in &lacking {
+        eprintln!(
+            "note: {} scenario test(s) ignored, they need retrylab's `{feature}` feature, which \
+             this build lacks ({})",
+            names.len(),
+            names.join(", ")
+        );
     }
     for (client, names) in &ignored {
         let reason = clients.unavailable_reason(client).unwrap_or_default();
@@ -626,5 +651,27 @@ mod tests {
             .map(|t| (t.name(), t.has_ignored_flag()))
             .collect();
         assert_eq!(ignored, [("off", true), ("on", false)]);
+    }
+
+    /// A scenario that needs a feature of retrylab the build lacks is listed as ignored, and
+    /// runs, as any other, in a build with it.
+    #[test]
+    fn a_scenario_needing_a_lacking_feature_is_ignored() {
+        let folder = Folder(
+            std::env::temp_dir().join(format!("retrylab-suite-lacking-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&folder.0).unwrap_or_else(|e| panic!("{e}"));
+        let body = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+        for (file, backend) in [("sim.yaml", "sim"), ("turmoil.yaml", "turmoil")] {
+            let yaml = format!("{body}backend: {backend}\n");
+            std::fs::write(folder.0.join(file), yaml).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let trials = trials(&folder.0, Clients::new());
+        let ignored: Vec<(&str, bool)> = trials
+            .iter()
+            .map(|t| (t.name(), t.has_ignored_flag()))
+            .collect();
+        let lacking = cfg!(not(feature = "turmoil"));
+        assert_eq!(ignored, [("sim", false), ("turmoil", lacking)]);
     }
 }

@@ -489,7 +489,12 @@ fn the_scenario_library_has_no_contradiction() {
     let files = retrylab::suite::scenario_files(std::path::Path::new(root)).expect("the library");
     assert!(files.len() > 50, "{} files", files.len());
     for file in files {
-        let s = Scenario::load(&file.path).unwrap_or_else(|e| panic!("{e}"));
+        let s = match Scenario::load(&file.path) {
+            Ok(s) => s,
+            // Checked by the build that has the feature it needs.
+            Err(e) if e.lacking_feature().is_some() => continue,
+            Err(e) => panic!("{e}"),
+        };
         assert_eq!(warnings(&s), Vec::<String>::new(), "{}", file.display);
     }
 }

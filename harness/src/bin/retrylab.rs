@@ -234,8 +234,25 @@ fn files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>, String> {
     Ok(out)
 }
 
-fn load(file: &ScenarioFile) -> Result<Scenario, String> {
-    Scenario::load_as(&file.path, &file.display).map_err(|e| e.to_string())
+/// Why a file did not load.
+enum Load {
+    /// It is sound but needs a feature of retrylab this build lacks: it is skipped.
+    Lacking {
+        feature: &'static str,
+        error: String,
+    },
+    /// It is wrong: its errors.
+    Invalid(String),
+}
+
+fn load(file: &ScenarioFile) -> Result<Scenario, Load> {
+    Scenario::load_as(&file.path, &file.display).map_err(|e| match e.lacking_feature() {
+        Some(feature) => Load::Lacking {
+            feature,
+            error: e.to_string(),
+        },
+        None => Load::Invalid(e.to_string()),
+    })
 }
 
 fn check(paths: &[PathBuf]) -> ExitCode {
@@ -259,7 +276,14 @@ fn check(paths: &[PathBuf]) -> ExitCode {
                     let _ = writeln!(out, "warning: {warning}");
                 }
             }
-            Err(error) => {
+            Err(Load::Lacking { feature, .. }) => {
+                let _ = writeln!(
+                    out,
+                    "skip  {} (needs retrylab's `{feature}` feature)",
+                    file.display
+                );
+            }
+            Err(Load::Invalid(error)) => {
                 failed += 1;
                 let _ = writeln!(out, "error {}", file.display);
                 // The error follows its file's line on a terminal, where both streams meet.
@@ -285,7 +309,8 @@ enum Status {
     Failed,
     /// The file does not load (its errors are the row's summary).
     Invalid,
-    /// Not run: the scenario names a custom client, which only Rust code can register.
+    /// Not run: the scenario names a custom client, which only Rust code can register, or
+    /// needs a feature of retrylab this build lacks.
     Skipped,
 }
 
@@ -412,7 +437,8 @@ fn exit_code(passed: usize, failed: usize) -> ExitCode {
             eprintln!(
                 "error: no scenario ran (every one was skipped): nothing was verified; \
                  scenarios with `client: {{ custom: ... }}` run from Rust, with \
-                 retrylab::scenario_main! and a client registry"
+                 retrylab::scenario_main! and a client registry, and scenarios that need a \
+                 feature of retrylab run on a build with it"
             );
         }
         ExitCode::FAILURE
@@ -423,7 +449,17 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
     let json = format == Format::Json;
     let scenario = match load(file) {
         Ok(scenario) => scenario,
-        Err(error) => {
+        // Sound, but not for this build (`backend: turmoil` without the feature).
+        Err(Load::Lacking { feature, error }) => {
+            return vec![Row {
+                name: file.test_name.clone(),
+                status: Status::Skipped,
+                detail: format!("skipped (needs retrylab's `{feature}` feature)"),
+                json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &error)),
+                summary: None,
+            }];
+        }
+        Err(Load::Invalid(error)) => {
             return vec![Row {
                 name: file.test_name.clone(),
                 status: Status::Invalid,

@@ -249,6 +249,30 @@ impl ScenarioErrors {
         self.0.iter()
     }
 
+    /// The cargo feature of retrylab a scenario needs and this build lacks, when that is all
+    /// these errors say: the file is sound, and a build with the feature runs it. A suite
+    /// lists such a file as ignored and the CLI skips it, rather than failing it.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let yaml = "version: 1\nname: x\nbackend: turmoil\nendpoints: { api: {} }\n\
+    ///             operation: { endpoint: api }\n";
+    /// match Scenario::from_yaml_str(yaml, "x.yaml") {
+    ///     Ok(_) => assert!(cfg!(feature = "turmoil")),
+    ///     Err(errors) => assert_eq!(errors.lacking_feature(), Some("turmoil")),
+    /// }
+    /// let typo = Scenario::from_yaml_str("version: 1\n", "x.yaml").unwrap_err();
+    /// assert_eq!(typo.lacking_feature(), None);
+    /// ```
+    pub fn lacking_feature(&self) -> Option<&'static str> {
+        let lacking = !self.is_empty()
+            && self
+                .iter()
+                .all(|e| e.message == super::support::TURMOIL_LACKING);
+        lacking.then_some("turmoil")
+    }
+
     /// Sorts by (line, column, path) so errors read top to bottom; unlocated ones come last.
     pub(crate) fn sorted(mut errors: Vec<ScenarioError>) -> Self {
         errors.sort_by(|a, b| {

@@ -18,6 +18,12 @@ use super::model::Scenario;
 use super::step::{RetryAfterSpec, StepSpec, TimelineStep};
 use super::turmoil::BackendKind;
 
+/// The error of `backend: turmoil` in a build without retrylab's `turmoil` feature: the one
+/// error that says a feature of this build is lacking rather than the scenario being wrong
+/// ([`ScenarioErrors::lacking_feature`](super::ScenarioErrors::lacking_feature)).
+pub(crate) const TURMOIL_LACKING: &str =
+    "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks";
+
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
     /// built in this version: the keys `docs/scenario-format.md` marks planned (except
@@ -120,10 +126,7 @@ impl Unsupported<'_> {
         }
         // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
         if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
-            let e = s.error_at_key(
-                "backend",
-                "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks",
-            );
+            let e = s.error_at_key("backend", TURMOIL_LACKING);
             self.errors.push(e);
         }
         if s.search.is_some() {

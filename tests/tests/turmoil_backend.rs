@@ -358,3 +358,44 @@ fn a_turmoil_latency_turmoil_cannot_draw_exactly_is_refused_where_it_is_written(
         "{errors}"
     );
 }
+
+#[test]
+fn a_request_held_past_its_attempt_timeout_reaches_hypers_server_with_the_fin_and_is_dropped() {
+    // Attempt 2 (104ms) is held with its link from 50ms to 550ms; the client abandons it at
+    // 304ms and closes connection 1, whose FIN is held behind the request. At the release
+    // both reach the endpoint in one step. hyper's HTTP/1 server (half-close off, its
+    // default) parses the request head, makes the service's future, reads on, finds the end
+    // of the stream in the middle of a message and ends the connection with an "incomplete
+    // message" error, dropping that future before its first poll: the endpoint, which
+    // records a request when its service first runs, never sees it. The sim network's
+    // partitions, which hold data the same way, do the same
+    // (scenarios/transport/partition-outlasts-attempt-timeout.yaml).
+    let s = scenario(
+        "version: 1\nname: held past the timeout\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+         network: { latency: 1ms }\n\
+         operation: { endpoint: api, path: /orders }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 3, attempt_timeout: 200ms } }\n\
+         turmoil: { hold: [ { at: 50ms, endpoint: api, for: 500ms } ] }\n\
+         expect: { outcome: success, attempts: 3, requests_received: 2, \
+         total_time: { within: [553ms, 553ms] } }\n",
+    );
+    let report = s.run_builtin();
+    report.assert();
+    let trace = report.trace();
+    let outcomes: Vec<_> = trace.attempts.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            AttemptOutcome::Status(503),
+            AttemptOutcome::Abandoned,
+            AttemptOutcome::Status(200)
+        ]
+    );
+    // The held FIN reached the endpoint at the release, and the request with it did not.
+    let text = report.snapshot_text();
+    assert!(
+        text.contains("t=0.550s  conn 1  api  FIN by client"),
+        "{text}"
+    );
+}

@@ -398,6 +398,33 @@ mod tests {
     }
 
     #[test]
+    fn a_crash_goes_endpoint_first_then_host_a_tick_later_and_bounces_after_its_host_went() {
+        let crash = |at: u64, back: Option<u64>| PlannedFault::Crash {
+            at: Duration::from_millis(at),
+            endpoint: "api".to_owned(),
+            restart_after: back.map(Duration::from_millis),
+            scripts: ScriptState::Keep,
+        };
+        // A crash 1ms long: its host goes and comes back at the same instant, in that order;
+        // a crash starting where the one before ends comes after that one's bounce.
+        let actions = host_actions(&[crash(21, Some(4)), crash(20, Some(1))]);
+        let got: Vec<(u128, CrashStep)> =
+            actions.iter().map(|a| (a.at.as_millis(), a.step)).collect();
+        let bounce = CrashStep::Bounce(ScriptState::Keep);
+        assert_eq!(
+            got,
+            vec![
+                (20, CrashStep::Endpoint),
+                (21, CrashStep::Host),
+                (21, bounce),
+                (21, CrashStep::Endpoint),
+                (22, CrashStep::Host),
+                (25, bounce),
+            ]
+        );
+    }
+
+    #[test]
     fn turmoils_own_panics_say_what_they_mean() {
         let explained = explain_panics(vec![
             "0.0.0.0:80 server socket buffer full".to_owned(),

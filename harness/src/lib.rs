@@ -348,6 +348,8 @@ mod report;
 pub mod rng;
 mod run;
 pub mod scenario;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod suite;
 pub mod trace;
 
@@ -355,6 +357,8 @@ pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt, a
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;
+#[cfg(feature = "search")]
+pub use search::search;
 pub use suite::Clients;
 
 #[cfg(doctest)]

@@ -1,0 +1,287 @@
+//! Property search: proptest draws fault schedules around a base scenario, runs a client
+//! against each, checks invariants, and shrinks the first failing schedule into the smallest
+//! scenario that still fails, written as a regression file ready to commit.
+//!
+//! Hand-written scenarios find the defects their authors thought of; a search tries
+//! hundreds of schedules (bursts of 5xx, 429 with every form of `Retry-After`, latencies and
+//! their distributions, resets and closes after some bytes, hangs, commits, partitions and
+//! crashes, seeds) that nobody wrote. [`Space`] says what varies, [`Invariants`] what must
+//! hold, and [`SearchConfig`] the rest:
+//!
+//! ```
+//! use retrylab::client::ReferenceClient;
+//! use retrylab::policy::ExponentialConfig;
+//! use retrylab::prelude::*;
+//! use retrylab::scenario::{Jitter, PolicySpec};
+//! use retrylab::search::{Invariants, SearchConfig, Space};
+//!
+//! let base = Scenario::builder("orders under faults")
+//!     .endpoint("api", endpoint())
+//!     .latency(ms(1))
+//!     .operation(post("api", "/orders"))
+//!     .build()
+//!     .unwrap();
+//! let policy = exponential().initial(ms(100)).jitter(Jitter::None).max_attempts(3);
+//! let invariants = Invariants::from(expect().conforms_to(policy.clone().into()))
+//!     .holds("at most 3 attempts", |report| match report.trace().attempts.len() {
+//!         n if n <= 3 => Ok(()),
+//!         n => Err(format!("{n} attempts")),
+//!     });
+//! let config = SearchConfig::new(base).seed(1).cases(20).space(Space::default().steps(3));
+//! retrylab::search(config).check(
+//!     move |env| {
+//!         let policy = PolicySpec::from(policy.clone());
+//!         async move {
+//!             let policy = policy.policy().map_err(|e| e.to_string())?;
+//!             ReferenceClient::new(policy).call(&env).await.map_err(|e| e.to_string())
+//!         }
+//!     },
+//!     invariants,
+//! );
+//! ```
+//!
+//! A failing search panics with the failed verdicts and the path of the regression file it
+//! wrote (`scenarios/regressions/` unless [`SearchConfig::regressions`] says otherwise);
+//! [`Search::run`] returns the [`Outcome`] instead.
+//!
+//! # Determinism
+//!
+//! Case `i` is drawn by proptest's `TestRunner` on a `ChaCha` generator keyed by the search
+//! seed and `i` alone, so the same seed gives the same cases, shards agree on every case,
+//! and the first failing case is the same however the search is split. Shrinking is
+//! proptest's (simplify after a failure, complicate after a pass) bounded by a count of
+//! steps, so the same seed gives the same smallest case and the same file, byte for byte.
+//! proptest's wall-clock knobs (`PROPTEST_MAX_SHRINK_TIME`, `PROPTEST_TIMEOUT`,
+//! `PROPTEST_FORK`) are not used: each would make the smallest case depend on the machine's
+//! speed and load, and a run already has its own limits, on virtual time. proptest's failure
+//! persistence (`proptest-regressions/`) is replaced by the regression file, which is a
+//! scenario like any other. `PROPTEST_CASES` is honoured ([`overrides::cases`]).
+//!
+//! [`overrides::cases`]: crate::overrides::cases
+
+mod case;
+mod config;
+mod failure;
+mod invariant;
+mod outcome;
+mod regression;
+mod shard;
+mod space;
+mod strategy;
+
+use std::fmt::{self, Debug};
+use std::future::Future;
+use std::sync::Arc;
+
+use proptest::strategy::ValueTree;
+
+use crate::Env;
+
+pub use config::{DEFAULT_REGRESSIONS, SearchConfig};
+pub use failure::Failure;
+pub use invariant::Invariants;
+pub use outcome::Outcome;
+pub use shard::{Shard, ShardError};
+pub use space::Space;
+
+use case::Judged;
+
+/// A search over `config`: call [`Search::check`] (from a `#[test]`) or [`Search::run`].
+pub fn search(config: SearchConfig) -> Search {
+    Search {
+        config,
+        progress: None,
+    }
+}
+
+/// A configured search.
+pub struct Search {
+    config: SearchConfig,
+    progress: Option<Box<dyn FnMut(u32, u32)>>,
+}
+
+impl Debug for Search {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Search")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a search could not run: not a failure of the client, but of its setup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchError {
+    /// `PROPTEST_CASES` is not a count of cases.
+    Cases(crate::overrides::CasesOverrideError),
+    /// The base scenario cannot be searched around: why.
+    Base(String),
+    /// A case is not a valid scenario (a space too wide for the base's limits, say): what
+    /// loading it says.
+    InvalidCase(String),
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchError::Cases(e) => write!(f, "{e}"),
+            SearchError::Base(why) => write!(f, "the base scenario cannot be searched: {why}"),
+            SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
+
+impl Search {
+    /// Calls `progress(tried, to_try)` after each case this shard tries.
+    pub fn progress(mut self, progress: impl FnMut(u32, u32) + 'static) -> Search {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// The cases this search tries: `PROPTEST_CASES` when set, else the configuration's.
+    pub fn cases(&self) -> Result<u32, SearchError> {
+        let cases = crate::overrides::cases().map_err(SearchError::Cases)?;
+        Ok(cases.unwrap_or(self.config.cases))
+    }
+
+    /// Runs the search, calling `client` once per logical call of each case as
+    /// [`Scenario::run`](crate::Scenario::run) does, and shrinks the first failing case.
+    pub fn run<F, Fut, T, E>(
+        &mut self,
+        client: F,
+        invariants: &Invariants,
+    ) -> Result<Outcome, SearchError>
+    where
+        F: Fn(Env) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        let cases = self.cases()?;
+        let c = &self.config;
+        base_searchable(&c.base)?;
+        let strategy = strategy::scenarios(
+            Arc::new(c.base.clone()),
+            &c.space,
+            invariants.expect.clone(),
+        );
+        let to_try = (0..cases).filter(|&i| c.shard.owns(i)).count() as u32;
+        let mut tried = 0;
+        for i in (0..cases).filter(|&i| c.shard.owns(i)) {
+            let tree = case::tree(&strategy, c.seed, i).map_err(SearchError::InvalidCase)?;
+            let judged = case::judge(&tree.current(), &client, invariants);
+            tried += 1;
+            if let Some(progress) = &mut self.progress {
+                progress(tried, to_try);
+            }
+            let failed = match judged {
+                Judged::Held => continue,
+                Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
+                Judged::Broken(failed) => failed,
+            };
+            // The first failing case of the whole search may lie in another shard, before
+            // this one: look there first, so that every split shrinks the same case.
+            let (first, mut tree, failed) =
+                match earlier_failure(&strategy, c, i, &client, invariants)? {
+                    Some(earlier) => earlier,
+                    None => (i, tree, failed),
+                };
+            let (scenario, verdicts, steps) =
+                case::shrink(&mut tree, failed, c.max_shrink_steps, &client, invariants)
+                    .map_err(SearchError::InvalidCase)?;
+            let failure = Failure {
+                scenario,
+                verdicts,
+                case: first,
+                search_seed: c.seed,
+                shrink_steps: steps,
+                closures: invariants.closures.iter().map(|(n, _)| n.clone()).collect(),
+            };
+            return Ok(Outcome {
+                tried,
+                failure: Some(failure),
+            });
+        }
+        Ok(Outcome {
+            tried,
+            failure: None,
+        })
+    }
+
+    /// Runs the search and panics if a case fails, after writing the smallest failing case
+    /// as a regression file and printing its path; panics too when the search cannot run.
+    pub fn check<F, Fut, T, E>(mut self, client: F, invariants: Invariants)
+    where
+        F: Fn(Env) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        let outcome = match self.run(client, &invariants) {
+            Ok(outcome) => outcome,
+            Err(e) => panic!("{e}"),
+        };
+        if let Some(failure) = outcome.failure() {
+            let written = match failure.write_regression(&self.config.regressions) {
+                Ok(path) => format!("regression written to {}", path.display()),
+                Err(e) => format!(
+                    "the regression could not be written to {}: {e}",
+                    self.config.regressions.display()
+                ),
+            };
+            println!("{written}");
+            panic!(
+                "property search found a failing case ({}), {written}:\n{}",
+                failure.failed_checks().join(", "),
+                failure.regression()
+            );
+        }
+    }
+}
+
+/// The first failing case before case `i` that this shard does not own, if any.
+type Earlier<V> = Option<(u32, V, Vec<crate::report::Verdict>)>;
+
+fn earlier_failure<S, F, Fut, T, E>(
+    strategy: &S,
+    c: &SearchConfig,
+    i: u32,
+    client: &F,
+    invariants: &Invariants,
+) -> Result<Earlier<S::Tree>, SearchError>
+where
+    S: proptest::strategy::Strategy<Value = crate::scenario::Scenario>,
+    F: Fn(Env) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<T, E>> + 'static,
+    T: Debug,
+    E: Debug,
+{
+    for j in (0..i).filter(|&j| !c.shard.owns(j)) {
+        let tree = case::tree(strategy, c.seed, j).map_err(SearchError::InvalidCase)?;
+        match case::judge(&tree.current(), client, invariants) {
+            Judged::Held => {}
+            Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
+            Judged::Broken(failed) => return Ok(Some((j, tree, failed))),
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a search can vary `base`: its operation's endpoint is scripted (or has nothing
+/// yet), since the cases replace that script.
+fn base_searchable(base: &crate::scenario::Scenario) -> Result<(), SearchError> {
+    let Some(endpoint) = base.operation_endpoint() else {
+        return Err(SearchError::Base(format!(
+            "the operation's endpoint `{}` is not among its endpoints",
+            base.operation.endpoint
+        )));
+    };
+    if !endpoint.routes.is_empty() || endpoint.timeline.is_some() {
+        return Err(SearchError::Base(format!(
+            "the cases replace the script of endpoint `{}`, which has routes or a timeline",
+            base.operation.endpoint
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! Property search (`retrylab::search`): a planted defect is found and shrunk, a correct
+//! client passes, and the regression file is the same for the same seed, however the search
+//! is sharded, and behaves as a `known_failure` file should.
+
+use std::path::PathBuf;
+
+use retrylab::prelude::*;
+use retrylab::search::{Invariants, Outcome, SearchConfig, Shard, Space};
+use retrylab_tests::clients::planted;
+
+fn base() -> Scenario {
+    Scenario::builder("planted off by one")
+        .endpoint("api", endpoint())
+        .latency(ms(1))
+        .operation(post("api", "/orders"))
+        .client(ClientSpec::Custom("planted_off_by_one".into()))
+        .build()
+        .unwrap()
+}
+
+fn invariants() -> Invariants {
+    Invariants::from(expect().conforms_to(planted::policy()))
+}
+
+fn config(seed: u64) -> SearchConfig {
+    SearchConfig::new(base())
+        .seed(seed)
+        .cases(256)
+        .space(Space::default().steps(4))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("retrylab-search-{}-{name}", std::process::id()))
+}
+
+fn defect(seed: u64, shard: Shard) -> Outcome {
+    retrylab::search(config(seed).shard(shard))
+        .run(planted::off_by_one, &invariants())
+        .unwrap()
+}
+
+#[test]
+fn the_planted_off_by_one_is_found_and_shrunk_to_at_most_three_steps() {
+    let outcome = defect(1, Shard::WHOLE);
+    let failure = outcome.failure().expect("the defect is found");
+    assert_eq!(
+        failure.failed_checks(),
+        ["conforms_to"],
+        "{}",
+        failure.regression()
+    );
+    assert!(failure.script().len() <= 3, "{}", failure.regression());
+    // Four failing answers in a row are all it takes: one burst of three (the fourth
+    // attempt is the defect's), then the final 200.
+    let yaml = failure.regression();
+    assert!(yaml.contains("\nstatus: known_failure\n"), "{yaml}");
+    assert!(
+        yaml.contains("      - status: 500\n        times: 3\n      - status: 200\n"),
+        "{yaml}"
+    );
+}
+
+#[test]
+fn the_correct_client_passes_every_case() {
+    retrylab::search(config(1)).check(planted::correct, invariants());
+}
+
+#[test]
+fn the_same_seed_writes_the_same_file_byte_for_byte() {
+    let (a, b) = (defect(7, Shard::WHOLE), defect(7, Shard::WHOLE));
+    let (a, b) = (a.failure().unwrap(), b.failure().unwrap());
+    let dir = scratch("same-seed");
+    let first = std::fs::read(a.write_regression(&dir).unwrap()).unwrap();
+    let second = std::fs::read(b.write_regression(&dir.join("again")).unwrap()).unwrap();
+    assert_eq!(first, second);
+    assert_eq!(a.file_name(), "planted-off-by-one-seed-7.yaml");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_regression_file_fails_with_the_defect_and_asks_for_its_marker_once_fixed() {
+    let outcome = defect(3, Shard::WHOLE);
+    let failure = outcome.failure().unwrap();
+    let dir = scratch("file");
+    let path = failure.write_regression(&dir).unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    assert_eq!(
+        scenario.status,
+        Some(retrylab::scenario::ScenarioStatus::KnownFailure)
+    );
+
+    // With the defect: the same verdict fails, so the known failure passes.
+    let report = scenario.run(planted::off_by_one);
+    assert!(report.passed(), "{}", report.summary());
+    let known = &report.verdicts()[0];
+    assert_eq!(known.check, "known_failure");
+    assert_eq!(known.message, "fails as known (conforms_to)");
+
+    // Fixed: the marker must go.
+    let report = scenario.run(planted::correct);
+    assert!(!report.passed());
+    let failed: Vec<&str> = report.failures().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        failed,
+        ["now passes: remove the marker `status: known_failure`"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_smallest_file_is_the_same_however_the_search_is_sharded() {
+    let whole = defect(5, Shard::WHOLE);
+    let whole = whole.failure().unwrap();
+    for n in [2, 3, 5] {
+        let mut found = 0;
+        for k in 1..=n {
+            let outcome = defect(5, Shard::new(k, n).unwrap());
+            if let Some(failure) = outcome.failure() {
+                found += 1;
+                assert_eq!(failure.case(), whole.case(), "shard {k}/{n}");
+                assert_eq!(failure.regression(), whole.regression(), "shard {k}/{n}");
+            }
+        }
+        assert!(found >= 1, "no shard of {n} found the failure");
+    }
+}

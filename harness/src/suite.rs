@@ -195,32 +195,60 @@ impl Clients {
     pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
         match &scenario.client {
             ClientSpec::Custom(name) => {
-                let client = match self.by_name.get(name) {
-                    Some(Registered::Client(client)) => client.clone(),
-                    Some(Registered::Unavailable(reason)) => {
-                        return Err(Box::new(scenario.error_at(
-                            "client.custom",
-                            format!("the client `{name}` cannot run in this build: {reason}"),
-                        )));
-                    }
-                    None => {
-                        return Err(Box::new(scenario.error_at(
-                            "client.custom",
-                            format!(
-                                "no client named `{name}` is registered (registered: {})",
-                                if self.by_name.is_empty() {
-                                    "none".to_owned()
-                                } else {
-                                    self.names().join(", ")
-                                }
-                            ),
-                        )));
-                    }
-                };
+                let client = self.lookup(scenario, name)?;
                 Ok(scenario.run_with_seed(seed, move |env| client(env)))
             }
             _ => Ok(scenario.run_builtin_with_seed(seed)),
         }
+    }
+
+    /// The registered client `name` that `scenario` asks for, or the located error saying
+    /// why it cannot run.
+    fn lookup(&self, scenario: &Scenario, name: &str) -> Result<ClientFn, Box<ScenarioError>> {
+        match self.by_name.get(name) {
+            Some(Registered::Client(client)) => Ok(client.clone()),
+            Some(Registered::Unavailable(reason)) => Err(Box::new(scenario.error_at(
+                "client.custom",
+                format!("the client `{name}` cannot run in this build: {reason}"),
+            ))),
+            None => Err(Box::new(scenario.error_at(
+                "client.custom",
+                format!(
+                    "no client named `{name}` is registered (registered: {})",
+                    if self.by_name.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        self.names().join(", ")
+                    }
+                ),
+            ))),
+        }
+    }
+
+    /// The client of each case of `scenario`'s search: its `custom:` client from this
+    /// registry, or a reference client of its `client:` policy made for each call (a case is
+    /// a run of its own, so no state is carried from one case to the next).
+    #[cfg(feature = "search")]
+    fn search_client(&self, scenario: &Scenario) -> Result<ClientFn, Box<ScenarioError>> {
+        if let ClientSpec::Custom(name) = &scenario.client {
+            return self.lookup(scenario, name);
+        }
+        let spec = scenario.client.clone();
+        let timeout = spec.attempt_timeout().map(|t| t.as_duration());
+        Ok(Arc::new(move |env| {
+            let policy = spec.policy();
+            Box::pin(async move {
+                let policy = policy.map_err(|e| Formatted(e.to_string()))?;
+                let mut client = crate::client::ReferenceClient::new(policy);
+                if let Some(timeout) = timeout {
+                    client = client.attempt_timeout(timeout);
+                }
+                match client.call(&env).await {
+                    Ok(value) => Ok(Formatted(format!("{value:?}"))),
+                    Err(error) => Err(Formatted(format!("{error:?}"))),
+                }
+            })
+        }))
     }
 }
 
@@ -458,6 +486,11 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
                 continue;
             }
         };
+        #[cfg(feature = "search")]
+        if scenario.search.is_some() {
+            trials.extend(search_trials(&file, &scenario, &clients, dir, &target));
+            continue;
+        }
         // Loading bounded the range (`MAX_SEEDS`): a test per seed is listed only for a
         // range that loads.
         let seeds = match &scenario.seeds {
@@ -541,6 +574,127 @@ fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Re
              `cargo insta review`, or reproduce with:\n  {repro}"
         ))
     })
+}
+
+/// The cases one test of a search tries, at most: a search of more cases is split into
+/// shards, one test each, so that `cargo nextest run --partition` spreads it.
+#[cfg(feature = "search")]
+pub const SHARD_CASES: u32 = 64;
+
+/// The tests of a file with a `search:` block: one per shard of [`SHARD_CASES`] cases, or a
+/// single one for a search that `must_fail` (a shard that finds nothing cannot know whether
+/// another found the failure).
+#[cfg(feature = "search")]
+fn search_trials(
+    file: &ScenarioFile,
+    scenario: &Arc<Scenario>,
+    clients: &Clients,
+    dir: &Path,
+    target: &str,
+) -> Vec<Trial> {
+    use crate::search::Shard;
+    let cases = match crate::overrides::cases() {
+        Ok(cases) => cases.unwrap_or_else(|| scenario.search.as_ref().map_or(1, |s| s.cases)),
+        Err(e) => {
+            let message = e.to_string();
+            return vec![Trial::test(file.test_name.clone(), move || {
+                Err(message.into())
+            })];
+        }
+    };
+    let shards = if scenario.must_fail.is_empty() {
+        cases.div_ceil(SHARD_CASES).max(1)
+    } else {
+        1
+    };
+    let regressions = dir.join("regressions");
+    (1..=shards)
+        .filter_map(|k| Shard::new(k, shards))
+        .map(|shard| {
+            let name = if shards > 1 {
+                format!(
+                    "{}@shard-{}-of-{}",
+                    file.test_name,
+                    shard.index(),
+                    shard.count()
+                )
+            } else {
+                file.test_name.clone()
+            };
+            let repro = format!("cargo test --test {target} -- --exact {name}");
+            let scenario = scenario.clone();
+            let clients = clients.clone();
+            let regressions = regressions.clone();
+            Trial::test(name, move || {
+                run_search(&scenario, shard, &clients, &regressions, &repro)
+            })
+            .with_kind("search")
+        })
+        .collect()
+}
+
+/// One shard of a file's search: passes when no case fails, or, for a file with
+/// `must_fail`, when the smallest failing case fails exactly those checks. Any other failure
+/// is written as a regression file under `regressions`, whose path the failure names.
+#[cfg(feature = "search")]
+fn run_search(
+    scenario: &Scenario,
+    shard: crate::search::Shard,
+    clients: &Clients,
+    regressions: &Path,
+    repro: &str,
+) -> Result<(), Failed> {
+    use crate::search::{SearchConfig, search};
+    let client = clients
+        .search_client(scenario)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let Some((config, invariants)) = SearchConfig::from_block(scenario) else {
+        return Err("the scenario has no `search:` block".into());
+    };
+    let config = config.shard(shard).regressions(regressions);
+    let outcome = search(config)
+        .run(move |env| client(env), &invariants)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    let Some(failure) = outcome.failure() else {
+        if expected.is_empty() {
+            return Ok(());
+        }
+        return Err(format!(
+            "must_fail lists {} but none of the {} cases of the search failed",
+            expected.join(", "),
+            outcome.cases_tried()
+        )
+        .into());
+    };
+    let mut failed = failure.failed_checks();
+    failed.sort_unstable();
+    if !expected.is_empty() {
+        if failed == expected {
+            return Ok(());
+        }
+        return Err(format!(
+            "must_fail lists {} but the smallest failing case failed {}:\n{}",
+            expected.join(", "),
+            failed.join(", "),
+            failure.regression()
+        )
+        .into());
+    }
+    let written = match failure.write_regression(regressions) {
+        Ok(path) => format!("regression written to {}", path.display()),
+        Err(e) => format!(
+            "the regression could not be written to {}: {e}",
+            regressions.display()
+        ),
+    };
+    Err(format!(
+        "the search found a failing case ({}), {written}; reproduce with:\n  {repro}\n{}",
+        failed.join(", "),
+        failure.regression()
+    )
+    .into())
 }
 
 /// The `main` of a `harness = false` test target that runs every scenario under `dir`

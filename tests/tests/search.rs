@@ -124,3 +124,39 @@ fn the_smallest_file_is_the_same_however_the_search_is_sharded() {
         assert!(found >= 1, "no shard of {n} found the failure");
     }
 }
+
+/// The `search:` block of the library's backon file, run from Rust: the smallest failing
+/// case is three retryable failures, then a 429 with `Retry-After` that backon's documented
+/// `adjust` retries after although its retries are used up.
+#[test]
+fn a_search_block_finds_backons_adjust_retrying_past_its_retries() {
+    let file = "../scenarios/search/backon-retry-after-adjust-beyond-retries.yaml";
+    let scenario = Scenario::load(file).unwrap();
+    let (config, invariants) = SearchConfig::from_block(&scenario).unwrap();
+    let outcome = retrylab::search(config)
+        .run(retrylab_tests::clients::backon::retry_after, &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("the defect is found");
+    assert_eq!(
+        failure.failed_checks(),
+        ["attempts"],
+        "{}",
+        failure.regression()
+    );
+    let script = failure.script();
+    assert_eq!(
+        script[..3].iter().map(|s| s.status).collect::<Vec<_>>(),
+        [Some(503); 3]
+    );
+    assert_eq!(script[3].status, Some(429), "{}", failure.regression());
+    assert!(script[3].retry_after.is_some(), "{}", failure.regression());
+    assert_eq!(
+        failure
+            .scenario()
+            .run(retrylab_tests::clients::backon::retry_after)
+            .trace()
+            .attempts
+            .len(),
+        5
+    );
+}

@@ -11,6 +11,7 @@ use crate::report::{RunEnd, Verdict};
 use crate::scenario::Scenario;
 
 use super::invariant::Invariants;
+use super::strategy::Drawn;
 
 /// What a case came to.
 pub(crate) enum Judged {
@@ -47,7 +48,7 @@ pub(crate) fn runner(seed: u64, index: u32) -> TestRunner {
 }
 
 /// Case `index` as a value tree, to read and shrink.
-pub(crate) fn tree<S: Strategy<Value = Scenario>>(
+pub(crate) fn tree<S: Strategy<Value = Drawn>>(
     strategy: &S,
     seed: u64,
     index: u32,
@@ -59,13 +60,17 @@ pub(crate) fn tree<S: Strategy<Value = Scenario>>(
 
 /// Runs `case` with `client` and judges it: its expectations (the invariants', set as its
 /// `expect:`) by the run, then the invariants' closures.
-pub(crate) fn judge<F, Fut, T, E>(case: &Scenario, client: &F, invariants: &Invariants) -> Judged
+pub(crate) fn judge<F, Fut, T, E>(case: &Drawn, client: &F, invariants: &Invariants) -> Judged
 where
     F: Fn(Env) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<T, E>> + 'static,
     T: Debug,
     E: Debug,
 {
+    let case = match case {
+        Ok(case) => case,
+        Err(why) => return Judged::Invalid(why.clone()),
+    };
     let mut report = case.run_with_seed(case.seed, client.clone());
     if report.end == RunEnd::NotRunnable {
         let why: Vec<String> = report.failures().map(|v| v.message.clone()).collect();
@@ -95,13 +100,16 @@ pub(crate) fn shrink<V, F, Fut, T, E>(
     invariants: &Invariants,
 ) -> Result<(Scenario, Vec<Verdict>, u32), String>
 where
-    V: ValueTree<Value = Scenario>,
+    V: ValueTree<Value = Drawn>,
     F: Fn(Env) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<T, E>> + 'static,
     T: Debug,
     E: Debug,
 {
-    let mut smallest = (tree.current(), failed);
+    let first = tree
+        .current()
+        .map_err(|why| format!("a failing case has no scenario: {why}"))?;
+    let mut smallest = (first, failed);
     let mut steps = 0;
     if !tree.simplify() {
         return Ok((smallest.0, smallest.1, steps));
@@ -116,16 +124,15 @@ where
                 }
             }
             Judged::Broken(verdicts) => {
-                smallest = (candidate, verdicts);
+                if let Ok(candidate) = candidate {
+                    smallest = (candidate, verdicts);
+                }
                 if !tree.simplify() {
                     break;
                 }
             }
             Judged::Invalid(why) => {
-                return Err(format!(
-                    "a shrunk case is not a valid scenario: {why}\n{}",
-                    candidate.to_yaml()
-                ));
+                return Err(format!("a shrunk case is not a valid scenario: {why}"));
             }
         }
     }

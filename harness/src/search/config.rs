@@ -1,9 +1,12 @@
 //! The configuration of a search: its base scenario, space, seed, cases, shard and where
 //! its regression goes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, VarySpec};
+
+use super::invariant::Invariants;
 
 use super::shard::Shard;
 use super::space::Space;
@@ -36,6 +39,8 @@ pub struct SearchConfig {
     pub(crate) shard: Shard,
     pub(crate) regressions: PathBuf,
     pub(crate) max_shrink_steps: u32,
+    /// A `search:` block's `vary:`, which replaces the space when set.
+    pub(crate) vary: Option<BTreeMap<String, VarySpec>>,
 }
 
 /// Where regression files go unless told: `scenarios/regressions/`, relative to the working
@@ -56,7 +61,33 @@ impl SearchConfig {
             shard: Shard::WHOLE,
             regressions: PathBuf::from(DEFAULT_REGRESSIONS),
             max_shrink_steps: 4096,
+            vary: None,
         }
+    }
+
+    /// The search a scenario's `search:` block describes, with its invariants: `cases`,
+    /// the `vary:` paths instead of a [`Space`], `invariants:` as the expectations of every
+    /// case, the file's `seed:` as the search seed. `None` without a `search:` block.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    /// use retrylab::search::SearchConfig;
+    ///
+    /// let s = Scenario::from_yaml_str(
+    ///     "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+    ///      search: { cases: 10, vary: { network.latency: { durations: [0ms, 5ms] } }, \
+    ///      invariants: { attempts: 1 } }\n",
+    ///     "x.yaml",
+    /// ).unwrap();
+    /// let (config, invariants) = SearchConfig::from_block(&s).unwrap();
+    /// assert_eq!(invariants.names(), ["attempts"]);
+    /// # let _ = config;
+    /// ```
+    pub fn from_block(scenario: &Scenario) -> Option<(SearchConfig, Invariants)> {
+        let block = scenario.search.as_ref()?;
+        let mut config = SearchConfig::new(scenario.clone()).cases(block.cases);
+        config.vary = Some(block.vary.clone());
+        Some((config, Invariants::from(block.invariants.clone())))
     }
 
     /// The search seed: with the same one, the same cases, the same smallest failing case

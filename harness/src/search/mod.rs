@@ -68,6 +68,7 @@ mod regression;
 mod shard;
 mod space;
 mod strategy;
+mod vary;
 
 use std::fmt::{self, Debug};
 use std::future::Future;
@@ -160,12 +161,17 @@ impl Search {
     {
         let cases = self.cases()?;
         let c = &self.config;
-        base_searchable(&c.base)?;
-        let strategy = strategy::scenarios(
-            Arc::new(c.base.clone()),
-            &c.space,
-            invariants.expect.clone(),
-        );
+        let strategy = match &c.vary {
+            Some(paths) => vary::scenarios(&c.base, paths, invariants.expect.clone()),
+            None => {
+                base_searchable(&c.base)?;
+                strategy::scenarios(
+                    Arc::new(c.base.clone()),
+                    &c.space,
+                    invariants.expect.clone(),
+                )
+            }
+        };
         let to_try = (0..cases).filter(|&i| c.shard.owns(i)).count() as u32;
         let mut tried = 0;
         for i in (0..cases).filter(|&i| c.shard.owns(i)) {
@@ -251,7 +257,7 @@ fn earlier_failure<S, F, Fut, T, E>(
     invariants: &Invariants,
 ) -> Result<Earlier<S::Tree>, SearchError>
 where
-    S: proptest::strategy::Strategy<Value = crate::scenario::Scenario>,
+    S: proptest::strategy::Strategy<Value = strategy::Drawn>,
     F: Fn(Env) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<T, E>> + 'static,
     T: Debug,

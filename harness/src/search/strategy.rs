@@ -21,6 +21,10 @@ use crate::scenario::{
 
 use super::space::Space;
 
+/// A drawn case: a scenario, or why the draw gives none (a `vary:` path the scenario does
+/// not have, a value its field does not take), which ends the search with that error.
+pub(crate) type Drawn = Result<Scenario, String>;
+
 /// `Retry-After` texts no client can read as a delay: a word, a fraction, an impossible date.
 const UNREADABLE_RETRY_AFTER: [&str; 3] = ["soon", "1.5", "Fri, 32 Dec 2026 25:00:00 GMT"];
 
@@ -30,7 +34,7 @@ pub(crate) fn scenarios(
     base: Arc<Scenario>,
     space: &Space,
     expect: Expectations,
-) -> BoxedStrategy<Scenario> {
+) -> BoxedStrategy<Drawn> {
     let then = space.then.clone();
     let network = match space.network_latency {
         Some(max) => latency(max).prop_map(Some).boxed(),
@@ -66,7 +70,7 @@ pub(crate) fn scenarios(
             case.status = None;
             case.snapshot = false;
             case.search = None;
-            case
+            Ok(case)
         })
         .boxed()
 }

@@ -233,17 +233,11 @@ impl Clients {
         if let ClientSpec::Custom(name) = &scenario.client {
             return self.lookup(scenario, name);
         }
-        let spec = scenario.client.clone();
-        let timeout = spec.attempt_timeout().map(|t| t.as_duration());
+        let client = crate::search::reference_client(&scenario.client);
         Ok(Arc::new(move |env| {
-            let policy = spec.policy();
+            let call = client(env);
             Box::pin(async move {
-                let policy = policy.map_err(|e| Formatted(e.to_string()))?;
-                let mut client = crate::client::ReferenceClient::new(policy);
-                if let Some(timeout) = timeout {
-                    client = client.attempt_timeout(timeout);
-                }
-                match client.call(&env).await {
+                match call.await {
                     Ok(value) => Ok(Formatted(format!("{value:?}"))),
                     Err(error) => Err(Formatted(format!("{error:?}"))),
                 }

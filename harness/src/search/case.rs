@@ -7,7 +7,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::Env;
-use crate::report::{RunEnd, Verdict};
+use crate::report::{Judgement, RunEnd, Verdict};
 use crate::scenario::Scenario;
 
 use super::invariant::Invariants;
@@ -59,7 +59,8 @@ pub(crate) fn tree<S: Strategy<Value = Drawn>>(
 }
 
 /// Runs `case` with `client` and judges it: its expectations (the invariants', set as its
-/// `expect:`) by the run, then the invariants' closures.
+/// `expect:`) by the run, then the invariants' closures. A check the case gave no evidence
+/// to (not judged on a completed run) holds.
 pub(crate) fn judge<F, Fut, T, E>(case: &Drawn, client: &F, invariants: &Invariants) -> Judged
 where
     F: Fn(Env) -> Fut + Clone + Send + 'static,
@@ -77,7 +78,15 @@ where
         return Judged::Invalid(why.join("; "));
     }
     invariants.judge_closures(&mut report);
-    let failed: Vec<Verdict> = report.failures().cloned().collect();
+    // An invariant is a rule for every case, and a case may give a check nothing to judge (a
+    // `retry_after` where no Retry-After was sent): on a completed run that holds. A run cut
+    // short (a limit, a panic) fails, through its run-level verdict.
+    let completed = report.end == RunEnd::Completed;
+    let failed: Vec<Verdict> = report
+        .failures()
+        .filter(|v| !(completed && v.judgement == Judgement::NotJudged))
+        .cloned()
+        .collect();
     if failed.is_empty() {
         Judged::Held
     } else {

@@ -87,6 +87,47 @@ pub use space::Space;
 
 use case::Judged;
 
+/// A built-in client's call, boxed: what [`reference_client`] gives for each call.
+pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, String>>>>;
+
+/// The client a scenario's `client:` policy names, for a search: a reference client made for
+/// each call (a case is a run of its own, so nothing is carried from one case to the next),
+/// with the policy's `attempt_timeout`. A `custom:` client has no policy, and every call
+/// fails saying so.
+///
+/// ```
+/// use retrylab::prelude::*;
+/// use retrylab::search::{Invariants, SearchConfig, reference_client};
+///
+/// let base = Scenario::builder("x")
+///     .endpoint("api", endpoint())
+///     .operation(get("api", "/"))
+///     .client(exponential().initial(ms(10)).max_attempts(3))
+///     .build()
+///     .unwrap();
+/// let client = reference_client(&base.client);
+/// let invariants = Invariants::from(expect().attempts(at_most(3)));
+/// let outcome = retrylab::search(SearchConfig::new(base).cases(5)).run(client, &invariants);
+/// assert!(outcome.unwrap().passed());
+/// ```
+pub fn reference_client(
+    spec: &crate::scenario::ClientSpec,
+) -> impl Fn(Env) -> ReferenceCall + Clone + Send + Sync + 'static {
+    let spec = spec.clone();
+    let timeout = spec.attempt_timeout().map(|t| t.as_duration());
+    move |env| {
+        let policy = spec.policy();
+        Box::pin(async move {
+            let policy = policy.map_err(|e| e.to_string())?;
+            let mut client = crate::client::ReferenceClient::new(policy);
+            if let Some(timeout) = timeout {
+                client = client.attempt_timeout(timeout);
+            }
+            client.call(&env).await.map_err(|e| e.to_string())
+        })
+    }
+}
+
 /// A search over `config`: call [`Search::check`] (from a `#[test]`) or [`Search::run`].
 pub fn search(config: SearchConfig) -> Search {
     Search {

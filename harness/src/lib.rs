@@ -309,7 +309,11 @@
 //!
 //! # Feature flags
 //!
-//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`, `retrylab serve`).
+//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`, `retrylab serve`,
+//!   `retrylab search`); it turns on `search`.
+//! - `search`: property search, `retrylab::search` (the `search` module): proptest draws
+//!   fault schedules around a scenario, checks invariants on each, and shrinks a failure into
+//!   a regression file; and `search:` blocks in the scenario suite.
 //! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
 //! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
 //!   the `backoff` crate is unmaintained.

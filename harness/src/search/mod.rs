@@ -9,10 +9,7 @@
 //! hold, and [`SearchConfig`] the rest:
 //!
 //! ```
-//! use retrylab::client::ReferenceClient;
-//! use retrylab::policy::ExponentialConfig;
 //! use retrylab::prelude::*;
-//! use retrylab::scenario::{Jitter, PolicySpec};
 //! use retrylab::search::{Invariants, SearchConfig, Space};
 //!
 //! let base = Scenario::builder("orders under faults")
@@ -21,23 +18,15 @@
 //!     .operation(post("api", "/orders"))
 //!     .build()
 //!     .unwrap();
-//! let policy = exponential().initial(ms(100)).jitter(Jitter::None).max_attempts(3);
+//! let policy = exponential().initial(ms(100)).max_attempts(3);
 //! let invariants = Invariants::from(expect().conforms_to(policy.clone().into()))
-//!     .holds("at most 3 attempts", |report| match report.trace().attempts.len() {
+//!     .holds("no more than 3 attempts", |report| match report.trace().attempts.len() {
 //!         n if n <= 3 => Ok(()),
 //!         n => Err(format!("{n} attempts")),
 //!     });
-//! let config = SearchConfig::new(base).seed(1).cases(20).space(Space::default().steps(3));
-//! retrylab::search(config).check(
-//!     move |env| {
-//!         let policy = PolicySpec::from(policy.clone());
-//!         async move {
-//!             let policy = policy.policy().map_err(|e| e.to_string())?;
-//!             ReferenceClient::new(policy).call(&env).await.map_err(|e| e.to_string())
-//!         }
-//!     },
-//!     invariants,
-//! );
+//! let client = retrylab::search::reference_client(&policy.into()); // or any client closure
+//! retrylab::search(SearchConfig::new(base).seed(1).cases(256).space(Space::default()))
+//!     .check(client, invariants); // panics with the regression file's path if a case fails
 //! ```
 //!
 //! A failing search panics with the failed verdicts and the path of the regression file it
@@ -97,6 +86,7 @@ pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, Strin
 ///
 /// ```
 /// use retrylab::prelude::*;
+/// use retrylab::scenario::CountSpec;
 /// use retrylab::search::{Invariants, SearchConfig, reference_client};
 ///
 /// let base = Scenario::builder("x")
@@ -106,7 +96,7 @@ pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, Strin
 ///     .build()
 ///     .unwrap();
 /// let client = reference_client(&base.client);
-/// let invariants = Invariants::from(expect().attempts(at_most(3)));
+/// let invariants = Invariants::from(expect().attempts(CountSpec::between(1, 3)));
 /// let outcome = retrylab::search(SearchConfig::new(base).cases(5)).run(client, &invariants);
 /// assert!(outcome.unwrap().passed());
 /// ```

@@ -636,6 +636,27 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
             .output()
             .expect("retrylab runs")
     };
+    // PROPTEST_CASES sets the cases of the search, as it does proptest's.
+    let few = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("search")
+        .arg(folder.0.join("ok.yaml"))
+        .env("PROPTEST_CASES", "5")
+        .output()
+        .expect("retrylab runs");
+    assert!(
+        text(&few.stdout).contains(": 5 cases in "),
+        "{}",
+        text(&few.stdout)
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("search")
+        .arg(folder.0.join("ok.yaml"))
+        .env("PROPTEST_CASES", "0")
+        .output()
+        .expect("retrylab runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("PROPTEST_CASES=\"0\": not a count of cases"));
+
     let ok = search_in("ok.yaml", "none", "1/1");
     assert!(ok.status.success(), "{}", text(&ok.stdout));
     assert!(

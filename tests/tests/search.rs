@@ -160,3 +160,37 @@ fn a_search_block_finds_backons_adjust_retrying_past_its_retries() {
         5
     );
 }
+
+/// Every kind of step, latency and fault the space draws makes a scenario that loads: a
+/// search over all of them with a client that bounds its attempts (hangs need a timeout)
+/// runs to the end, without an invalid case.
+#[test]
+fn every_kind_of_step_and_fault_draws_a_valid_scenario() {
+    let space = Space::default()
+        .steps(6)
+        .hangs(true)
+        .network_latency(Some(ms(30)))
+        .faults(3, secs(5));
+    let client: ClientSpec = exponential()
+        .initial(ms(100))
+        .max_attempts(4)
+        .attempt_timeout(secs(2))
+        .into();
+    let config = SearchConfig::new(base()).seed(11).cases(300).space(space);
+    let invariants = Invariants::new().holds("completes", |report| {
+        if report.end() == &RunEnd::Completed {
+            Ok(())
+        } else {
+            Err(format!("{:?}", report.end()))
+        }
+    });
+    let outcome = retrylab::search(config)
+        .run(retrylab::search::reference_client(&client), &invariants)
+        .unwrap();
+    assert!(
+        outcome.passed(),
+        "{}",
+        outcome.failure().unwrap().regression()
+    );
+    assert_eq!(outcome.cases_tried(), 300);
+}

@@ -270,3 +270,108 @@ fn schedule(endpoint: &str, faults: Vec<Fault>) -> Vec<FaultSpec> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::strategy::ValueTree;
+
+    use super::*;
+    use crate::scenario::{EndpointSpec, OperationSpec};
+
+    /// 2,000 draws of the widest space: every kind of step, `Retry-After` form, latency
+    /// distribution and fault shows up, and every case validates as a file would.
+    #[test]
+    fn the_widest_space_draws_every_kind_and_only_valid_scenarios() {
+        let base = Scenario::builder("x")
+            .endpoint("api", EndpointSpec::http())
+            .operation(OperationSpec::get("api", "/"))
+            .build()
+            .unwrap();
+        let space = Space::default()
+            .hangs(true)
+            .network_latency(Some(Millis::from_ms(50)))
+            .faults(3, Millis::from_secs(5));
+        let strategy = scenarios(Arc::new(base), &space, Expectations::default());
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..2000 {
+            let case = crate::search::case::tree(&strategy, 3, i)
+                .unwrap()
+                .current()
+                .unwrap();
+            if let Err(e) = case.validate() {
+                panic!("case {i} is invalid: {e}\n{}", case.to_yaml());
+            }
+            for step in case.endpoints["api"].script.as_deref().unwrap() {
+                let kind = match (&step.status, &step.fail, &step.retry_after) {
+                    (_, Some(FailSpec::Hang), _) => "hang",
+                    (Some(200), Some(_), _) => "cut after bytes",
+                    (None, Some(_), _) => "cut",
+                    (Some(429), _, None) => "429",
+                    (Some(429), _, Some(RetryAfterSpec::Seconds(_))) => "429 seconds",
+                    (Some(429), _, Some(RetryAfterSpec::HttpDate { format, .. })) => match format {
+                        DateFormat::Imf => "429 imf",
+                        DateFormat::Rfc850 => "429 rfc850",
+                        DateFormat::Asctime => "429 asctime",
+                    },
+                    (Some(429), _, Some(RetryAfterSpec::Raw(_))) => "429 raw",
+                    (Some(200), None, _) => "200",
+                    _ => "5xx",
+                };
+                seen.insert(kind);
+                if let Some(latency) = &step.latency {
+                    seen.insert(latency.kind());
+                }
+                if step.commit.is_some() {
+                    seen.insert("commit");
+                }
+            }
+            for fault in &case.network.faults {
+                seen.insert(fault.kind());
+            }
+        }
+        let all = [
+            "200",
+            "429",
+            "429 asctime",
+            "429 imf",
+            "429 raw",
+            "429 rfc850",
+            "429 seconds",
+            "5xx",
+            "commit",
+            "crash",
+            "cut",
+            "cut after bytes",
+            "exponential",
+            "fixed",
+            "hang",
+            "lognormal",
+            "partition",
+            "uniform",
+        ];
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), all);
+    }
+
+    /// Case `i` is the same whether drawn alone or after others.
+    #[test]
+    fn a_case_depends_on_the_seed_and_its_index_alone() {
+        let base = Scenario::builder("x")
+            .endpoint("api", EndpointSpec::http())
+            .operation(OperationSpec::get("api", "/"))
+            .build()
+            .unwrap();
+        let strategy = scenarios(Arc::new(base), &Space::default(), Expectations::default());
+        let draw = |i| {
+            crate::search::case::tree(&strategy, 9, i)
+                .unwrap()
+                .current()
+                .unwrap()
+        };
+        let alone = draw(17);
+        for i in 0..17 {
+            let _ = draw(i);
+        }
+        assert_eq!(draw(17), alone);
+        assert_ne!(draw(18), alone);
+    }
+}

@@ -194,3 +194,21 @@ fn every_kind_of_step_and_fault_draws_a_valid_scenario() {
     );
     assert_eq!(outcome.cases_tried(), 300);
 }
+
+/// Judging several cases at once changes nothing: the same first failing case, the same file.
+#[test]
+fn the_outcome_is_the_same_on_any_number_of_threads() {
+    let run = |threads| {
+        retrylab::search(config(13).threads(threads))
+            .run(planted::off_by_one, &invariants())
+            .unwrap()
+    };
+    let one = run(1);
+    let one = one.failure().unwrap();
+    for threads in [2, 3, 8] {
+        let many = run(threads);
+        let many = many.failure().unwrap();
+        assert_eq!(many.case(), one.case(), "{threads} threads");
+        assert_eq!(many.regression(), one.regression(), "{threads} threads");
+    }
+}

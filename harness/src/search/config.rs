@@ -39,6 +39,7 @@ pub struct SearchConfig {
     pub(crate) shard: Shard,
     pub(crate) regressions: PathBuf,
     pub(crate) max_shrink_steps: u32,
+    pub(crate) threads: usize,
     /// A `search:` block's `vary:`, which replaces the space when set.
     pub(crate) vary: Option<BTreeMap<String, VarySpec>>,
 }
@@ -51,7 +52,8 @@ impl SearchConfig {
     /// A search around `base`: its operation endpoint's script, and what else
     /// [`Space::default`] varies. The search seed is the base's `seed:`, 256 cases (unless
     /// `PROPTEST_CASES` says otherwise), the whole search in one shard, regressions under
-    /// [`DEFAULT_REGRESSIONS`], at most 4,096 shrinking steps.
+    /// [`DEFAULT_REGRESSIONS`], at most 4,096 shrinking steps, as many cases at once as the
+    /// machine has parallelism.
     pub fn new(base: Scenario) -> SearchConfig {
         SearchConfig {
             seed: base.seed,
@@ -61,6 +63,7 @@ impl SearchConfig {
             shard: Shard::WHOLE,
             regressions: PathBuf::from(DEFAULT_REGRESSIONS),
             max_shrink_steps: 4096,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             vary: None,
         }
     }
@@ -123,6 +126,14 @@ impl SearchConfig {
     /// Write regression files to `dir`.
     pub fn regressions(mut self, dir: impl Into<PathBuf>) -> SearchConfig {
         self.regressions = dir.into();
+        self
+    }
+
+    /// Judge up to `n` cases at once (default: the machine's available parallelism). The
+    /// outcome is the same for any `n`: each case is judged alone, and the first failing case
+    /// is taken in index order. Shrinking runs one case after another.
+    pub fn threads(mut self, n: usize) -> SearchConfig {
+        self.threads = n.max(1);
         self
     }
 

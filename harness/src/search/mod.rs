@@ -53,6 +53,7 @@ mod config;
 mod failure;
 mod invariant;
 mod outcome;
+mod pool;
 mod regression;
 mod shard;
 mod space;
@@ -63,8 +64,6 @@ use std::fmt::{self, Debug};
 use std::future::Future;
 use std::sync::Arc;
 
-use proptest::strategy::ValueTree;
-
 use crate::Env;
 
 pub use config::{DEFAULT_REGRESSIONS, SearchConfig};
@@ -73,8 +72,6 @@ pub use invariant::Invariants;
 pub use outcome::Outcome;
 pub use shard::{Shard, ShardError};
 pub use space::Space;
-
-use case::Judged;
 
 /// A built-in client's call, boxed: what [`reference_client`] gives for each call.
 pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, String>>>>;
@@ -203,27 +200,36 @@ impl Search {
                 )
             }
         };
-        let to_try = (0..cases).filter(|&i| c.shard.owns(i)).count() as u32;
-        let mut tried = 0;
-        for i in (0..cases).filter(|&i| c.shard.owns(i)) {
-            let tree = case::tree(&strategy, c.seed, i).map_err(SearchError::InvalidCase)?;
-            let judged = case::judge(&tree.current(), &client, invariants);
-            tried += 1;
+        let owned: Vec<u32> = (0..cases).filter(|&i| c.shard.owns(i)).collect();
+        let to_try = owned.len() as u32;
+        let mut report = |tried: u32| {
             if let Some(progress) = &mut self.progress {
                 progress(tried, to_try);
             }
-            let failed = match judged {
-                Judged::Held => continue,
-                Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
-                Judged::Broken(failed) => failed,
-            };
+        };
+        let (tried, found) = pool::first_failure(
+            &strategy,
+            c.seed,
+            &owned,
+            c.threads,
+            &client,
+            invariants,
+            &mut report,
+        )?;
+        if let Some((i, tree, failed)) = found {
             // The first failing case of the whole search may lie in another shard, before
             // this one: look there first, so that every split shrinks the same case.
-            let (first, mut tree, failed) =
-                match earlier_failure(&strategy, c, i, &client, invariants)? {
-                    Some(earlier) => earlier,
-                    None => (i, tree, failed),
-                };
+            let earlier: Vec<u32> = (0..i).filter(|&j| !c.shard.owns(j)).collect();
+            let (_, before) = pool::first_failure(
+                &strategy,
+                c.seed,
+                &earlier,
+                c.threads,
+                &client,
+                invariants,
+                &mut |_| {},
+            )?;
+            let (first, mut tree, failed) = before.unwrap_or((i, tree, failed));
             let (scenario, verdicts, steps) =
                 case::shrink(&mut tree, failed, c.max_shrink_steps, &client, invariants)
                     .map_err(SearchError::InvalidCase)?;
@@ -275,34 +281,6 @@ impl Search {
             );
         }
     }
-}
-
-/// The first failing case before case `i` that this shard does not own, if any.
-type Earlier<V> = Option<(u32, V, Vec<crate::report::Verdict>)>;
-
-fn earlier_failure<S, F, Fut, T, E>(
-    strategy: &S,
-    c: &SearchConfig,
-    i: u32,
-    client: &F,
-    invariants: &Invariants,
-) -> Result<Earlier<S::Tree>, SearchError>
-where
-    S: proptest::strategy::Strategy<Value = strategy::Drawn>,
-    F: Fn(Env) -> Fut + Clone + Send + 'static,
-    Fut: Future<Output = Result<T, E>> + 'static,
-    T: Debug,
-    E: Debug,
-{
-    for j in (0..i).filter(|&j| !c.shard.owns(j)) {
-        let tree = case::tree(strategy, c.seed, j).map_err(SearchError::InvalidCase)?;
-        match case::judge(&tree.current(), client, invariants) {
-            Judged::Held => {}
-            Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
-            Judged::Broken(failed) => return Ok(Some((j, tree, failed))),
-        }
-    }
-    Ok(None)
 }
 
 /// Whether a search can vary `base`: its operation's endpoint is scripted (or has nothing

@@ -5,7 +5,8 @@
 //!
 //! `cargo bench -p retrylab --features search --bench search` prints one line per search.
 //! The wall clock is read here, in the benchmark, never on the simulated path. `SEARCH_CASES`
-//! sets the cases (default 4,000). The same figure for a third-party client is
+//! sets the cases (default 4,000), `SEARCH_THREADS` the threads judging them (default: the
+//! machine's available parallelism). The same figure for a third-party client is
 //! `cargo bench -p retrylab-tests --bench search_clients`.
 
 use std::time::Instant;
@@ -20,6 +21,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
+    let threads: usize = std::env::var("SEARCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let policy: ClientSpec = exponential()
         .initial(ms(100))
         .jitter(Jitter::None)
@@ -39,6 +44,7 @@ fn main() {
     let config = SearchConfig::new(base)
         .seed(1)
         .cases(cases)
+        .threads(threads)
         .space(Space::default());
     let started = Instant::now();
     let outcome = retrylab::search(config).run(
@@ -66,7 +72,7 @@ fn main() {
         );
     }
     println!(
-        "search, exponential reference client (<= 10 attempts): {} cases in {:.2} s, {:.0} cases/s",
+        "search, exponential reference client (<= 10 attempts), {threads} threads: {} cases in {:.2} s, {:.0} cases/s",
         outcome.cases_tried(),
         elapsed.as_secs_f64(),
         f64::from(outcome.cases_tried()) / elapsed.as_secs_f64()

@@ -18,6 +18,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
+    let threads: usize = std::env::var("SEARCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let base = match Scenario::builder("bench")
         .endpoint("api", endpoint())
         .latency(ms(1))
@@ -31,6 +35,7 @@ fn main() {
     let config = SearchConfig::new(base)
         .seed(1)
         .cases(cases)
+        .threads(threads)
         .space(Space::default());
     let started = Instant::now();
     let outcome = match retrylab::search(config).run(backon::exponential, &invariants) {
@@ -42,7 +47,7 @@ fn main() {
         panic!("backon failed a case:\n{}", failure.regression());
     }
     println!(
-        "search, backon_exponential (<= 4 attempts): {} cases in {:.2} s, {:.0} cases/s",
+        "search, backon_exponential (<= 4 attempts), {threads} threads: {} cases in {:.2} s, {:.0} cases/s",
         outcome.cases_tried(),
         elapsed.as_secs_f64(),
         f64::from(outcome.cases_tried()) / elapsed.as_secs_f64()

@@ -212,3 +212,13 @@ fn the_outcome_is_the_same_on_any_number_of_threads() {
         assert_eq!(many.regression(), one.regression(), "{threads} threads");
     }
 }
+
+/// Run plainly (as `retrylab run` and the other library tests do), a search file is its base
+/// scenario judged by its own `expect:`: its `must_fail` is for the search.
+#[test]
+fn a_search_file_run_plainly_is_judged_by_its_own_expect() {
+    let file = "../scenarios/search/planted-off-by-one.yaml";
+    let scenario = Scenario::load(file).unwrap();
+    let report = scenario.run(planted::off_by_one);
+    assert!(report.passed(), "{}", report.summary());
+}

@@ -25,8 +25,7 @@ type Closure = Arc<dyn Fn(&Report) -> Result<(), String> + Send + Sync>;
 ///         let n = report.trace().attempts.len();
 ///         if n <= 5 { Ok(()) } else { Err(format!("{n} attempts")) }
 ///     });
-/// assert_eq!(invariant_names(&invariants), ["effects", "at most 5 attempts"]);
-/// # fn invariant_names(i: &Invariants) -> Vec<String> { i.names() }
+/// assert_eq!(invariants.names(), ["effects", "at most 5 attempts"]);
 /// ```
 #[derive(Clone, Default)]
 pub struct Invariants {

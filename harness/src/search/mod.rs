@@ -147,6 +147,8 @@ pub enum SearchError {
     /// A case is not a valid scenario (a space too wide for the base's limits, say): what
     /// loading it says.
     InvalidCase(String),
+    /// The threads judging the cases ended before judging them all.
+    Lost,
 }
 
 impl fmt::Display for SearchError {
@@ -155,6 +157,9 @@ impl fmt::Display for SearchError {
             SearchError::Cases(e) => write!(f, "{e}"),
             SearchError::Base(why) => write!(f, "the base scenario cannot be searched: {why}"),
             SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
+            SearchError::Lost => {
+                f.write_str("the search's worker threads ended before judging every case")
+            }
         }
     }
 }

@@ -95,7 +95,7 @@ fn in_order<S: Strategy<Value = Drawn>>(
             let i = indices[sent];
             let tree = case::tree(strategy, seed, i).map_err(SearchError::InvalidCase)?;
             jobs.send((i, tree.current()))
-                .map_err(|_| SearchError::InvalidCase(lost()))?;
+                .map_err(|_| SearchError::Lost)?;
             trees.insert(i, tree);
             sent += 1;
         }
@@ -104,9 +104,7 @@ fn in_order<S: Strategy<Value = Drawn>>(
             if let Some(judged) = arrived.remove(&i) {
                 break judged;
             }
-            let (j, judged) = verdicts
-                .recv()
-                .map_err(|_| SearchError::InvalidCase(lost()))?;
+            let (j, judged) = verdicts.recv().map_err(|_| SearchError::Lost)?;
             arrived.insert(j, judged);
         };
         taken += 1;
@@ -115,18 +113,11 @@ fn in_order<S: Strategy<Value = Drawn>>(
             Judged::Held => {}
             Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
             Judged::Broken(failed) => {
-                let tree = trees
-                    .remove(&i)
-                    .ok_or_else(|| SearchError::InvalidCase(lost()))?;
+                let tree = trees.remove(&i).ok_or(SearchError::Lost)?;
                 return Ok((taken as u32, Some((i, tree, failed))));
             }
         }
         trees.remove(&i);
     }
     Ok((taken as u32, None))
-}
-
-/// Every worker ended without a verdict: one panicked outside its run's guard.
-fn lost() -> String {
-    "the search's worker threads ended before judging every case".to_owned()
 }

@@ -22,8 +22,9 @@ pub(crate) fn file_name(name: &str, seed: u64) -> String {
 /// The file: comments (the search, the seeds, the failed verdicts), then the scenario.
 pub(crate) fn text(failure: &Failure) -> String {
     let scenario = scenario(failure);
+    // The library's header line: the schema sits one folder up from `scenarios/regressions/`.
     let mut out = format!(
-        "# A regression found by retrylab's property search: case {} of search seed {}, \
+        "# yaml-language-server: $schema=../schema.json\n# A regression found by retrylab's property search: case {} of search seed {}, \
          shrunk in {} steps.\n# The run's seed: {}. The client failed:\n",
         failure.case, failure.search_seed, failure.shrink_steps, failure.scenario.seed
     );

@@ -752,6 +752,50 @@ mod tests {
         );
     }
 
+    /// A file with a `search:` block is one test per shard of its cases; a shard that finds a
+    /// failing case fails, naming the regression file it wrote under `regressions/`, which
+    /// holds the smallest case marked `known_failure`.
+    #[cfg(feature = "search")]
+    #[test]
+    fn a_search_file_is_a_test_per_shard_and_writes_its_regression() {
+        let folder = Folder(
+            std::env::temp_dir().join(format!("retrylab-suite-search-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&folder.0).unwrap_or_else(|e| panic!("{e}"));
+        let yaml = "version: 1\nname: too many\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+                    operation: { endpoint: api }\nclient: { fixed: { delay: 1s, max_attempts: 5 } }\n\
+                    search:\n  cases: 100\n  vary:\n    endpoints.api.script.0.status: { one_of: [200, 503] }\n  \
+                    invariants: { attempts: { max: 4 } }\n";
+        std::fs::write(folder.0.join("too-many.yaml"), yaml).unwrap_or_else(|e| panic!("{e}"));
+        let trials = trials(&folder.0, Clients::new());
+        let names: Vec<&str> = trials.iter().map(Trial::name).collect();
+        assert_eq!(names, ["too-many@shard-1-of-2", "too-many@shard-2-of-2"]);
+        let scenario =
+            Scenario::load(folder.0.join("too-many.yaml")).unwrap_or_else(|e| panic!("{e}"));
+        let regressions = folder.0.join("regressions");
+        let written = regressions.join("too-many-seed-0.yaml");
+        // Case 0 fails (in shard 1); shard 2's first failure is later, and it finds case 0
+        // before shrinking: both fail, naming the same file.
+        for k in [1, 2] {
+            let shard = crate::search::Shard::new(k, 2).unwrap_or_else(|| panic!("a shard"));
+            let failed = run_search(&scenario, shard, &Clients::new(), &regressions, "repro")
+                .map(|()| "passed".to_owned())
+                .unwrap_or_else(|f| f.message().map(str::to_owned).unwrap_or_default());
+            assert!(
+                failed.contains(&format!("regression written to {}", written.display())),
+                "{failed}"
+            );
+        }
+        let text = std::fs::read_to_string(&written).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.contains("\nstatus: known_failure\n"), "{text}");
+        assert!(text.contains("#   attempts: "), "{text}");
+        let regression = Scenario::load(&written).unwrap_or_else(|e| panic!("{e}"));
+        let report = Clients::new()
+            .run(&regression, regression.seed)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.passed(), "{}", report.summary());
+    }
+
     /// A scenario whose client is behind a feature that is off is listed as ignored: it
     /// neither fails (the client is fine) nor passes (nothing was judged).
     #[test]

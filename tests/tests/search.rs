@@ -222,3 +222,44 @@ fn a_search_file_run_plainly_is_judged_by_its_own_expect() {
     let report = scenario.run(planted::off_by_one);
     assert!(report.passed(), "{}", report.summary());
 }
+
+/// Shrinking moves faults earlier and makes them shorter and fewer: against an invariant that
+/// any fault breaks, the smallest case has one partition, at 0, of 1 ms, and one step.
+#[test]
+fn faults_shrink_to_one_partition_at_the_start_lasting_a_millisecond() {
+    let space = Space::default().faults(3, secs(5));
+    let invariants =
+        Invariants::new().holds("no fault", |report| match report.trace().faults.first() {
+            None => Ok(()),
+            Some(fault) => Err(format!("a fault at {}ms", fault.at_ms)),
+        });
+    // A connect in a partition is black-holed: without a timeout the call would wait forever.
+    let client: ClientSpec = exponential()
+        .max_attempts(3)
+        .attempt_timeout(secs(1))
+        .into();
+    let outcome = retrylab::search(SearchConfig::new(base()).seed(2).space(space))
+        .run(retrylab::search::reference_client(&client), &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("a case with a fault");
+    let faults = &failure.scenario().network.faults;
+    assert_eq!(
+        faults,
+        &[retrylab::scenario::FaultSpec::Partition {
+            at: ms(0),
+            endpoint: "api".into(),
+            r#for: ms(1),
+        }],
+        "{}",
+        failure.regression()
+    );
+    assert_eq!(failure.script().len(), 2, "{}", failure.regression());
+    assert!(
+        failure.regression().contains(
+            "# Only invariants written in Rust failed (no fault): they are not part of this file, \
+         so it shows nothing of the failure.\n"
+        ),
+        "{}",
+        failure.regression()
+    );
+}

@@ -42,9 +42,15 @@ pub(crate) fn text(failure: &Failure) -> String {
         .map(|v| v.check.as_str())
         .filter(|check| failure.closures.iter().any(|c| c == check))
         .collect();
-    if !unwritten.is_empty() {
+    if unwritten.len() == failure.verdicts.len() {
         out.push_str(&format!(
-            "# Invariants written in Rust are not part of this file: {} failed too.\n",
+            "# Only invariants written in Rust failed ({}): they are not part of this file, \
+             so it shows nothing of the failure.\n",
+            unwritten.join(", ")
+        ));
+    } else if !unwritten.is_empty() {
+        out.push_str(&format!(
+            "# Invariants written in Rust failed too, and are not part of this file: {}.\n",
             unwritten.join(", ")
         ));
     }

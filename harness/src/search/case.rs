@@ -26,11 +26,14 @@ pub(crate) enum Judged {
 
 /// The generator of case `index` of the search seeded `seed`: proptest's runner on a
 /// `ChaCha` generator whose key is the two numbers, so that a case never depends on the cases
-/// drawn before it (shards draw only their own) nor on proptest's ambient configuration.
+/// drawn before it (shards draw only their own).
 ///
-/// The runner's `Config` is proptest's default with its wall-clock knobs and its failure
-/// persistence off; a search never calls `TestRunner::run`, so only the strategies read
-/// the rest of it (they use no filter, so its reject limits never apply).
+/// The runner's `Config` is proptest's default (which reads the `PROPTEST_*` variables) with
+/// its shrinking time and failure persistence off. A search never calls `TestRunner::run`,
+/// so its cases, fork and timeout settings are never read, and the strategies read nothing
+/// else of it: every size is explicit, and none filters or flat-maps, so the reject and
+/// regeneration limits never apply. Only `PROPTEST_CASES` reaches a search, through
+/// [`overrides::cases`](crate::overrides::cases).
 pub(crate) fn runner(seed: u64, index: u32) -> TestRunner {
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&seed.to_le_bytes());

@@ -309,7 +309,11 @@
 //!
 //! # Feature flags
 //!
-//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`, `retrylab serve`).
+//! - `cli`: the `retrylab` binary (`retrylab run`, `retrylab check`, `retrylab serve`,
+//!   `retrylab search`); it turns on `search`.
+//! - `search`: property search, `retrylab::search` (the `search` module): proptest draws
+//!   fault schedules around a scenario, checks invariants on each, and shrinks a failure into
+//!   a regression file; and `search:` blocks in the scenario suite.
 //! - `schema`: `scenario::json_schema()`, the JSON Schema of scenario files.
 //! - `backoff`: a `backoff::Clock` on virtual time, [`env::VirtualStdClock`]. Opt-in, since
 //!   the `backoff` crate is unmaintained.
@@ -348,6 +352,8 @@ mod report;
 pub mod rng;
 mod run;
 pub mod scenario;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod suite;
 pub mod trace;
 
@@ -355,6 +361,8 @@ pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt, a
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;
+#[cfg(feature = "search")]
+pub use search::search;
 pub use suite::Clients;
 
 #[cfg(doctest)]

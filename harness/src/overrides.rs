@@ -3,6 +3,7 @@
 //! | variable | effect |
 //! |---|---|
 //! | `RETRYLAB_SEED` | the seed of every run, instead of the scenario's `seed:`; a run with the scenario's snapshot seed compares its usual snapshot, a run with another seed judges the verdicts only and says the snapshot was not compared |
+//! | `PROPTEST_CASES` | the cases of every property search (`retrylab::search`, a `search:` block), instead of its own count; proptest's other variables are not read (see `docs/architecture.md#property-search`) |
 //!
 //! `RETRYLAB_SEED` is read as a whole number from 0 to 2^64 - 1 in decimal digits, the form
 //! a failing test prints. Space around it is ignored and a leading `+` is allowed (`" 7 "`
@@ -14,6 +15,10 @@
 //! [`scenario_main!`](crate::scenario_main) fails with the error, and
 //! [`Scenario::run`](crate::Scenario::run) returns a failed report whose `not_runnable`
 //! verdict carries it.
+//!
+//! `PROPTEST_CASES` is read the same way, as a whole number from 1 to 100,000
+//! ([`MAX_SEARCH_CASES`](crate::scenario::MAX_SEARCH_CASES)); anything else is an error
+//! naming the variable and its value, which a search reports before trying any case.
 //!
 //! insta's own variables (`INSTA_UPDATE`, ...) apply to snapshots as insta documents them.
 
@@ -82,6 +87,81 @@ pub fn seed() -> Result<Option<u64>, SeedOverrideError> {
     }
 }
 
+/// The name of the search cases override: proptest's own, so that a command line that
+/// sets it for proptest tests sets it for searches too.
+pub const CASES_VAR: &str = "PROPTEST_CASES";
+
+/// `PROPTEST_CASES` is set to something that is not a count of cases.
+///
+/// ```
+/// use retrylab::overrides::CasesOverrideError;
+///
+/// assert_eq!(
+///     CasesOverrideError::new("0").to_string(),
+///     "PROPTEST_CASES=\"0\": not a count of cases, expected a whole number from 1 to \
+///      100000 in decimal digits, such as PROPTEST_CASES=256"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CasesOverrideError {
+    value: String,
+}
+
+impl CasesOverrideError {
+    /// The error for the value `value` (as set, or read lossily when it is not UTF-8).
+    pub fn new(value: impl Into<String>) -> Self {
+        CasesOverrideError {
+            value: value.into(),
+        }
+    }
+
+    /// The value the variable is set to.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for CasesOverrideError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{CASES_VAR}=\"{}\": not a count of cases, expected a whole number from 1 to {} \
+             in decimal digits, such as {CASES_VAR}=256",
+            crate::scenario::visible(&self.value),
+            crate::scenario::MAX_SEARCH_CASES
+        )
+    }
+}
+
+impl std::error::Error for CasesOverrideError {}
+
+/// The cases `PROPTEST_CASES` sets for every property search: `Ok(None)` when it is unset
+/// or empty, an error naming the value when it is not a count from 1 to
+/// [`MAX_SEARCH_CASES`](crate::scenario::MAX_SEARCH_CASES).
+///
+/// ```
+/// // Tests run with the variable unset.
+/// assert_eq!(retrylab::overrides::cases(), Ok(None));
+/// ```
+pub fn cases() -> Result<Option<u32>, CasesOverrideError> {
+    match std::env::var_os(CASES_VAR) {
+        None => Ok(None),
+        Some(value) => parse_cases(&value),
+    }
+}
+
+/// `value` read as `PROPTEST_CASES` is: as a seed is, then bounded.
+fn parse_cases(value: &OsStr) -> Result<Option<u32>, CasesOverrideError> {
+    let lossy = || CasesOverrideError::new(value.to_string_lossy());
+    match parse_seed(value) {
+        Ok(None) => Ok(None),
+        Ok(Some(n)) if (1..=u64::from(crate::scenario::MAX_SEARCH_CASES)).contains(&n) => {
+            u32::try_from(n).map(Some).map_err(|_| lossy())
+        }
+        Ok(Some(_)) | Err(_) => Err(lossy()),
+    }
+}
+
 /// `value` read as `RETRYLAB_SEED` is.
 fn parse_seed(value: &OsStr) -> Result<Option<u64>, SeedOverrideError> {
     let Some(text) = value.to_str() else {
@@ -117,6 +197,18 @@ mod tests {
         assert_eq!(read("+7"), Ok(Some(7)));
         assert_eq!(read("007"), Ok(Some(7)));
         assert_eq!(read("18446744073709551615"), Ok(Some(u64::MAX)));
+    }
+
+    #[test]
+    fn cases_are_counts_from_one_to_the_format_limit() {
+        let read = |v: &str| parse_cases(OsStr::new(v)).map_err(|e| e.value().to_owned());
+        assert_eq!(read("256"), Ok(Some(256)));
+        assert_eq!(read(" 1 "), Ok(Some(1)));
+        assert_eq!(read("100000"), Ok(Some(100_000)));
+        assert_eq!(read(""), Ok(None));
+        for bad in ["0", "100001", "-1", "ten", "1e3"] {
+            assert_eq!(read(bad), Err(bad.to_owned()), "{bad:?}");
+        }
     }
 
     #[test]

@@ -195,32 +195,54 @@ impl Clients {
     pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
         match &scenario.client {
             ClientSpec::Custom(name) => {
-                let client = match self.by_name.get(name) {
-                    Some(Registered::Client(client)) => client.clone(),
-                    Some(Registered::Unavailable(reason)) => {
-                        return Err(Box::new(scenario.error_at(
-                            "client.custom",
-                            format!("the client `{name}` cannot run in this build: {reason}"),
-                        )));
-                    }
-                    None => {
-                        return Err(Box::new(scenario.error_at(
-                            "client.custom",
-                            format!(
-                                "no client named `{name}` is registered (registered: {})",
-                                if self.by_name.is_empty() {
-                                    "none".to_owned()
-                                } else {
-                                    self.names().join(", ")
-                                }
-                            ),
-                        )));
-                    }
-                };
+                let client = self.lookup(scenario, name)?;
                 Ok(scenario.run_with_seed(seed, move |env| client(env)))
             }
             _ => Ok(scenario.run_builtin_with_seed(seed)),
         }
+    }
+
+    /// The registered client `name` that `scenario` asks for, or the located error saying
+    /// why it cannot run.
+    fn lookup(&self, scenario: &Scenario, name: &str) -> Result<ClientFn, Box<ScenarioError>> {
+        match self.by_name.get(name) {
+            Some(Registered::Client(client)) => Ok(client.clone()),
+            Some(Registered::Unavailable(reason)) => Err(Box::new(scenario.error_at(
+                "client.custom",
+                format!("the client `{name}` cannot run in this build: {reason}"),
+            ))),
+            None => Err(Box::new(scenario.error_at(
+                "client.custom",
+                format!(
+                    "no client named `{name}` is registered (registered: {})",
+                    if self.by_name.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        self.names().join(", ")
+                    }
+                ),
+            ))),
+        }
+    }
+
+    /// The client of each case of `scenario`'s search: its `custom:` client from this
+    /// registry, or a reference client of its `client:` policy made for each call (a case is
+    /// a run of its own, so no state is carried from one case to the next).
+    #[cfg(feature = "search")]
+    fn search_client(&self, scenario: &Scenario) -> Result<ClientFn, Box<ScenarioError>> {
+        if let ClientSpec::Custom(name) = &scenario.client {
+            return self.lookup(scenario, name);
+        }
+        let client = crate::search::reference_client(&scenario.client);
+        Ok(Arc::new(move |env| {
+            let call = client(env);
+            Box::pin(async move {
+                match call.await {
+                    Ok(value) => Ok(Formatted(format!("{value:?}"))),
+                    Err(error) => Err(Formatted(format!("{error:?}"))),
+                }
+            })
+        }))
     }
 }
 
@@ -475,6 +497,11 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
                 continue;
             }
         };
+        #[cfg(feature = "search")]
+        if scenario.search.is_some() {
+            trials.extend(search_trials(&file, &scenario, &clients, dir, &target));
+            continue;
+        }
         // Loading bounded the range (`MAX_SEEDS`): a test per seed is listed only for a
         // range that loads.
         let seeds = match &scenario.seeds {
@@ -568,6 +595,127 @@ fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Re
     })
 }
 
+/// The cases one test of a search tries, at most: a search of more cases is split into
+/// shards, one test each, so that `cargo nextest run --partition` spreads it.
+#[cfg(feature = "search")]
+pub const SHARD_CASES: u32 = 64;
+
+/// The tests of a file with a `search:` block: one per shard of [`SHARD_CASES`] cases, or a
+/// single one for a search that `must_fail` (a shard that finds nothing cannot know whether
+/// another found the failure).
+#[cfg(feature = "search")]
+fn search_trials(
+    file: &ScenarioFile,
+    scenario: &Arc<Scenario>,
+    clients: &Clients,
+    dir: &Path,
+    target: &str,
+) -> Vec<Trial> {
+    use crate::search::Shard;
+    let cases = match crate::overrides::cases() {
+        Ok(cases) => cases.unwrap_or_else(|| scenario.search.as_ref().map_or(1, |s| s.cases)),
+        Err(e) => {
+            let message = e.to_string();
+            return vec![Trial::test(file.test_name.clone(), move || {
+                Err(message.into())
+            })];
+        }
+    };
+    let shards = if scenario.must_fail.is_empty() {
+        cases.div_ceil(SHARD_CASES).max(1)
+    } else {
+        1
+    };
+    let regressions = dir.join("regressions");
+    (1..=shards)
+        .filter_map(|k| Shard::new(k, shards))
+        .map(|shard| {
+            let name = if shards > 1 {
+                format!(
+                    "{}@shard-{}-of-{}",
+                    file.test_name,
+                    shard.index(),
+                    shard.count()
+                )
+            } else {
+                file.test_name.clone()
+            };
+            let repro = format!("cargo test --test {target} -- --exact {name}");
+            let scenario = scenario.clone();
+            let clients = clients.clone();
+            let regressions = regressions.clone();
+            Trial::test(name, move || {
+                run_search(&scenario, shard, &clients, &regressions, &repro)
+            })
+            .with_kind("search")
+        })
+        .collect()
+}
+
+/// One shard of a file's search: passes when no case fails, or, for a file with
+/// `must_fail`, when the smallest failing case fails exactly those checks. Any other failure
+/// is written as a regression file under `regressions`, whose path the failure names.
+#[cfg(feature = "search")]
+fn run_search(
+    scenario: &Scenario,
+    shard: crate::search::Shard,
+    clients: &Clients,
+    regressions: &Path,
+    repro: &str,
+) -> Result<(), Failed> {
+    use crate::search::{SearchConfig, search};
+    let client = clients
+        .search_client(scenario)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let Some((config, invariants)) = SearchConfig::from_block(scenario) else {
+        return Err("the scenario has no `search:` block".into());
+    };
+    let config = config.shard(shard).regressions(regressions);
+    let outcome = search(config)
+        .run(move |env| client(env), &invariants)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    let Some(failure) = outcome.failure() else {
+        if expected.is_empty() {
+            return Ok(());
+        }
+        return Err(format!(
+            "must_fail lists {} but none of the {} cases of the search failed",
+            expected.join(", "),
+            outcome.cases_tried()
+        )
+        .into());
+    };
+    let mut failed = failure.failed_checks();
+    failed.sort_unstable();
+    if !expected.is_empty() {
+        if failed == expected {
+            return Ok(());
+        }
+        return Err(format!(
+            "must_fail lists {} but the smallest failing case failed {}:\n{}",
+            expected.join(", "),
+            failed.join(", "),
+            failure.regression()
+        )
+        .into());
+    }
+    let written = match failure.write_regression(regressions) {
+        Ok(path) => format!("regression written to {}", path.display()),
+        Err(e) => format!(
+            "the regression could not be written to {}: {e}",
+            regressions.display()
+        ),
+    };
+    Err(format!(
+        "the search found a failing case ({}), {written}; reproduce with:\n  {repro}\n{}",
+        failed.join(", "),
+        failure.regression()
+    )
+    .into())
+}
+
 /// The `main` of a `harness = false` test target that runs every scenario under `dir`
 /// (relative to the crate's `Cargo.toml`), one test per file and per seed.
 ///
@@ -627,6 +775,51 @@ mod tests {
             "huge.yaml:5:8 seeds: a range of 18446744073709551616 seeds, over the limit of the \
              format, expected at most 10000 seeds, each run as a test of its own"
         );
+    }
+
+    /// A file with a `search:` block is one test per shard of its cases; a shard that finds a
+    /// failing case fails, naming the regression file it wrote under `regressions/`, which
+    /// holds the smallest case marked `known_failure`.
+    #[cfg(feature = "search")]
+    #[test]
+    fn a_search_file_is_a_test_per_shard_and_writes_its_regression() {
+        let folder = Folder(
+            std::env::temp_dir().join(format!("retrylab-suite-search-{}", std::process::id())),
+        );
+        std::fs::create_dir_all(&folder.0).unwrap_or_else(|e| panic!("{e}"));
+        let yaml = "version: 1\nname: too many\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+                    operation: { endpoint: api }\nclient: { fixed: { delay: 1s, max_attempts: 5 } }\n\
+                    search:\n  cases: 100\n  vary:\n    endpoints.api.script.0.status: { one_of: [200, 503] }\n  \
+                    invariants: { attempts: { max: 4 } }\n";
+        std::fs::write(folder.0.join("too-many.yaml"), yaml).unwrap_or_else(|e| panic!("{e}"));
+        let trials = trials(&folder.0, Clients::new());
+        let names: Vec<&str> = trials.iter().map(Trial::name).collect();
+        assert_eq!(names, ["too-many@shard-1-of-2", "too-many@shard-2-of-2"]);
+        let scenario =
+            Scenario::load(folder.0.join("too-many.yaml")).unwrap_or_else(|e| panic!("{e}"));
+        let regressions = folder.0.join("regressions");
+        let written = regressions.join("too-many-seed-0.yaml");
+        // About half the cases answer 503 to the end, and each shard finds one; the one whose
+        // first failure is later finds the other's first, earlier, before shrinking: both
+        // fail, naming the same file.
+        for k in [1, 2] {
+            let shard = crate::search::Shard::new(k, 2).unwrap_or_else(|| panic!("a shard"));
+            let failed = run_search(&scenario, shard, &Clients::new(), &regressions, "repro")
+                .map(|()| "passed".to_owned())
+                .unwrap_or_else(|f| f.message().map(str::to_owned).unwrap_or_default());
+            assert!(
+                failed.contains(&format!("regression written to {}", written.display())),
+                "{failed}"
+            );
+        }
+        let text = std::fs::read_to_string(&written).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.contains("\nstatus: known_failure\n"), "{text}");
+        assert!(text.contains("#   attempts: "), "{text}");
+        let regression = Scenario::load(&written).unwrap_or_else(|e| panic!("{e}"));
+        let report = Clients::new()
+            .run(&regression, regression.seed)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.passed(), "{}", report.summary());
     }
 
     /// A scenario whose client is behind a feature that is off is listed as ignored: it

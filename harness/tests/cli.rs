@@ -607,3 +607,86 @@ fn serve_refuses_what_real_sockets_cannot_do() {
         "{stderr}"
     );
 }
+
+/// `retrylab search` runs a file's `search:` block with its built-in client: a client that
+/// makes one attempt more than the policy it is judged by is found, shrunk, and written as a
+/// regression file (the same bytes on a second run, and for a shard), whose path it prints;
+/// the policy itself passes.
+#[test]
+fn search_writes_the_smallest_failing_case_and_prints_its_path() {
+    let search = "search:\n  cases: 32\n  vary:\n    endpoints.api.script.0:\n      \
+                  one_of: [ { status: 200 }, { status: 503 } ]\n    \
+                  endpoints.api.script.0.times: { integers: [1, 5] }\n  \
+                  invariants: { conforms_to: { fixed: { delay: 1s, max_attempts: 3 } } }\n";
+    let file = |attempts: u32| {
+        format!(
+            "version: 1\nname: fixed, searched\nendpoints: {{ api: {{ script: [ {{ status: 200 }}, \
+             {{ status: 200 }} ] }} }}\noperation: {{ endpoint: api }}\n\
+             client: {{ fixed: {{ delay: 1s, max_attempts: {attempts} }} }}\n{search}"
+        )
+    };
+    let folder = Folder::with("search", &[("off.yaml", &file(4)), ("ok.yaml", &file(3))]);
+    let search_in = |name: &str, regressions: &str, shard: &str| {
+        Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .arg("search")
+            .arg(folder.0.join(name))
+            .arg("--regressions")
+            .arg(folder.0.join(regressions))
+            .args(["--shard", shard])
+            .output()
+            .expect("retrylab runs")
+    };
+    // PROPTEST_CASES sets the cases of the search, as it does proptest's.
+    let few = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("search")
+        .arg(folder.0.join("ok.yaml"))
+        .env("PROPTEST_CASES", "5")
+        .output()
+        .expect("retrylab runs");
+    assert!(
+        text(&few.stdout).contains(": 5 cases in "),
+        "{}",
+        text(&few.stdout)
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("search")
+        .arg(folder.0.join("ok.yaml"))
+        .env("PROPTEST_CASES", "0")
+        .output()
+        .expect("retrylab runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("PROPTEST_CASES=\"0\": not a count of cases"));
+
+    let ok = search_in("ok.yaml", "none", "1/1");
+    assert!(ok.status.success(), "{}", text(&ok.stdout));
+    assert!(
+        text(&ok.stdout).ends_with("no case failed\n"),
+        "{}",
+        text(&ok.stdout)
+    );
+    assert!(!folder.0.join("none").exists());
+
+    let mut written = Vec::new();
+    for (regressions, shard) in [("a", "1/1"), ("b", "1/1"), ("c", "2/3")] {
+        let off = search_in("off.yaml", regressions, shard);
+        assert_eq!(off.status.code(), Some(1), "{}", text(&off.stdout));
+        let path = folder
+            .0
+            .join(regressions)
+            .join("fixed-searched-seed-0.yaml");
+        let stdout = text(&off.stdout);
+        assert!(
+            stdout.ends_with(&format!("regression written to {}\n", path.display())),
+            "{stdout}"
+        );
+        written.push(std::fs::read_to_string(&path).expect("the regression file"));
+    }
+    assert_eq!(written[0], written[1]);
+    assert_eq!(written[0], written[2]);
+    assert!(
+        written[0].contains("status: known_failure\n"),
+        "{}",
+        written[0]
+    );
+    assert!(written[0].contains("#   conforms_to: "), "{}", written[0]);
+}

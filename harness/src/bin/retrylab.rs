@@ -5,6 +5,7 @@
 //! retrylab run scenarios/http --format json
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
+//! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! ```
 //!
 //! `--format json` prints one document, `{ "runs": [...], "totals": {...} }`. Each run has
@@ -91,6 +92,24 @@ enum Command {
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
     },
+    /// Run a file's `search:` block with its built-in client: every case, with a progress
+    /// bar and cases/s, then the smallest failing case written as a regression file.
+    ///
+    /// Exit status 0 when no case failed (or, with `must_fail`, when the smallest failing
+    /// case failed exactly those checks), 1 when a case failed (its path is printed), 2 when
+    /// the file does not load, has no `search:` block or names a `custom:` client (those run
+    /// from Rust: `scenario_main!` or `retrylab::search`).
+    Search {
+        /// The scenario file.
+        path: PathBuf,
+        /// Try only the cases of shard k of n (`--shard 2/4`); the smallest failing file is
+        /// the same however the search is split.
+        #[arg(long)]
+        shard: Option<retrylab::search::Shard>,
+        /// Where the regression file goes.
+        #[arg(long, default_value = retrylab::search::DEFAULT_REGRESSIONS)]
+        regressions: PathBuf,
+    },
 }
 
 /// A duration as scenarios write them (`500ms`, `2s`, `10m`).
@@ -131,7 +150,118 @@ fn main() -> ExitCode {
             }
             serve(&path, options, env)
         }
+        Command::Search {
+            path,
+            shard,
+            regressions,
+        } => search(&path, shard, &regressions),
     }
+}
+
+/// `retrylab search`: the file's search, a progress bar while it runs, then its outcome.
+fn search(
+    path: &std::path::Path,
+    shard: Option<retrylab::search::Shard>,
+    regressions: &std::path::Path,
+) -> ExitCode {
+    use retrylab::search::{SearchConfig, Shard, reference_client};
+    let scenario = match Scenario::load(path) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some((config, invariants)) = SearchConfig::from_block(&scenario) else {
+        eprintln!("{}: no `search:` block to run", path.display());
+        return ExitCode::from(2);
+    };
+    if let ClientSpec::Custom(name) = &scenario.client {
+        eprintln!(
+            "{}: the client `{name}` is written in Rust: run the search from Rust \
+             (`scenario_main!` or `retrylab::search`)",
+            path.display()
+        );
+        return ExitCode::from(2);
+    }
+    let config = config
+        .shard(shard.unwrap_or(Shard::WHOLE))
+        .regressions(regressions);
+    let progress = ProgressBar::new(0);
+    progress.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} cases, {per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let bar = progress.clone();
+    // The wall clock is read here, for the figure printed, never on the simulated path.
+    let started = std::time::Instant::now();
+    let outcome = retrylab::search(config)
+        .progress(move |tried, total| {
+            bar.set_length(u64::from(total));
+            bar.set_position(u64::from(tried));
+        })
+        .run(reference_client(&scenario.client), &invariants);
+    progress.finish_and_clear();
+    let elapsed = started.elapsed().as_secs_f64();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            eprintln!("{}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{}: {} cases in {elapsed:.2} s ({:.0} cases/s)",
+        path.display(),
+        outcome.cases_tried(),
+        f64::from(outcome.cases_tried()) / elapsed.max(f64::EPSILON)
+    );
+    let mut expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    let Some(failure) = outcome.failure() else {
+        if expected.is_empty() {
+            let _ = writeln!(out, "no case failed");
+            return ExitCode::SUCCESS;
+        }
+        let _ = writeln!(
+            out,
+            "must_fail lists {} but no case failed",
+            expected.join(", ")
+        );
+        return ExitCode::FAILURE;
+    };
+    let mut failed = failure.failed_checks();
+    failed.sort_unstable();
+    if !expected.is_empty() && failed == expected {
+        let _ = writeln!(
+            out,
+            "the smallest failing case fails {}, as must_fail expects:\n{}",
+            failed.join(", "),
+            failure.regression()
+        );
+        return ExitCode::SUCCESS;
+    }
+    match failure.write_regression(regressions) {
+        Ok(written) => {
+            let _ = writeln!(
+                out,
+                "{}\nregression written to {}",
+                failure.regression(),
+                written.display()
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "{}\nthe regression could not be written to {}: {e}",
+                failure.regression(),
+                regressions.display()
+            );
+        }
+    }
+    ExitCode::FAILURE
 }
 
 /// `retrylab serve`: the endpoints' URLs first (flushed, so a script reading them can start

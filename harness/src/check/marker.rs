@@ -4,12 +4,15 @@ use crate::report::{Judgement, Report, RunEnd, Verdict};
 use crate::scenario::{Scenario, ScenarioStatus};
 
 /// Rewrites the verdicts of a marked scenario:
-/// - `must_fail: [checks]` passes only when exactly these checks fail and all others pass;
+/// - `must_fail: [checks]` passes only when exactly these checks fail and all others pass
+///   (except in a file with `search:`, whose search it is for);
 /// - `status: known_failure` passes while a check fails on a run that completed, and fails
 ///   with "now passes: remove the marker" once none does. A run that only went unjudged, or
 ///   was cut short, shows nothing of the known failure: its verdicts stay as they are.
 pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
-    if !scenario.must_fail.is_empty() {
+    // A search file's `must_fail` names invariants its search must find failing; a plain run
+    // of the file, unvaried, is judged by its own `expect:` alone.
+    if !scenario.must_fail.is_empty() && scenario.search.is_none() {
         let expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
         let mut missing: Vec<&str> = Vec::new();
         for check in &expected {

@@ -111,7 +111,9 @@ pub struct Scenario {
     /// Turmoil-native faults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turmoil: Option<TurmoilSpec>,
-    /// Property search.
+    /// Property search: the cases a search around this scenario tries, and what must hold in
+    /// each (run by the scenario suite and `retrylab search`, with retrylab's `search`
+    /// feature; a plain run ignores it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchSpec>,
     /// Where the scenario came from; not serialized, never part of equality.

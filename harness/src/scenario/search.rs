@@ -1,4 +1,5 @@
-//! Property search: vary parts of a scenario and check invariants (built later).
+//! `search:`: vary parts of a scenario and check invariants. The search itself is the
+//! `search` module, behind retrylab's `search` feature (docs/scenario-format.md#search).
 
 use std::collections::BTreeMap;
 

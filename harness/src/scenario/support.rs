@@ -129,8 +129,13 @@ impl Unsupported<'_> {
             let e = s.error_at_key("backend", TURMOIL_LACKING);
             self.errors.push(e);
         }
-        if s.search.is_some() {
-            self.flag("search", "`search`");
+        // Built behind retrylab's `search` feature (proptest is a dependency of its own).
+        if cfg!(not(feature = "search")) && s.search.is_some() {
+            let e = s.error_at_key(
+                "search",
+                "`search` needs retrylab's `search` feature, which this build lacks",
+            );
+            self.errors.push(e);
         }
     }
 

@@ -26,6 +26,8 @@
 //! | `naive_idempotency_conflict_as_success` | none | a loop ending the call in success on a 409, the in-flight rejection of its own key |
 //! | `naive_idempotency_new_body_on_retry` | none | a loop stamping each attempt's number into its body, so a retry reuses the key with another body |
 //! | `servicenow_get_delay` | none | `ServiceNow`'s custom strategy: a `get_delay(attempt, response)` behind its loop, 3 retries |
+//! | `planted_off_by_one` | none | the reference client, `exponential` with one attempt more than its `max_attempts`: the planted defect of `scenarios/search/` |
+//! | `planted_correct` | none | the same client without the defect |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
@@ -63,6 +65,7 @@ pub mod black_box;
 pub mod curl;
 pub mod naive_idempotency;
 pub mod naive_retry_after;
+pub mod planted;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
 #[cfg(feature = "reqwest")]
@@ -115,7 +118,9 @@ pub fn registry() -> Clients {
             "naive_idempotency_new_body_on_retry",
             naive_idempotency::new_body_on_retry,
         )
-        .register("servicenow_get_delay", servicenow::get_delay_client);
+        .register("servicenow_get_delay", servicenow::get_delay_client)
+        .register("planted_off_by_one", planted::off_by_one)
+        .register("planted_correct", planted::correct);
     with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))
 }
 

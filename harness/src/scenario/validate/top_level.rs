@@ -42,7 +42,11 @@ impl Validator<'_> {
                 "`must_fail` cannot be combined with `status: known_failure`; a known failure is expected to fail until fixed, a must_fail scenario always fails the named checks",
             );
         }
-        let present = s.expect.check_names();
+        // A search's cases are judged by its invariants, so those are what it may fail.
+        let (present, set_in) = match &s.search {
+            Some(search) => (search.invariants.check_names(), "`search.invariants:`"),
+            None => (s.expect.check_names(), "`expect:`"),
+        };
         // Written once: a list of 150,000 names gets each error without building them again.
         let known = format!(
             "one of {}",
@@ -52,7 +56,7 @@ impl Validator<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let set = format!("a check set in `expect:` (set: {})", present.join(", "));
+        let set = format!("a check set in {set_in} (set: {})", present.join(", "));
         let mut seen = BTreeSet::new();
         for (i, name) in s.must_fail.iter().enumerate() {
             let path = index("must_fail", i);
@@ -67,7 +71,7 @@ impl Validator<'_> {
             } else if !present.contains(&name.as_str()) {
                 self.err_expected(
                     &path,
-                    format!("`{name}` is not among the checks of `expect:`, so it cannot fail"),
+                    format!("`{name}` is not among the checks of {set_in}, so it cannot fail"),
                     set.clone(),
                 );
             }

@@ -1,0 +1,307 @@
+//! Property search: proptest draws fault schedules around a base scenario, runs a client
+//! against each, checks invariants, and shrinks the first failing schedule into the smallest
+//! scenario that still fails, written as a regression file ready to commit.
+//!
+//! Hand-written scenarios find the defects their authors thought of; a search tries
+//! hundreds of schedules (bursts of 5xx, 429 with every form of `Retry-After`, latencies and
+//! their distributions, resets and closes after some bytes, hangs, commits, partitions and
+//! crashes, seeds) that nobody wrote. [`Space`] says what varies, [`Invariants`] what must
+//! hold, and [`SearchConfig`] the rest:
+//!
+//! ```
+//! use retrylab::prelude::*;
+//! use retrylab::search::{Invariants, SearchConfig, Space};
+//!
+//! let base = Scenario::builder("orders under faults")
+//!     .endpoint("api", endpoint())
+//!     .latency(ms(1))
+//!     .operation(post("api", "/orders"))
+//!     .build()
+//!     .unwrap();
+//! let policy = exponential().initial(ms(100)).max_attempts(3);
+//! let invariants = Invariants::from(expect().conforms_to(policy.clone().into()))
+//!     .holds("no more than 3 attempts", |report| match report.trace().attempts.len() {
+//!         n if n <= 3 => Ok(()),
+//!         n => Err(format!("{n} attempts")),
+//!     });
+//! let client = retrylab::search::reference_client(&policy.into()); // or any client closure
+//! retrylab::search(SearchConfig::new(base).seed(1).cases(256).space(Space::default()))
+//!     .check(client, invariants); // panics with the regression file's path if a case fails
+//! ```
+//!
+//! A failing search panics with the failed verdicts and the path of the regression file it
+//! wrote (`scenarios/regressions/` unless [`SearchConfig::regressions`] says otherwise);
+//! [`Search::run`] returns the [`Outcome`] instead.
+//!
+//! # Determinism
+//!
+//! Case `i` is drawn by proptest's `TestRunner` on a `ChaCha` generator keyed by the search
+//! seed and `i` alone, so the same seed gives the same cases, shards agree on every case,
+//! and the first failing case is the same however the search is split. Shrinking is
+//! proptest's (simplify after a failure, complicate after a pass) bounded by a count of
+//! steps, so the same seed gives the same smallest case and the same file, byte for byte.
+//! proptest's wall-clock knobs (`PROPTEST_MAX_SHRINK_TIME`, `PROPTEST_TIMEOUT`,
+//! `PROPTEST_FORK`) are not used: each would make the smallest case depend on the machine's
+//! speed and load, and a run already has its own limits, on virtual time. proptest's failure
+//! persistence (`proptest-regressions/`) is replaced by the regression file, which is a
+//! scenario like any other. `PROPTEST_CASES` is honoured ([`overrides::cases`]).
+//!
+//! [`overrides::cases`]: crate::overrides::cases
+
+mod case;
+mod config;
+mod failure;
+mod invariant;
+mod outcome;
+mod pool;
+mod regression;
+mod shard;
+mod space;
+mod strategy;
+mod vary;
+
+use std::fmt::{self, Debug};
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::Env;
+
+pub use config::{DEFAULT_REGRESSIONS, SearchConfig};
+pub use failure::Failure;
+pub use invariant::Invariants;
+pub use outcome::Outcome;
+pub use shard::{Shard, ShardError};
+pub use space::Space;
+
+/// A built-in client's call, boxed: what [`reference_client`] gives for each call.
+pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, String>>>>;
+
+/// The client a scenario's `client:` policy names, for a search: a reference client made for
+/// each call (a case is a run of its own, so nothing is carried from one case to the next),
+/// with the policy's `attempt_timeout`. A `custom:` client has no policy, and every call
+/// fails saying so.
+///
+/// ```
+/// use retrylab::prelude::*;
+/// use retrylab::scenario::CountSpec;
+/// use retrylab::search::{Invariants, SearchConfig, reference_client};
+///
+/// let base = Scenario::builder("x")
+///     .endpoint("api", endpoint())
+///     .operation(get("api", "/"))
+///     .client(exponential().initial(ms(10)).max_attempts(3))
+///     .build()
+///     .unwrap();
+/// let client = reference_client(&base.client);
+/// let invariants = Invariants::from(expect().attempts(CountSpec::between(1, 3)));
+/// let outcome = retrylab::search(SearchConfig::new(base).cases(5)).run(client, &invariants);
+/// assert!(outcome.unwrap().passed());
+/// ```
+pub fn reference_client(
+    spec: &crate::scenario::ClientSpec,
+) -> impl Fn(Env) -> ReferenceCall + Clone + Send + Sync + 'static {
+    let spec = spec.clone();
+    let timeout = spec.attempt_timeout().map(|t| t.as_duration());
+    move |env| {
+        let policy = spec.policy();
+        Box::pin(async move {
+            let policy = policy.map_err(|e| e.to_string())?;
+            let mut client = crate::client::ReferenceClient::new(policy);
+            if let Some(timeout) = timeout {
+                client = client.attempt_timeout(timeout);
+            }
+            client.call(&env).await.map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// A search over `config`: call [`Search::check`] (from a `#[test]`) or [`Search::run`].
+pub fn search(config: SearchConfig) -> Search {
+    Search {
+        config,
+        progress: None,
+    }
+}
+
+/// A configured search.
+pub struct Search {
+    config: SearchConfig,
+    progress: Option<Box<dyn FnMut(u32, u32)>>,
+}
+
+impl Debug for Search {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Search")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a search could not run: not a failure of the client, but of its setup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchError {
+    /// `PROPTEST_CASES` is not a count of cases.
+    Cases(crate::overrides::CasesOverrideError),
+    /// The base scenario cannot be searched around: why.
+    Base(String),
+    /// A case is not a valid scenario (a space too wide for the base's limits, say): what
+    /// loading it says.
+    InvalidCase(String),
+    /// The threads judging the cases ended before judging them all.
+    Lost,
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchError::Cases(e) => write!(f, "{e}"),
+            SearchError::Base(why) => write!(f, "the base scenario cannot be searched: {why}"),
+            SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
+            SearchError::Lost => {
+                f.write_str("the search's worker threads ended before judging every case")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
+
+impl Search {
+    /// Calls `progress(tried, to_try)` after each case this shard tries.
+    pub fn progress(mut self, progress: impl FnMut(u32, u32) + 'static) -> Search {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// The cases this search tries: `PROPTEST_CASES` when set, else the configuration's.
+    pub fn cases(&self) -> Result<u32, SearchError> {
+        let cases = crate::overrides::cases().map_err(SearchError::Cases)?;
+        Ok(cases.unwrap_or(self.config.cases))
+    }
+
+    /// Runs the search, calling `client` once per logical call of each case as
+    /// [`Scenario::run`](crate::Scenario::run) does, and shrinks the first failing case.
+    pub fn run<F, Fut, T, E>(
+        &mut self,
+        client: F,
+        invariants: &Invariants,
+    ) -> Result<Outcome, SearchError>
+    where
+        F: Fn(Env) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        let cases = self.cases()?;
+        let c = &self.config;
+        let strategy = match &c.vary {
+            Some(paths) => vary::scenarios(&c.base, paths, invariants.expect.clone()),
+            None => {
+                base_searchable(&c.base)?;
+                strategy::scenarios(
+                    Arc::new(c.base.clone()),
+                    &c.space,
+                    invariants.expect.clone(),
+                )
+            }
+        };
+        let owned: Vec<u32> = (0..cases).filter(|&i| c.shard.owns(i)).collect();
+        let to_try = owned.len() as u32;
+        let mut report = |tried: u32| {
+            if let Some(progress) = &mut self.progress {
+                progress(tried, to_try);
+            }
+        };
+        let (tried, found) = pool::first_failure(
+            &strategy,
+            c.seed,
+            &owned,
+            c.threads,
+            &client,
+            invariants,
+            &mut report,
+        )?;
+        if let Some((i, tree, failed)) = found {
+            // The first failing case of the whole search may lie in another shard, before
+            // this one: look there first, so that every split shrinks the same case.
+            let earlier: Vec<u32> = (0..i).filter(|&j| !c.shard.owns(j)).collect();
+            let (_, before) = pool::first_failure(
+                &strategy,
+                c.seed,
+                &earlier,
+                c.threads,
+                &client,
+                invariants,
+                &mut |_| {},
+            )?;
+            let (first, mut tree, failed) = before.unwrap_or((i, tree, failed));
+            let (scenario, verdicts, steps) =
+                case::shrink(&mut tree, failed, c.max_shrink_steps, &client, invariants)
+                    .map_err(SearchError::InvalidCase)?;
+            let failure = Failure {
+                scenario,
+                verdicts,
+                case: first,
+                search_seed: c.seed,
+                shrink_steps: steps,
+                closures: invariants.closures.iter().map(|(n, _)| n.clone()).collect(),
+            };
+            return Ok(Outcome {
+                tried,
+                failure: Some(failure),
+            });
+        }
+        Ok(Outcome {
+            tried,
+            failure: None,
+        })
+    }
+
+    /// Runs the search and panics if a case fails, after writing the smallest failing case
+    /// as a regression file and printing its path; panics too when the search cannot run.
+    pub fn check<F, Fut, T, E>(mut self, client: F, invariants: Invariants)
+    where
+        F: Fn(Env) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + 'static,
+        T: Debug,
+        E: Debug,
+    {
+        let outcome = match self.run(client, &invariants) {
+            Ok(outcome) => outcome,
+            Err(e) => panic!("{e}"),
+        };
+        if let Some(failure) = outcome.failure() {
+            let written = match failure.write_regression(&self.config.regressions) {
+                Ok(path) => format!("regression written to {}", path.display()),
+                Err(e) => format!(
+                    "the regression could not be written to {}: {e}",
+                    self.config.regressions.display()
+                ),
+            };
+            println!("{written}");
+            panic!(
+                "property search found a failing case ({}), {written}:\n{}",
+                failure.failed_checks().join(", "),
+                failure.regression()
+            );
+        }
+    }
+}
+
+/// Whether a search can vary `base`: its operation's endpoint is scripted (or has nothing
+/// yet), since the cases replace that script.
+fn base_searchable(base: &crate::scenario::Scenario) -> Result<(), SearchError> {
+    let Some(endpoint) = base.operation_endpoint() else {
+        return Err(SearchError::Base(format!(
+            "the operation's endpoint `{}` is not among its endpoints",
+            base.operation.endpoint
+        )));
+    };
+    if !endpoint.routes.is_empty() || endpoint.timeline.is_some() {
+        return Err(SearchError::Base(format!(
+            "the cases replace the script of endpoint `{}`, which has routes or a timeline",
+            base.operation.endpoint
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! The regression file of a failure: a complete v1 scenario marked `known_failure`.
+
+use crate::scenario::{Scenario, ScenarioStatus};
+
+use super::failure::Failure;
+
+/// `<name as lowercase words joined by ->-seed-<seed>.yaml`.
+pub(crate) fn file_name(name: &str, seed: u64) -> String {
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let slug = if slug.is_empty() { "search" } else { slug };
+    format!("{slug}-seed-{seed}.yaml")
+}
+
+/// The file: comments (the search, the seeds, the failed verdicts), then the scenario.
+pub(crate) fn text(failure: &Failure) -> String {
+    let scenario = scenario(failure);
+    // The library's header line: the schema sits one folder up from `scenarios/regressions/`.
+    let mut out = format!(
+        "# yaml-language-server: $schema=../schema.json\n# A regression found by retrylab's property search: case {} of search seed {}, \
+         shrunk in {} steps.\n# The run's seed: {}. The client failed:\n",
+        failure.case, failure.search_seed, failure.shrink_steps, failure.scenario.seed
+    );
+    for verdict in &failure.verdicts {
+        let mut lines = verdict.message.lines();
+        let first = lines.next().unwrap_or("");
+        out.push_str(&format!("#   {}: {first}\n", verdict.check));
+        for line in lines {
+            out.push_str(&format!("#     {line}\n"));
+        }
+    }
+    let unwritten: Vec<&str> = failure
+        .verdicts
+        .iter()
+        .map(|v| v.check.as_str())
+        .filter(|check| failure.closures.iter().any(|c| c == check))
+        .collect();
+    if unwritten.len() == failure.verdicts.len() {
+        out.push_str(&format!(
+            "# Only invariants written in Rust failed ({}): they are not part of this file, \
+             so it shows nothing of the failure.\n",
+            unwritten.join(", ")
+        ));
+    } else if !unwritten.is_empty() {
+        out.push_str(&format!(
+            "# Invariants written in Rust failed too, and are not part of this file: {}.\n",
+            unwritten.join(", ")
+        ));
+    }
+    out.push_str(
+        "# It passes while the defect is there; once fixed it fails with \"now passes: \
+         remove the marker\".\n",
+    );
+    out.push_str(&scenario.to_yaml());
+    out
+}
+
+/// The smallest case as the file holds it: marked `known_failure`, its name saying it is a
+/// regression.
+fn scenario(failure: &Failure) -> Scenario {
+    let mut s = failure.scenario.clone();
+    s.status = Some(ScenarioStatus::KnownFailure);
+    s.name = format!("{} (search regression)", failure.scenario.name);
+    // Short enough for the YAML emitter's plain style (a longer string quotes them all).
+    s.description = Some(format!(
+        "Case {} of search seed {}, shrunk; see the comments above.",
+        failure.case, failure.search_seed
+    ));
+    s
+}

@@ -1,0 +1,265 @@
+//! Property search (`retrylab::search`): a planted defect is found and shrunk, a correct
+//! client passes, and the regression file is the same for the same seed, however the search
+//! is sharded, and behaves as a `known_failure` file should.
+
+use std::path::PathBuf;
+
+use retrylab::prelude::*;
+use retrylab::search::{Invariants, Outcome, SearchConfig, Shard, Space};
+use retrylab_tests::clients::planted;
+
+fn base() -> Scenario {
+    Scenario::builder("planted off by one")
+        .endpoint("api", endpoint())
+        .latency(ms(1))
+        .operation(post("api", "/orders"))
+        .client(ClientSpec::Custom("planted_off_by_one".into()))
+        .build()
+        .unwrap()
+}
+
+fn invariants() -> Invariants {
+    Invariants::from(expect().conforms_to(planted::policy()))
+}
+
+fn config(seed: u64) -> SearchConfig {
+    SearchConfig::new(base())
+        .seed(seed)
+        .cases(256)
+        .space(Space::default().steps(4))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("retrylab-search-{}-{name}", std::process::id()))
+}
+
+fn defect(seed: u64, shard: Shard) -> Outcome {
+    retrylab::search(config(seed).shard(shard))
+        .run(planted::off_by_one, &invariants())
+        .unwrap()
+}
+
+#[test]
+fn the_planted_off_by_one_is_found_and_shrunk_to_at_most_three_steps() {
+    let outcome = defect(1, Shard::WHOLE);
+    let failure = outcome.failure().expect("the defect is found");
+    assert_eq!(
+        failure.failed_checks(),
+        ["conforms_to"],
+        "{}",
+        failure.regression()
+    );
+    assert!(failure.script().len() <= 3, "{}", failure.regression());
+    // Four failing answers in a row are all it takes: one burst of three (the fourth
+    // attempt is the defect's), then the final 200.
+    let yaml = failure.regression();
+    assert!(yaml.contains("\nstatus: known_failure\n"), "{yaml}");
+    assert!(
+        yaml.contains("      - status: 500\n        times: 3\n      - status: 200\n"),
+        "{yaml}"
+    );
+}
+
+#[test]
+fn the_correct_client_passes_every_case() {
+    retrylab::search(config(1)).check(planted::correct, invariants());
+}
+
+#[test]
+fn the_same_seed_writes_the_same_file_byte_for_byte() {
+    let (a, b) = (defect(7, Shard::WHOLE), defect(7, Shard::WHOLE));
+    let (a, b) = (a.failure().unwrap(), b.failure().unwrap());
+    let dir = scratch("same-seed");
+    let first = std::fs::read(a.write_regression(&dir).unwrap()).unwrap();
+    let second = std::fs::read(b.write_regression(&dir.join("again")).unwrap()).unwrap();
+    assert_eq!(first, second);
+    assert_eq!(a.file_name(), "planted-off-by-one-seed-7.yaml");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_regression_file_fails_with_the_defect_and_asks_for_its_marker_once_fixed() {
+    let outcome = defect(3, Shard::WHOLE);
+    let failure = outcome.failure().unwrap();
+    let dir = scratch("file");
+    let path = failure.write_regression(&dir).unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    assert_eq!(
+        scenario.status,
+        Some(retrylab::scenario::ScenarioStatus::KnownFailure)
+    );
+
+    // With the defect: the same verdict fails, so the known failure passes.
+    let report = scenario.run(planted::off_by_one);
+    assert!(report.passed(), "{}", report.summary());
+    let known = &report.verdicts()[0];
+    assert_eq!(known.check, "known_failure");
+    assert_eq!(known.message, "fails as known (conforms_to)");
+
+    // Fixed: the marker must go.
+    let report = scenario.run(planted::correct);
+    assert!(!report.passed());
+    let failed: Vec<&str> = report.failures().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        failed,
+        ["now passes: remove the marker `status: known_failure`"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_smallest_file_is_the_same_however_the_search_is_sharded() {
+    let whole = defect(5, Shard::WHOLE);
+    let whole = whole.failure().unwrap();
+    for n in [2, 3, 5] {
+        let mut found = 0;
+        for k in 1..=n {
+            let outcome = defect(5, Shard::new(k, n).unwrap());
+            if let Some(failure) = outcome.failure() {
+                found += 1;
+                assert_eq!(failure.case(), whole.case(), "shard {k}/{n}");
+                assert_eq!(failure.regression(), whole.regression(), "shard {k}/{n}");
+            }
+        }
+        assert!(found >= 1, "no shard of {n} found the failure");
+    }
+}
+
+/// The `search:` block of the library's backon file, run from Rust: the smallest failing
+/// case is three retryable failures, then a 429 with `Retry-After` that backon's documented
+/// `adjust` retries after although its retries are used up.
+#[test]
+fn a_search_block_finds_backons_adjust_retrying_past_its_retries() {
+    let file = "../scenarios/search/backon-retry-after-adjust-beyond-retries.yaml";
+    let scenario = Scenario::load(file).unwrap();
+    let (config, invariants) = SearchConfig::from_block(&scenario).unwrap();
+    let outcome = retrylab::search(config)
+        .run(retrylab_tests::clients::backon::retry_after, &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("the defect is found");
+    assert_eq!(
+        failure.failed_checks(),
+        ["attempts"],
+        "{}",
+        failure.regression()
+    );
+    let script = failure.script();
+    assert_eq!(
+        script[..3].iter().map(|s| s.status).collect::<Vec<_>>(),
+        [Some(503); 3]
+    );
+    assert_eq!(script[3].status, Some(429), "{}", failure.regression());
+    assert!(script[3].retry_after.is_some(), "{}", failure.regression());
+    assert_eq!(
+        failure
+            .scenario()
+            .run(retrylab_tests::clients::backon::retry_after)
+            .trace()
+            .attempts
+            .len(),
+        5
+    );
+}
+
+/// Every kind of step, latency and fault the space draws makes a scenario that loads: a
+/// search over all of them with a client that bounds its attempts (hangs need a timeout)
+/// runs to the end, without an invalid case.
+#[test]
+fn every_kind_of_step_and_fault_draws_a_valid_scenario() {
+    let space = Space::default()
+        .steps(6)
+        .hangs(true)
+        .network_latency(Some(ms(30)))
+        .faults(3, secs(5));
+    let client: ClientSpec = exponential()
+        .initial(ms(100))
+        .max_attempts(4)
+        .attempt_timeout(secs(2))
+        .into();
+    let config = SearchConfig::new(base()).seed(11).cases(300).space(space);
+    let invariants = Invariants::new().holds("completes", |report| {
+        if report.end() == &RunEnd::Completed {
+            Ok(())
+        } else {
+            Err(format!("{:?}", report.end()))
+        }
+    });
+    let outcome = retrylab::search(config)
+        .run(retrylab::search::reference_client(&client), &invariants)
+        .unwrap();
+    assert!(
+        outcome.passed(),
+        "{}",
+        outcome.failure().unwrap().regression()
+    );
+    assert_eq!(outcome.cases_tried(), 300);
+}
+
+/// Judging several cases at once changes nothing: the same first failing case, the same file.
+#[test]
+fn the_outcome_is_the_same_on_any_number_of_threads() {
+    let run = |threads| {
+        retrylab::search(config(13).threads(threads))
+            .run(planted::off_by_one, &invariants())
+            .unwrap()
+    };
+    let one = run(1);
+    let one = one.failure().unwrap();
+    for threads in [2, 3, 8] {
+        let many = run(threads);
+        let many = many.failure().unwrap();
+        assert_eq!(many.case(), one.case(), "{threads} threads");
+        assert_eq!(many.regression(), one.regression(), "{threads} threads");
+    }
+}
+
+/// Run plainly (as `retrylab run` and the other library tests do), a search file is its base
+/// scenario judged by its own `expect:`: its `must_fail` is for the search.
+#[test]
+fn a_search_file_run_plainly_is_judged_by_its_own_expect() {
+    let file = "../scenarios/search/planted-off-by-one.yaml";
+    let scenario = Scenario::load(file).unwrap();
+    let report = scenario.run(planted::off_by_one);
+    assert!(report.passed(), "{}", report.summary());
+}
+
+/// Shrinking moves faults earlier and makes them shorter and fewer: against an invariant that
+/// any fault breaks, the smallest case has one partition, at 0, of 1 ms, and one step.
+#[test]
+fn faults_shrink_to_one_partition_at_the_start_lasting_a_millisecond() {
+    let space = Space::default().faults(3, secs(5));
+    let invariants =
+        Invariants::new().holds("no fault", |report| match report.trace().faults.first() {
+            None => Ok(()),
+            Some(fault) => Err(format!("a fault at {}ms", fault.at_ms)),
+        });
+    // A connect in a partition is black-holed: without a timeout the call would wait forever.
+    let client: ClientSpec = exponential()
+        .max_attempts(3)
+        .attempt_timeout(secs(1))
+        .into();
+    let outcome = retrylab::search(SearchConfig::new(base()).seed(2).space(space))
+        .run(retrylab::search::reference_client(&client), &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("a case with a fault");
+    let faults = &failure.scenario().network.faults;
+    assert_eq!(
+        faults,
+        &[retrylab::scenario::FaultSpec::Partition {
+            at: ms(0),
+            endpoint: "api".into(),
+            r#for: ms(1),
+        }],
+        "{}",
+        failure.regression()
+    );
+    assert_eq!(failure.script().len(), 2, "{}", failure.regression());
+    assert!(
+        failure.regression().contains(
+            "# Only invariants written in Rust failed (no fault): they are not part of this file, \
+         so it shows nothing of the failure.\n"
+        ),
+        "{}",
+        failure.regression()
+    );
+}

@@ -221,3 +221,51 @@ fn a_host_crashed_by_the_simulation_releases_the_dedupe_keys_of_the_requests_it_
     let dedupe: Vec<DedupeOutcome> = ledger.requests.iter().map(|r| r.dedupe).collect();
     assert_eq!(dedupe, [DedupeOutcome::First, DedupeOutcome::First]);
 }
+
+#[test]
+fn a_connection_starts_without_the_note_of_an_earlier_one_on_the_same_ports() {
+    use retrylab_endpoints::turmoil::{Ends, Signal, Signals};
+    use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
+
+    let mut sim = turmoil::Builder::new()
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
+    let signals = Signals::new();
+    let api = retrylab_endpoints::turmoil::host_with_signals(
+        &mut sim,
+        "api",
+        ConnIds::new(),
+        signals.clone(),
+        || {
+            let clock = VirtualClock::starting_at(tokio::time::Instant::now(), 0);
+            Endpoint::new(
+                EndpointConfig::http("api").script([Step::status(200)]),
+                clock,
+            )
+        },
+    );
+    assert!(api.is_some());
+    // The first two hosts' addresses, and the first ephemeral port: the ends of the client's
+    // first connection. A reset noted on them stands for one written late, after an earlier
+    // connection between the same ports was forgotten by its client.
+    let ends = Ends {
+        client: "192.168.0.2:49152".parse().unwrap(),
+        endpoint: "192.168.0.1:80".parse().unwrap(),
+    };
+    signals.note(ends, Signal::Reset);
+    let seen = signals.clone();
+    sim.client("client", async move {
+        let stream = TcpStream::connect(("api", 80)).await?;
+        let made = Ends {
+            client: stream.local_addr()?,
+            endpoint: stream.peer_addr()?,
+        };
+        assert_eq!(made, ends);
+        // The SYN-ACK's crossing back: the endpoint has taken the connection by then.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(seen.read(ends), None);
+        Ok(())
+    });
+    sim.run().unwrap();
+}

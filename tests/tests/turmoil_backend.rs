@@ -440,3 +440,39 @@ fn a_retry_reaching_the_endpoint_at_the_instant_it_crashes_finds_it_down_on_both
         assert_eq!(judged(&sim), judged(&turmoil), "{what}");
     }
 }
+
+#[test]
+fn a_hold_or_a_partition_while_its_endpoint_is_down_is_refused_where_it_is_written() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: down\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] }, other: { script: [ { status: 200 } ] } }\n\
+         operation: { endpoint: api }\n\
+         network: { faults: [ { at: 1s, crash: other } ] }\n\
+         turmoil:\n  crash: [ { at: 150ms, endpoint: api, bounce_after: 200ms } ]\n  \
+         hold: [ { at: 100ms, endpoint: api, for: 50ms }, { at: 300ms, endpoint: api, for: 100ms } ]\n  \
+         partition: [ { at: 350ms, endpoint: api, for: 50ms }, { at: 5s, endpoint: other, for: 1s } ]\n",
+        "down.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains(
+            "turmoil.hold[1].at: this hold of `api` overlaps turmoil.crash[0], while its host \
+             is down"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains(
+            "turmoil.partition[1].at: this partition of `other` overlaps network.faults[0], \
+             while its host is down"
+        ),
+        "{errors}"
+    );
+    // Touching the crash (ending at 150ms, starting at the bounce at 350ms) is fine.
+    assert_eq!(
+        errors.matches("while its host is down").count(),
+        2,
+        "{errors}"
+    );
+}

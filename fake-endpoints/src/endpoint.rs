@@ -110,6 +110,8 @@ struct State {
     dedupe: Option<DedupeTable>,
     /// The token buckets in front of the routes, if the endpoint is a rate limiter.
     limiter: Option<Limiter>,
+    /// Crashed and not restarted yet: no process to admit a request or take a connection.
+    down: bool,
 }
 
 struct RouteState {
@@ -313,6 +315,7 @@ impl Endpoint {
                     connect: ConnectSchedule::new(connect),
                     dedupe: dedupe.map(DedupeTable::new),
                     limiter: rate_limit.map(Limiter::new),
+                    down: false,
                 }),
                 steps_in_progress: AtomicUsize::new(0),
                 idle: Notify::new(),
@@ -379,13 +382,40 @@ impl Endpoint {
         action
     }
 
+    /// [`on_connect`](Endpoint::on_connect), unless the endpoint is crashed: then `None`, and
+    /// no step is consumed and nothing recorded (no process is there to decide). For a host
+    /// whose listener outlives the endpoint's crash by a moment (a turmoil host, crashed the
+    /// tick after its endpoint).
+    #[cfg(feature = "turmoil")]
+    pub(crate) fn on_connect_if_up(&self, conn_id: u64) -> Option<ConnectAction> {
+        let mut state = self.lock();
+        if state.down {
+            return None;
+        }
+        let action = state.connect.next();
+        self.inner.ledger.push_connect(ConnectRecord {
+            conn_id,
+            at_ms: self.inner.clock().now_ms(),
+            action,
+        });
+        Some(action)
+    }
+
+    /// The endpoint's life requests are admitted in now: it changes at each
+    /// [`crash`](Endpoint::crash).
+    #[cfg(feature = "turmoil")]
+    pub(crate) fn life(&self) -> u64 {
+        self.inner.lives.current()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Route, dedupe, consume a step and record the request; spawn the step's task, or do the
     /// step now when it has no latency and the request no dedupe key. `None` when the gate
-    /// refuses the request: then nothing is recorded and nothing answers.
+    /// refuses the request, or the endpoint is crashed: then nothing is recorded and nothing
+    /// answers.
     pub(crate) fn admit(&self, arrival: Arrival) -> Option<(RequestId, Admission)> {
         let (id, plan) = self.plan(arrival)?;
         let admission = match plan {
@@ -446,7 +476,8 @@ impl Endpoint {
     }
 
     /// Everything [`Endpoint::admit`] does up to the step's task: gate, routing, dedupe,
-    /// script consumption, the request record and an arrival commit.
+    /// script consumption, the request record and an arrival commit. Nothing of it while the
+    /// endpoint is crashed: `None`, as for a request the gate refuses.
     fn plan(&self, arrival: Arrival) -> Option<(RequestId, Plan)> {
         let inner = &*self.inner;
         let now_ms = inner.clock().now_ms();
@@ -465,6 +496,11 @@ impl Endpoint {
         let call_tag = kept.headers.get(&CALL_HEADER_NAME);
 
         let mut state = self.lock();
+        // A request reaching a crashed endpoint (its host's connections are reset an instant
+        // later) finds no process: it consumes nothing and is not recorded.
+        if state.down {
+            return None;
+        }
         let id = inner.ledger.next_request_id();
         let route = state.routes.iter().position(|r| {
             r.matcher
@@ -591,6 +627,10 @@ impl Endpoint {
             life,
         } = plan;
         self.inner.steps_in_progress.fetch_add(1, Ordering::AcqRel);
+        // Made with the count, so the step is counted done however its task ends: run to its
+        // end, or dropped unfinished, before its first poll or after, with the runtime it was
+        // spawned on (a crashed turmoil host's).
+        let done = StepDone(self.clone());
         // Detached from the connection: a client that gives up drops the service future, not
         // this task, so a commit scheduled later still happens (duplicate-on-timeout).
         // Boxed, so the task moves a pointer around rather than the whole job (the spawn path
@@ -602,6 +642,7 @@ impl Endpoint {
             ctx,
             reply,
             life,
+            done,
         })));
     }
 
@@ -609,6 +650,9 @@ impl Endpoint {
     /// commits or answers from now on (what they committed on arrival stays in the ledger),
     /// and the dedupe table forgets which keys were in flight, as
     /// [`DedupeTable::crash`](crate::DedupeTable::crash) says. The ledger loses nothing.
+    ///
+    /// Until [`restart`](Endpoint::restart) the endpoint admits no request: one that reaches
+    /// it is neither recorded nor answered, and consumes no step.
     ///
     /// This is the endpoint's half of a crash. Its connections are the network's: the
     /// harness resets them and refuses connects until [`restart`](Endpoint::restart).
@@ -630,6 +674,7 @@ impl Endpoint {
     pub fn crash(&self) {
         let mut state = self.lock();
         self.inner.lives.end();
+        state.down = true;
         if let Some(table) = &mut state.dedupe {
             table.crash();
         }
@@ -641,6 +686,7 @@ impl Endpoint {
     /// instants of the run, not of the process.
     pub fn restart(&self, scripts: ScriptState) {
         let mut state = self.lock();
+        state.down = false;
         if scripts == ScriptState::Reset {
             for route in &mut state.routes {
                 if let Steps::Script(script) = &mut route.steps {
@@ -696,14 +742,13 @@ struct StepJob {
     reply: Reply,
     /// The endpoint's life the request was admitted in.
     life: u64,
+    /// Counts the step done when the job is dropped, wherever that happens.
+    done: StepDone,
 }
 
 /// One request's step: latency, commit, then the outcome goes to the connection (if it is
 /// still there).
 async fn run_step(job: Box<StepJob>) {
-    // Counts the step done however the task ends: run to its end, or dropped unfinished
-    // with the runtime it ran on (a crashed turmoil host's).
-    let _done = StepDone(job.endpoint.clone());
     // Only the box and (rarely) the boxed timer live across the await: the task stays small.
     if !job.step.latency.is_zero() {
         let inner = &*job.endpoint.inner;
@@ -722,6 +767,7 @@ async fn run_step(job: Box<StepJob>) {
         ctx,
         reply,
         life,
+        done: _done,
     } = *job;
     match finish_step(&endpoint, &step, rendered, &ctx, life) {
         // An error means the connection went away first; the step has done its work regardless.
@@ -869,7 +915,7 @@ fn scope_key(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ConnectStep, VirtualClock};
+    use crate::{ConnectStep, ScriptState, VirtualClock};
 
     #[tokio::test(start_paused = true)]
     async fn connect_schedule_is_consumed_and_recorded() {
@@ -894,6 +940,60 @@ mod tests {
                 action: Blackhole
             }
         );
+    }
+
+    /// A GET of `/` on connection `conn_id`, as a connection hands it over.
+    fn arrival(conn_id: u64) -> Arrival {
+        let (parts, ()) = http::Request::get("/").body(()).unwrap().into_parts();
+        Arrival {
+            conn_id,
+            seq: 0,
+            inbound: 0..0,
+            parts,
+            body: Bytes::new(),
+        }
+    }
+
+    #[test]
+    fn a_step_whose_task_never_ran_is_counted_done_when_its_runtime_goes() {
+        // A crashed turmoil host's runtime is dropped with the tasks spawned on it, some
+        // perhaps never polled: their steps must not stay in progress.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let endpoint = {
+            let _in = runtime.enter();
+            let endpoint = Endpoint::new(
+                EndpointConfig::http("api")
+                    .script([Step::status(200).latency(Duration::from_secs(1))]),
+                VirtualClock::new(),
+            );
+            assert!(endpoint.admit(arrival(1)).is_some());
+            endpoint
+        };
+        assert_eq!(endpoint.steps_in_progress(), 1);
+        drop(runtime);
+        assert_eq!(endpoint.steps_in_progress(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_crashed_endpoint_admits_nothing_until_it_restarts() {
+        let endpoint = Endpoint::new(
+            EndpointConfig::http("api").script([Step::status(503), Step::status(200)]),
+            VirtualClock::new(),
+        );
+        endpoint.crash();
+        assert!(endpoint.admit(arrival(1)).is_none());
+        endpoint.restart(ScriptState::Keep);
+        // The script's first step is still there for the first request admitted.
+        let Some((_, Admission::Done(Outcome::Respond(response, _)))) = endpoint.admit(arrival(2))
+        else {
+            panic!("not answered at once with a response");
+        };
+        assert_eq!(response.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(endpoint.ledger().snapshot().requests.len(), 1);
     }
 
     #[test]

@@ -166,8 +166,9 @@ async fn handle(
         parts,
         body,
     });
-    // Refused by the gate, which promises that nothing answers: the request waits for its
-    // connection to close.
+    // Refused by the gate, which promises that nothing answers, or not admitted by a crashed
+    // endpoint, whose connections the crash resets: the request waits for its connection to
+    // close.
     let Some((id, admission)) = admitted else {
         return std::future::pending().await;
     };

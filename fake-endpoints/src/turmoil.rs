@@ -5,7 +5,7 @@
 //! runtime of its own: so [`host`] makes the endpoint inside its host's runtime, with a clock
 //! whose zero and wall clock are the simulation's, and hands it back for its ledger.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
@@ -15,6 +15,7 @@ use crate::clock::VirtualClock;
 use crate::config::EndpointConfig;
 use crate::conn::{ConnInfo, ConnectionControl, NoReset};
 use crate::connect::ConnectAction;
+use crate::crash::ScriptState;
 use crate::endpoint::Endpoint;
 use crate::tcp::ConnIds;
 
@@ -38,6 +39,8 @@ pub const PORT: u16 = 80;
 ///
 /// Crashing the host (`Sim::crash`) drops the endpoint's connections and the work of the
 /// requests it was processing; the endpoint itself, its ledger and its scripts, survive.
+/// When the host comes back its endpoint has crashed too ([`Endpoint::crash`]): the dedupe
+/// keys of the requests the crash dropped are no longer in flight.
 /// Bouncing the host (`Sim::bounce`) serves the same endpoint again on the new runtime
 /// turmoil gives the host, whose clock the endpoint follows from then on, so its instants
 /// go on from where the simulation is.
@@ -145,6 +148,8 @@ fn add_host(
     let made: Rc<RefCell<Option<Endpoint>>> = Rc::default();
     let slot = Rc::clone(&made);
     let make = RefCell::new(Some(make));
+    // The endpoint's life when its software last started.
+    let started_in = Cell::new(0);
     sim.host(name, move || {
         // The first start makes the endpoint; a later one (a bounce) finds it made.
         let first = slot.borrow().is_none();
@@ -152,6 +157,20 @@ fn add_host(
             *slot.borrow_mut() = make.borrow_mut().take().map(|make| make());
         }
         let endpoint = slot.borrow().clone();
+        if let Some(endpoint) = endpoint.as_ref().filter(|_| !first) {
+            // Started again: the host crashed since the last start. When its endpoint's life
+            // did not end with it (`Sim::crash` called directly, not by a harness that
+            // crashes the endpoint first), it ends here: the steps in progress died with the
+            // host's runtime, and their dedupe keys are released as a crash releases them.
+            // The endpoint then comes back with its scripts where they were.
+            if endpoint.life() == started_in.get() {
+                endpoint.crash();
+                endpoint.restart(ScriptState::Keep);
+            }
+        }
+        if let Some(endpoint) = &endpoint {
+            started_in.set(endpoint.life());
+        }
         let ids = ids.clone();
         let signals = signals.clone();
         async move {
@@ -244,8 +263,25 @@ impl Endpoint {
                 client: peer,
                 endpoint: stream.local_addr()?,
             };
+            // A note on these ends is another connection's, which had the same ephemeral port
+            // and whose client may have forgotten it before the note was written: this
+            // connection starts without one.
+            if let Some(signals) = signals {
+                signals.forget(ends);
+            }
             let conn_id = ids.next();
-            match self.on_connect(conn_id) {
+            let Some(action) = self.on_connect_if_up(conn_id) else {
+                // The endpoint crashed and its host goes down at the next tick: the host
+                // took the connection, and the crash resets it with the host's others, as
+                // on the sim network a SYN arriving at a crash's instant is reset with it.
+                // No process decided on it: nothing is consumed or recorded.
+                if let Some(signals) = signals {
+                    signals.reset(ends).reset();
+                }
+                drop(stream);
+                continue;
+            };
+            match action {
                 ConnectAction::Accept => {}
                 // Dropped unread: the nearest a turmoil host comes to refusing it.
                 ConnectAction::Refuse => {

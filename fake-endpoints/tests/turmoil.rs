@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use retrylab_endpoints::{ConnectAction, ConnectStep, EndpointConfig, ResponseOutcome, Step};
+use retrylab_endpoints::{
+    ConnectAction, ConnectStep, Dedupe, DedupeOutcome, EndpointConfig, ResponseOutcome, Step,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use turmoil::net::{TcpListener, TcpStream};
 
@@ -15,6 +17,19 @@ async fn get(host: &str, port: u16, path: &str) -> std::io::Result<u16> {
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await?;
     // "HTTP/1.1 503 Service Unavailable"
+    let code = answer.get(9..12).and_then(|c| c.parse().ok());
+    code.ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {answer:?}")))
+}
+
+/// [`get`], sending `key` in header `idempotency-key`.
+async fn get_keyed(host: &str, port: u16, key: &str) -> std::io::Result<u16> {
+    let mut stream = TcpStream::connect((host, port)).await?;
+    let request = format!(
+        "GET / HTTP/1.1\r\nhost: {host}\r\nidempotency-key: {key}\r\nconnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await?;
     let code = answer.get(9..12).and_then(|c| c.parse().ok());
     code.ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {answer:?}")))
 }
@@ -167,4 +182,90 @@ fn refused_and_black_holed_connects_are_not_served() {
     );
     // Only the accepted connection's request was read and answered.
     assert_eq!(ledger.requests.len(), 1);
+}
+
+#[test]
+fn a_host_crashed_by_the_simulation_releases_the_dedupe_keys_of_the_requests_it_dropped() {
+    let mut sim = turmoil::Builder::new()
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
+    let api = retrylab_endpoints::turmoil::host(
+        &mut sim,
+        "api",
+        EndpointConfig::http("api")
+            .dedupe(Dedupe::header("idempotency-key"))
+            .script([Step::status(200).latency(Duration::from_millis(500))]),
+    );
+    sim.client("client", async {
+        // Reaches api at 3 ms, whose answer would come at 503 ms: the crash at 50 ms drops
+        // the step, whichever way the client's exchange then ends.
+        let first = tokio::time::timeout(Duration::from_millis(150), get_keyed("api", 80, "k"));
+        let _ = first.await;
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_millis(100)).await;
+        // Past the bounce at 100 ms: the key is no longer in flight, so the step runs again
+        // (a key left in flight would be answered 409).
+        assert_eq!(get_keyed("api", 80, "k").await?, 200);
+        Ok(())
+    });
+    let mut finished = false;
+    while !finished {
+        match sim.elapsed().as_millis() {
+            50 => sim.crash("api"),
+            100 => sim.bounce("api"),
+            _ => {}
+        }
+        finished = sim.step().unwrap();
+    }
+    let ledger = api.ledger().snapshot();
+    let dedupe: Vec<DedupeOutcome> = ledger.requests.iter().map(|r| r.dedupe).collect();
+    assert_eq!(dedupe, [DedupeOutcome::First, DedupeOutcome::First]);
+}
+
+#[test]
+fn a_connection_starts_without_the_note_of_an_earlier_one_on_the_same_ports() {
+    use retrylab_endpoints::turmoil::{Ends, Signal, Signals};
+    use retrylab_endpoints::{ConnIds, Endpoint, VirtualClock};
+
+    let mut sim = turmoil::Builder::new()
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(1))
+        .build();
+    let signals = Signals::new();
+    let api = retrylab_endpoints::turmoil::host_with_signals(
+        &mut sim,
+        "api",
+        ConnIds::new(),
+        signals.clone(),
+        || {
+            let clock = VirtualClock::starting_at(tokio::time::Instant::now(), 0);
+            Endpoint::new(
+                EndpointConfig::http("api").script([Step::status(200)]),
+                clock,
+            )
+        },
+    );
+    assert!(api.is_some());
+    // The first two hosts' addresses, and the first ephemeral port: the ends of the client's
+    // first connection. A reset noted on them stands for one written late, after an earlier
+    // connection between the same ports was forgotten by its client.
+    let ends = Ends {
+        client: "192.168.0.2:49152".parse().unwrap(),
+        endpoint: "192.168.0.1:80".parse().unwrap(),
+    };
+    signals.note(ends, Signal::Reset);
+    let seen = signals.clone();
+    sim.client("client", async move {
+        let stream = TcpStream::connect(("api", 80)).await?;
+        let made = Ends {
+            client: stream.local_addr()?,
+            endpoint: stream.peer_addr()?,
+        };
+        assert_eq!(made, ends);
+        // The SYN-ACK's crossing back: the endpoint has taken the connection by then.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(seen.read(ends), None);
+        Ok(())
+    });
+    sim.run().unwrap();
 }

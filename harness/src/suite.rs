@@ -476,24 +476,19 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
     for file in files {
         let scenario = match Scenario::load_as(&file.path, &file.display) {
             Ok(scenario) => Arc::new(scenario),
-            // Sound, but not for this build: ignored, as a client that is not in it is.
-            // `--include-ignored` runs it, and it fails saying which feature it needs.
-            Err(errors) if errors.lacking_feature().is_some() => {
-                let feature = errors.lacking_feature().unwrap_or_default();
-                lacking
-                    .entry(feature)
-                    .or_default()
-                    .push(file.test_name.clone());
-                let message = errors.to_string();
-                trials.push(
-                    Trial::test(file.test_name, move || Err(message.into()))
-                        .with_ignored_flag(true),
-                );
-                continue;
-            }
             Err(errors) => {
                 let message = errors.to_string();
-                trials.push(Trial::test(file.test_name, move || Err(message.into())));
+                let trial = Trial::test(file.test_name.clone(), move || Err(message.into()));
+                match errors.lacking_feature() {
+                    // Sound, but not for this build: ignored, as a client that is not in it
+                    // is. `--include-ignored` runs it, and it fails saying which feature it
+                    // needs.
+                    Some(feature) => {
+                        lacking.entry(feature).or_default().push(file.test_name);
+                        trials.push(trial.with_ignored_flag(true));
+                    }
+                    None => trials.push(trial),
+                }
                 continue;
             }
         };

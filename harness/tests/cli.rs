@@ -31,9 +31,42 @@ fn check_prints_warnings_and_passes() {
         format!(
             "ok    {shown}\nwarning: {shown}:6:21 expect.attempts: every call must make at \
              least 4 attempts, but the built-in client (`exponential`) makes at most 3 per \
-             call\n1 files, 0 with errors\n"
+             call\n1 files, 0 with errors, 0 skipped\n"
         )
     );
+}
+
+/// `retrylab check` counts a file that needs a feature the build lacks as skipped, apart from
+/// the files with errors.
+#[test]
+fn check_counts_the_files_it_skips() {
+    let folder = Folder::with(
+        "skip",
+        &[
+            (
+                "a.yaml",
+                "version: 1\nname: a\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+            ),
+            (
+                "b.yaml",
+                "version: 1\nname: b\nbackend: turmoil\nendpoints: { api: {} }\n\
+                 operation: { endpoint: api }\n",
+            ),
+        ],
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("check")
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let summary = if cfg!(feature = "turmoil") {
+        "2 files, 0 with errors, 0 skipped\n"
+    } else {
+        "2 files, 0 with errors, 1 skipped\n"
+    };
+    assert!(stdout.ends_with(summary), "{stdout}");
 }
 
 /// A temporary folder with `files`, removed when dropped.
@@ -227,7 +260,10 @@ fn the_walk_skips_cycles_fifos_devices_and_dangling_links() {
             .collect();
         assert_eq!(warnings, expected, "{command}");
         if command == "check" {
-            assert!(stdout.ends_with("2 files, 0 with errors\n"), "{stdout}");
+            assert!(
+                stdout.ends_with("2 files, 0 with errors, 0 skipped\n"),
+                "{stdout}"
+            );
         } else {
             assert!(stdout.contains("2 runs: 2 passed"), "{stdout}");
         }
@@ -415,7 +451,10 @@ fn check_refuses_what_a_run_would_crash_on() {
     let output = bounded(&["check".as_ref(), folder.0.as_os_str()]);
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stdout.ends_with("3 files, 3 with errors\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("3 files, 3 with errors, 0 skipped\n"),
+        "{stdout}"
+    );
     let root = folder
         .0
         .file_name()

@@ -399,3 +399,80 @@ fn a_request_held_past_its_attempt_timeout_reaches_hypers_server_with_the_fin_an
         "{text}"
     );
 }
+
+// ---- a crash's own instant ---------------------------------------------------------------
+
+/// `yaml` run with its built-in client on `backend`.
+fn run_on(yaml: &str, backend: BackendKind) -> Report {
+    let mut s = scenario(yaml);
+    s.backend = backend;
+    s.run_builtin()
+}
+
+#[test]
+fn a_retry_reaching_the_endpoint_at_the_instant_it_crashes_finds_it_down_on_both_backends() {
+    // Latency 1ms each way, 100ms between attempts, a crash at 105ms for 100ms with the
+    // script kept. Attempt 1 is answered 503 at 4ms; attempt 2 reaches api exactly at 105ms,
+    // the crash's instant: on the pooled connection its request arrives then, and with one
+    // request a connection its SYN does. Either way api is down: the request is not admitted
+    // (the 200 is not consumed), and the connection is reset with the crash's others. Attempt
+    // 3, after the bounce, gets the 200: three attempts, two requests received.
+    let timeline = "network: { latency: 1ms, faults: [ { at: 105ms, crash: api, restart_after: 100ms } ] }\n\
+         operation: { endpoint: api }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 4, attempt_timeout: 1s } }\n\
+         expect: { outcome: success, attempts: 3, requests_received: 2 }\n";
+    for (what, api) in [
+        (
+            "a request",
+            "endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n",
+        ),
+        (
+            "a SYN",
+            "endpoints: { api: { keep_alive: { max_requests: 1 }, \
+             script: [ { status: 503 }, { status: 200 } ] } }\n",
+        ),
+    ] {
+        let yaml = format!("version: 1\nname: {what} at the crash\n{api}{timeline}");
+        let sim = run_on(&yaml, BackendKind::Sim);
+        let turmoil = run_on(&yaml, BackendKind::Turmoil);
+        assert!(sim.passed(), "{what}, sim:\n{}", sim.summary());
+        assert!(turmoil.passed(), "{what}, turmoil:\n{}", turmoil.summary());
+        assert_eq!(judged(&sim), judged(&turmoil), "{what}");
+    }
+}
+
+#[test]
+fn a_hold_or_a_partition_while_its_endpoint_is_down_is_refused_where_it_is_written() {
+    let errors = Scenario::from_yaml_str(
+        "version: 1\nname: down\nbackend: turmoil\n\
+         endpoints: { api: { script: [ { status: 200 } ] }, other: { script: [ { status: 200 } ] } }\n\
+         operation: { endpoint: api }\n\
+         network: { faults: [ { at: 1s, crash: other } ] }\n\
+         turmoil:\n  crash: [ { at: 150ms, endpoint: api, bounce_after: 200ms } ]\n  \
+         hold: [ { at: 100ms, endpoint: api, for: 50ms }, { at: 300ms, endpoint: api, for: 100ms } ]\n  \
+         partition: [ { at: 350ms, endpoint: api, for: 50ms }, { at: 5s, endpoint: other, for: 1s } ]\n",
+        "down.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        errors.contains(
+            "turmoil.hold[1].at: this hold of `api` overlaps turmoil.crash[0], while its host \
+             is down"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains(
+            "turmoil.partition[1].at: this partition of `other` overlaps network.faults[0], \
+             while its host is down"
+        ),
+        "{errors}"
+    );
+    // Touching the crash (ending at 150ms, starting at the bounce at 350ms) is fine.
+    assert_eq!(
+        errors.matches("while its host is down").count(),
+        2,
+        "{errors}"
+    );
+}

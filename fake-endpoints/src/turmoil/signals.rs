@@ -7,6 +7,12 @@
 //! addresses, and closes its end (or, for a black hole, keeps it unread). The client's
 //! connector reads the note where TCP would have shown it: a refusal or a black hole when
 //! the SYN-ACK would have come back, a reset when the endpoint's FIN arrives in its place.
+//!
+//! Notes are keyed by the two addresses, which a later connection may have again once the
+//! client's ephemeral port is reused; and an endpoint may note a reset after the client
+//! forgot the connection. So the client forgets a connection's note when it drops its stream
+//! (or reads a refusal), and the endpoint forgets the note on a connection's addresses as it
+//! accepts one, before deciding on it: every connection starts without a note.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

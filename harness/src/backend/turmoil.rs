@@ -208,6 +208,9 @@ impl tower_service::Service<Uri> for TurmoilConnector {
             let arrival = tokio::time::sleep(target.latency);
             let stream = tokio::select! {
                 biased;
+                // Made at the instant its endpoint crashed too (its host goes down a tick
+                // later): the endpoint's host noted a reset on it, which the stream reads
+                // where the SYN-ACK would have come back, as on the sim network.
                 made = &mut connect => made?,
                 () = arrival => {
                     if net.is_down(&target.host) {

@@ -178,21 +178,25 @@ where
         let now = sim.elapsed();
         while let Some(action) = due_crashes.next_if(|a| a.at <= now) {
             let name = action.endpoint.as_str();
-            let endpoint = hosts.iter().find(|(n, _)| n == name).map(|(_, e)| e);
+            // Loading checked that a crash names an endpoint of the scenario, each of which
+            // is a host here: one that is not is a fault of the plan, not a crash to skip.
+            let endpoint = hosts
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, e)| e)
+                .ok_or_else(|| {
+                    format!("a crash names `{name}`, which is not an endpoint host of the run")
+                })?;
             let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
             match action.step {
                 // The endpoint first: no step can commit or answer from now on.
                 CrashStep::Endpoint => {
-                    if let Some(endpoint) = endpoint {
-                        endpoint.crash();
-                    }
+                    endpoint.crash();
                     net.record(at_ms, name, LinkFault::Crashed);
                 }
                 CrashStep::Host => sim.crash(name),
                 CrashStep::Bounce(scripts) => {
-                    if let Some(endpoint) = endpoint {
-                        endpoint.restart(scripts);
-                    }
+                    endpoint.restart(scripts);
                     sim.bounce(name);
                     net.record(at_ms, name, LinkFault::Bounced);
                 }

@@ -64,6 +64,10 @@ pub struct ScenarioError {
     pub expected: Option<String>,
     /// A likely intended spelling, for misspelled keys, policies and names.
     pub suggestion: Option<String>,
+    /// The cargo feature of retrylab this build lacks, when that is what the error says: the
+    /// scenario is sound, and a build with the feature runs it
+    /// ([`ScenarioErrors::lacking_feature`]).
+    pub lacking_feature: Option<&'static str>,
 }
 
 impl ScenarioError {
@@ -91,6 +95,7 @@ impl ScenarioError {
             message: clipped(message.into()),
             expected: None,
             suggestion: None,
+            lacking_feature: None,
         }
     }
 
@@ -103,6 +108,12 @@ impl ScenarioError {
     /// The same error, with a did-you-mean suggestion.
     pub fn with_suggestion(mut self, suggestion: Option<String>) -> Self {
         self.suggestion = suggestion;
+        self
+    }
+
+    /// The same error, saying that it is all retrylab's cargo feature `feature` would fix.
+    pub(crate) fn lacking(mut self, feature: &'static str) -> Self {
+        self.lacking_feature = Some(feature);
         self
     }
 
@@ -266,11 +277,10 @@ impl ScenarioErrors {
     /// assert_eq!(typo.lacking_feature(), None);
     /// ```
     pub fn lacking_feature(&self) -> Option<&'static str> {
-        let lacking = !self.is_empty()
-            && self
-                .iter()
-                .all(|e| e.message == super::support::TURMOIL_LACKING);
-        lacking.then_some("turmoil")
+        let feature = self.0.first()?.lacking_feature?;
+        self.iter()
+            .all(|e| e.lacking_feature == Some(feature))
+            .then_some(feature)
     }
 
     /// Sorts by (line, column, path) so errors read top to bottom; unlocated ones come last.

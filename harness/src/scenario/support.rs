@@ -20,8 +20,8 @@ use super::turmoil::BackendKind;
 
 /// The error of `backend: turmoil` in a build without retrylab's `turmoil` feature: the one
 /// error that says a feature of this build is lacking rather than the scenario being wrong
-/// ([`ScenarioErrors::lacking_feature`](super::ScenarioErrors::lacking_feature)).
-pub(crate) const TURMOIL_LACKING: &str =
+/// ([`ScenarioError::lacking_feature`]).
+const TURMOIL_LACKING: &str =
     "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks";
 
 impl Scenario {
@@ -126,7 +126,9 @@ impl Unsupported<'_> {
         }
         // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
         if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
-            let e = s.error_at_key("backend", TURMOIL_LACKING);
+            let e = s
+                .error_at_key("backend", TURMOIL_LACKING)
+                .lacking("turmoil");
             self.errors.push(e);
         }
         // Built behind retrylab's `search` feature (proptest is a dependency of its own).

@@ -82,6 +82,19 @@ impl Validator<'_> {
                 &c.endpoint,
             ));
         }
+        // A hold or a partition while its endpoint is down: every crash of the endpoint,
+        // from either list, before the sort below reorders this list's.
+        let mut down: Vec<(String, Millis, Option<Millis>, &str)> = crashes
+            .iter()
+            .map(|&(i, at, end, endpoint)| (index("turmoil.crash", i), at, end, endpoint))
+            .collect();
+        for (i, f) in self.s.network.faults.iter().enumerate() {
+            if let FaultSpec::Crash { at, endpoint, .. } = f {
+                down.push((index("network.faults", i), *at, f.window_end(), endpoint));
+            }
+        }
+        self.windows_while_down("turmoil.hold", &t.hold, "hold", &down);
+        self.windows_while_down("turmoil.partition", &t.partition, "partition", &down);
         crashes.sort_by_key(|c| (c.3, c.1, c.0));
         for pair in crashes.windows(2) {
             let (a, b) = (pair[0], pair[1]);
@@ -89,6 +102,37 @@ impl Validator<'_> {
                 self.err(
                     &join(&index("turmoil.crash", b.0), "at"),
                     format!("`{}` is still down from turmoil.crash[{}]", b.3, a.0),
+                );
+            }
+        }
+    }
+
+    /// `windows` (of `what`, under `path`) must not overlap a crash in `down` (its path, its
+    /// start, its end if it bounces, its endpoint) of the same endpoint: a connect is judged
+    /// refused or not once, at the instant its SYN would reach the host with the link's
+    /// latency, which a held or partitioned link moves or cancels.
+    fn windows_while_down(
+        &mut self,
+        path: &str,
+        windows: &[WindowSpec],
+        what: &str,
+        down: &[(String, Millis, Option<Millis>, &str)],
+    ) {
+        for (i, w) in windows.iter().enumerate() {
+            let w_end = w.at.0.saturating_add(w.r#for.0);
+            let crash = down.iter().find(|(_, at, end, endpoint)| {
+                *endpoint == w.endpoint && at.0 < w_end && end.is_none_or(|end| w.at.0 < end.0)
+            });
+            if let Some((crash, ..)) = crash {
+                self.err(
+                    &join(&index(path, i), "at"),
+                    format!(
+                        "this {what} of `{}` overlaps {crash}, while its host is down: the \
+                         client's connector judges a connect by the host's state when its SYN \
+                         would arrive, which the {what} moves, so a {what} and a crash of one \
+                         endpoint must not overlap",
+                        w.endpoint
+                    ),
                 );
             }
         }

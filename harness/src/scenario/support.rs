@@ -133,10 +133,12 @@ impl Unsupported<'_> {
         }
         // Built behind retrylab's `search` feature (proptest is a dependency of its own).
         if cfg!(not(feature = "search")) && s.search.is_some() {
-            let e = s.error_at_key(
-                "search",
-                "`search` needs retrylab's `search` feature, which this build lacks",
-            );
+            let e = s
+                .error_at_key(
+                    "search",
+                    "`search` needs retrylab's `search` feature, which this build lacks",
+                )
+                .lacking("search");
             self.errors.push(e);
         }
     }

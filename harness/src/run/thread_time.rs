@@ -172,7 +172,9 @@ enum Kept {
     Nothing,
     /// The system gives no per-thread times: not read again.
     Unavailable,
-    Latest(Reading),
+    /// The latest reading, and the instant it is [`RECENT`] old: a comparison per poll
+    /// instead of measuring its age.
+    Latest(Reading, Instant),
 }
 
 thread_local! {
@@ -183,9 +185,7 @@ thread_local! {
 /// older at `now`; `None` where the system does not give per-thread times.
 pub(crate) fn recent(now: Instant) -> Option<Reading> {
     match KEPT.with(Cell::get) {
-        Kept::Latest(reading) if now.saturating_duration_since(reading.at) < RECENT => {
-            Some(reading)
-        }
+        Kept::Latest(reading, stale) if now < stale => Some(reading),
         Kept::Unavailable => None,
         _ => take(now),
     }
@@ -194,12 +194,17 @@ pub(crate) fn recent(now: Instant) -> Option<Reading> {
 /// Reads the calling thread's times now and keeps the reading.
 fn take(now: Instant) -> Option<Reading> {
     let kept = match ThreadTime::current() {
-        Some(time) => Kept::Latest(Reading { at: now, time }),
+        // Stale at once where `now + RECENT` overflows (read afresh each time): `now` is
+        // real time, so that does not happen.
+        Some(time) => Kept::Latest(
+            Reading { at: now, time },
+            now.checked_add(RECENT).unwrap_or(now),
+        ),
         None => Kept::Unavailable,
     };
     KEPT.with(|cell| cell.set(kept));
     match kept {
-        Kept::Latest(reading) => Some(reading),
+        Kept::Latest(reading, _) => Some(reading),
         _ => None,
     }
 }

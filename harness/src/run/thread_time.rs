@@ -131,19 +131,29 @@ fn parse(schedstat: &str, status: &str) -> Option<ThreadTime> {
     let mut fields = schedstat.split_whitespace().map(str::parse::<u64>);
     let on_cpu_ns = fields.next()?.ok()?;
     let runnable_ns = fields.next()?.ok()?;
-    let field = |key: &str| {
+    // `State:` is among the first lines and the switch counts are the last ones: each is
+    // looked for from its own end of the file, not past the fifty lines between (three
+    // scans of the whole file were most of what a reading cost).
+    let first = |key: &str| {
         status
             .lines()
             .find_map(|line| line.strip_prefix(key))
             .map(str::trim)
     };
+    let last = |key: &str| {
+        status
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix(key))
+            .map(str::trim)
+    };
     // `R` is running or ready to run; `S`, `D` (sleeping), `T` and `t` (stopped) are not.
-    let state = field("State:")?.chars().next()?;
+    let state = first("State:")?.chars().next()?;
     Some(ThreadTime {
         on_cpu_ns,
         runnable_ns,
-        voluntary: field("voluntary_ctxt_switches:")?.parse().ok()?,
-        involuntary: field("nonvoluntary_ctxt_switches:")?.parse().ok()?,
+        voluntary: last("voluntary_ctxt_switches:")?.parse().ok()?,
+        involuntary: last("nonvoluntary_ctxt_switches:")?.parse().ok()?,
         asleep: matches!(state, 'S' | 'D' | 'T' | 't'),
     })
 }

@@ -70,7 +70,25 @@ impl VirtualClock {
 
     /// Whole milliseconds since `start` (the unit of every ledger record).
     pub fn now_ms(&self) -> u64 {
-        u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.ms_at(Instant::now())
+    }
+
+    /// Whole milliseconds from `start` to `instant` (0 before `start`): what
+    /// [`now_ms`](Self::now_ms) read at `instant`, for a caller that keeps the raw reading
+    /// and turns it into milliseconds only when it needs them.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{ms, VirtualClock};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let clock = VirtualClock::new();
+    /// let read = tokio::time::Instant::now();
+    /// tokio::time::sleep(ms(20)).await;
+    /// assert_eq!((clock.ms_at(read), clock.now_ms()), (0, 20));
+    /// # }
+    /// ```
+    pub fn ms_at(&self, instant: Instant) -> u64 {
+        u64::try_from(instant.saturating_duration_since(self.start).as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The virtual wall clock: `epoch + elapsed`.

@@ -8,13 +8,17 @@
 //! the run holds exactly the limit's attempts and no effect of a refused one, and the run is
 //! woken to end at once, even while its client waits on the refused attempt.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use http::request;
 use retrylab_endpoints::Gate;
 use retrylab_endpoints::wire::{ATTEMPT_HEADER_NAME, HAND_OFF_HEADER_NAME};
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 /// The attempt budget of one run, shared by the harness's client surfaces and the endpoints.
 #[derive(Clone, Debug)]
@@ -66,17 +70,67 @@ impl AttemptLimit {
     }
 
     /// Resolves once an attempt past the limit was refused.
-    pub(crate) async fn reached(&self) {
-        loop {
-            // Created before the flag is read: `notify_waiters` reaches a `Notified` from the
-            // moment it exists, so a refusal in between still wakes this wait.
-            let notified = self.inner.stop.notified();
-            if self.inner.refused.load(Ordering::Acquire) {
-                return;
-            }
-            notified.await;
+    pub(crate) fn reached(&self) -> Reached<'_> {
+        Reached {
+            inner: &self.inner,
+            // Created before the flag is first read: `notify_waiters` reaches a `Notified`
+            // from the moment it exists, so a refusal in between still wakes this wait.
+            notified: self.inner.stop.notified(),
+            waker: None,
         }
     }
+}
+
+pin_project_lite::pin_project! {
+    /// The wait [`AttemptLimit::reached`] returns. The run polls it each time the run's task
+    /// wakes, most often long before any refusal, so a poll with the waker it already waits
+    /// with reads one flag and no more: polling a `Notified` again takes the `Notify`'s
+    /// lock, and that was most of the cost of each wake-up of the run.
+    pub(crate) struct Reached<'a> {
+        inner: &'a Inner,
+        #[pin]
+        notified: Notified<'a>,
+        // The waker the wait is registered with, once it is.
+        waker: Option<Waker>,
+    }
+}
+
+impl Future for Reached<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        // A refusal sets the flag before it notifies: the flag says whether the limit was
+        // reached.
+        if this.inner.refused.load(Ordering::Acquire) {
+            return Poll::Ready(());
+        }
+        if this
+            .waker
+            .as_ref()
+            .is_some_and(|w| same_task(w, cx.waker()))
+        {
+            // Registered with a waker that wakes this same task: a refusal from now on wakes
+            // it, and the flag then says so.
+            return Poll::Pending;
+        }
+        // The first poll, or one by another task: register with its waker. Only a refusal
+        // notifies, so a notified wait means the limit was reached.
+        if this.notified.poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        *this.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Whether `kept` (a clone of an earlier poll's waker) wakes the task `current` does.
+/// `Waker::will_wake` also compares the vtables' addresses, and a clone made inside tokio
+/// carries another copy of the same vtable (the compiler may emit one per codegen unit), so
+/// it said no on every poll of the run. The data pointer names the task (tokio's task, or
+/// the runtime's handle for `block_on`); a null one, as no-op wakers have, names none.
+fn same_task(kept: &Waker, current: &Waker) -> bool {
+    kept.will_wake(current) || (!current.data().is_null() && kept.data() == current.data())
 }
 
 impl Gate for AttemptLimit {
@@ -125,6 +179,46 @@ mod tests {
         assert!(!limit.admit(&parts(&[])));
         // Sent before the limit was reached, counted then: still let through.
         assert!(limit.admit(&tagged));
+    }
+
+    /// A wait polled again and again by the same task before the refusal (as the run's
+    /// root polls it on each of its wake-ups), and one polled by a second task, both wake.
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_polled_many_times_still_wakes() {
+        let limit = AttemptLimit::new(Some(1));
+        let waiting = tokio::spawn({
+            let limit = limit.clone();
+            async move {
+                let reached = limit.reached();
+                tokio::pin!(reached);
+                let mut polls = 0u32;
+                loop {
+                    tokio::select! {
+                        biased;
+                        () = &mut reached => return polls,
+                        () = tokio::time::sleep(std::time::Duration::from_millis(1)) => polls += 1,
+                    }
+                }
+            }
+        });
+        let other = tokio::spawn({
+            let limit = limit.clone();
+            async move { limit.reached().await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        assert!(limit.take());
+        assert!(!limit.take());
+        let polls = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("woken")
+            .expect("not panicked");
+        assert!(polls >= 5, "polled {polls} times before the refusal");
+        tokio::time::timeout(std::time::Duration::from_secs(5), other)
+            .await
+            .expect("woken")
+            .expect("not panicked");
+        // Once reached, a new wait is over at once.
+        limit.reached().await;
     }
 
     #[tokio::test]

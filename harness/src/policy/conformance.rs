@@ -21,7 +21,7 @@ use std::fmt;
 
 use super::attempt::{AttemptView, CallHistory, ClientHistory};
 use super::units::fmt_ms;
-use super::{Envelope, Next, Observed, Policy, StopReason};
+use super::{Anchor, Envelope, Next, Observed, Policy, StopReason};
 
 /// The false-alarm bound of the pinned-bound check, per call and bound.
 pub const PIN_PROBABILITY: f64 = 1e-9;
@@ -96,13 +96,30 @@ pub struct Conformance {
     attempt_timeout_ms: Option<u64>,
 }
 
-/// A retry that landed in a uniform window, for the pinned-bound check.
+/// A retry that landed in a uniform window, for the pinned-bound check. It keeps the facts,
+/// not their text: every jittered retry of a call lands, and only a pinned finding is
+/// described (a string per landing was most of the judging of a long jittered call).
 struct Landing {
     attempt: u32,
     width_ms: u64,
     at_min: bool,
     at_max: bool,
-    description: String,
+    /// The delay, measured from `from` of attempt `after`.
+    gap_ms: u64,
+    from: Anchor,
+    after: u32,
+}
+
+impl Landing {
+    /// `3s after the end of attempt 2`.
+    fn description(&self) -> String {
+        format!(
+            "{} after the {} of attempt {}",
+            fmt_ms(self.gap_ms),
+            self.from.as_str(),
+            self.after
+        )
+    }
 }
 
 impl Conformance {
@@ -347,11 +364,9 @@ impl Conformance {
                         width_ms: max_ms - min_ms,
                         at_min: gap == i128::from(*min_ms),
                         at_max: gap == i128::from(*max_ms),
-                        description: format!(
-                            "{} after the {} of attempt {n}",
-                            fmt_ms(u64::try_from(gap).unwrap_or(0)),
-                            from.as_str()
-                        ),
+                        gap_ms: u64::try_from(gap).unwrap_or(0),
+                        from: *from,
+                        after: n,
                     });
                 }
                 None
@@ -510,7 +525,7 @@ fn pinned(landings: &[Landing]) -> Vec<Violation> {
                  {PIN_PROBABILITY:e} ({cause})",
                 join_and(&numbers),
                 numbers[0],
-                hits[0].description,
+                hits[0].description(),
             ),
         });
     }

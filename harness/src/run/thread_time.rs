@@ -131,19 +131,29 @@ fn parse(schedstat: &str, status: &str) -> Option<ThreadTime> {
     let mut fields = schedstat.split_whitespace().map(str::parse::<u64>);
     let on_cpu_ns = fields.next()?.ok()?;
     let runnable_ns = fields.next()?.ok()?;
-    let field = |key: &str| {
+    // `State:` is among the first lines and the switch counts are the last ones: each is
+    // looked for from its own end of the file, not past the fifty lines between (three
+    // scans of the whole file were most of what a reading cost).
+    let first = |key: &str| {
         status
             .lines()
             .find_map(|line| line.strip_prefix(key))
             .map(str::trim)
     };
+    let last = |key: &str| {
+        status
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix(key))
+            .map(str::trim)
+    };
     // `R` is running or ready to run; `S`, `D` (sleeping), `T` and `t` (stopped) are not.
-    let state = field("State:")?.chars().next()?;
+    let state = first("State:")?.chars().next()?;
     Some(ThreadTime {
         on_cpu_ns,
         runnable_ns,
-        voluntary: field("voluntary_ctxt_switches:")?.parse().ok()?,
-        involuntary: field("nonvoluntary_ctxt_switches:")?.parse().ok()?,
+        voluntary: last("voluntary_ctxt_switches:")?.parse().ok()?,
+        involuntary: last("nonvoluntary_ctxt_switches:")?.parse().ok()?,
         asleep: matches!(state, 'S' | 'D' | 'T' | 't'),
     })
 }
@@ -172,7 +182,9 @@ enum Kept {
     Nothing,
     /// The system gives no per-thread times: not read again.
     Unavailable,
-    Latest(Reading),
+    /// The latest reading, and the instant it is [`RECENT`] old: a comparison per poll
+    /// instead of measuring its age.
+    Latest(Reading, Instant),
 }
 
 thread_local! {
@@ -183,9 +195,7 @@ thread_local! {
 /// older at `now`; `None` where the system does not give per-thread times.
 pub(crate) fn recent(now: Instant) -> Option<Reading> {
     match KEPT.with(Cell::get) {
-        Kept::Latest(reading) if now.saturating_duration_since(reading.at) < RECENT => {
-            Some(reading)
-        }
+        Kept::Latest(reading, stale) if now < stale => Some(reading),
         Kept::Unavailable => None,
         _ => take(now),
     }
@@ -194,12 +204,17 @@ pub(crate) fn recent(now: Instant) -> Option<Reading> {
 /// Reads the calling thread's times now and keeps the reading.
 fn take(now: Instant) -> Option<Reading> {
     let kept = match ThreadTime::current() {
-        Some(time) => Kept::Latest(Reading { at: now, time }),
+        // Stale at once where `now + RECENT` overflows (read afresh each time): `now` is
+        // real time, so that does not happen.
+        Some(time) => Kept::Latest(
+            Reading { at: now, time },
+            now.checked_add(RECENT).unwrap_or(now),
+        ),
         None => Kept::Unavailable,
     };
     KEPT.with(|cell| cell.set(kept));
     match kept {
-        Kept::Latest(reading) => Some(reading),
+        Kept::Latest(reading, _) => Some(reading),
         _ => None,
     }
 }

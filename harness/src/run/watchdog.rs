@@ -124,9 +124,16 @@ pin_project_lite::pin_project! {
         // When this future's latest poll ended: the real instant, the virtual one, and the
         // thread's latest reading of its times then. Kept per call, so the hot path takes
         // no lock; a call waits between its polls while others run only when they make
-        // virtual time pass or are filed themselves.
-        last_end: Option<(Instant, u64, Option<Reading>)>,
+        // virtual time pass or are filed themselves. The virtual instant is kept as read:
+        // it is turned into milliseconds only for a wait long in real time, which is rare.
+        last_end: Option<(Instant, tokio::time::Instant, Option<Reading>)>,
     }
+}
+
+/// Whether at least [`LONG_POLL`] of real time passed from `from` to `to`: a comparison of
+/// instants, cheaper than measuring the span on every poll.
+fn long_since(from: Instant, to: Instant) -> bool {
+    from.checked_add(LONG_POLL).is_some_and(|long| to >= long)
 }
 
 /// Whether `wall` of real time, during which virtual time stood still, stopped the clock,
@@ -152,7 +159,10 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let at_ms = this.clock.now_ms();
+        // The virtual clock is read once as the poll starts and once as it ends (a poll can
+        // move it: `tokio::time::advance`), and turned into milliseconds once.
+        let at = tokio::time::Instant::now();
+        let at_ms = this.clock.ms_at(at);
         let attempts_before = (this.attempts)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
         this.watchdog
@@ -160,10 +170,11 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
             .store(attempts_before, Ordering::Relaxed);
         this.watchdog.step_polls();
         let started = Instant::now();
-        if let Some((ended, ended_at_ms, reading)) = *this.last_end {
-            let idle = started.saturating_duration_since(ended);
-            // Real time first: the thread's times are read only for a span long enough.
-            if ended_at_ms == at_ms && idle >= LONG_POLL {
+        if let Some((ended, ended_at, reading)) = *this.last_end {
+            // Real time first: virtual time and the thread's times are looked at only for
+            // a span long enough.
+            if long_since(ended, started) && this.clock.ms_at(ended_at) == at_ms {
+                let idle = started.saturating_duration_since(ended);
                 let evidence = reading.and_then(|r| r.spent_until(started));
                 if let Some(spent) = stopped_clock(idle, evidence) {
                     this.watchdog.file(LongPoll {
@@ -179,8 +190,8 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         let reading = thread_time::recent(started);
         let result = this.inner.poll(cx);
         let ended = Instant::now();
-        let took = ended.saturating_duration_since(started);
-        if took >= LONG_POLL {
+        if long_since(started, ended) {
+            let took = ended.saturating_duration_since(started);
             let evidence = reading.and_then(|r| r.spent_until(ended));
             if let Some(spent) = stopped_clock(took, evidence) {
                 this.watchdog.file(LongPoll {
@@ -192,7 +203,11 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
                 });
             }
         }
-        *this.last_end = Some((ended, this.clock.now_ms(), thread_time::recent(ended)));
+        *this.last_end = Some((
+            ended,
+            tokio::time::Instant::now(),
+            thread_time::recent(ended),
+        ));
         this.watchdog.step_polls();
         result
     }
@@ -251,6 +266,16 @@ mod tests {
             stopped_clock(ms(480), Some((ms(530), spent(30, 0, 500)))),
             None
         );
+    }
+
+    #[test]
+    fn long_since_is_at_least_the_long_poll() {
+        let from = Instant::now();
+        assert!(!long_since(from, from));
+        assert!(!long_since(from, from + ms(499)));
+        assert!(long_since(from, from + ms(500)));
+        // A span that ends before it starts is no span.
+        assert!(!long_since(from + ms(900), from));
     }
 
     /// Without the system's accounting, real time is all there is.

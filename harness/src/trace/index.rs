@@ -13,25 +13,57 @@ pub(crate) struct TraceIndex<'t> {
     /// `gap(n)` of the attempt at each position ([`Trace::gap_before`]).
     gaps: Vec<Option<u64>>,
     /// The first decision recorded after each attempt, by position in `trace.decisions`.
-    decisions: BTreeMap<u32, usize>,
+    decisions: ById,
     /// The attempts of each (client, call), ordered by their number, by position.
     calls: BTreeMap<(u32, u32), Vec<usize>>,
     /// The effects attributed to each call id, in trace order, by position.
     effects: BTreeMap<u32, Vec<usize>>,
-    /// The position of each attempt by its id. A map, not a dense vector, so that no
-    /// assumption about how ids are numbered can make a lookup miss.
-    by_id: BTreeMap<u32, usize>,
+    /// The position of each attempt by its id. Looked up by id, not by index into a dense
+    /// vector, so that no assumption about how ids are numbered can make a lookup miss.
+    by_id: ById,
+}
+
+/// Positions keyed by an id, with several positions per id kept in trace order: a vector
+/// sorted by id, not a tree. Ids usually come in order (attempts are numbered as they start,
+/// and a decision follows its attempt), and then building is one pass and a sort that finds
+/// the order already there, where a tree paid an insert per attempt; any order still works.
+struct ById(Vec<(u32, usize)>);
+
+impl ById {
+    /// `(id, position)` pairs in trace order.
+    fn new(mut pairs: Vec<(u32, usize)>) -> ById {
+        // Stable: positions under one id stay in trace order.
+        pairs.sort_by_key(|&(id, _)| id);
+        ById(pairs)
+    }
+
+    /// The positions filed under `id`, in trace order.
+    fn all(&self, id: u32) -> &[(u32, usize)] {
+        let from = self.0.partition_point(|&(k, _)| k < id);
+        let to = from + self.0[from..].partition_point(|&(k, _)| k == id);
+        &self.0[from..to]
+    }
+
+    fn first(&self, id: u32) -> Option<usize> {
+        self.all(id).first().map(|&(_, i)| i)
+    }
+
+    fn last(&self, id: u32) -> Option<usize> {
+        self.all(id).last().map(|&(_, i)| i)
+    }
 }
 
 impl<'t> TraceIndex<'t> {
-    /// Indexes `trace`: O(n log n) in its attempts, decisions and effects.
+    /// Indexes `trace`: O(n log n) in its attempts, decisions and effects, O(n) when its
+    /// ids come in order.
     pub(crate) fn new(trace: &'t Trace) -> Self {
         let mut calls: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
-        let mut by_id = BTreeMap::new();
+        let mut by_id = Vec::with_capacity(trace.attempts.len());
         for (i, a) in trace.attempts.iter().enumerate() {
             calls.entry((a.client_id, a.call_id)).or_default().push(i);
-            by_id.insert(a.id, i);
+            by_id.push((a.id, i));
         }
+        let by_id = ById::new(by_id);
         let mut gaps = vec![None; trace.attempts.len()];
         for attempts in calls.values_mut() {
             // Stable: attempts with one number keep their trace order.
@@ -52,10 +84,14 @@ impl<'t> TraceIndex<'t> {
                     .and_then(|(_, p)| Some(a.start_ms.saturating_sub(trace.attempts[p].end_ms?)));
             }
         }
-        let mut decisions = BTreeMap::new();
-        for (i, d) in trace.decisions.iter().enumerate() {
-            decisions.entry(d.attempt_id).or_insert(i);
-        }
+        let decisions = ById::new(
+            trace
+                .decisions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.attempt_id, i))
+                .collect(),
+        );
         let mut effects: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for (i, e) in trace.effects.iter().enumerate() {
             if let Some(call) = e.call_id {
@@ -74,7 +110,8 @@ impl<'t> TraceIndex<'t> {
 
     /// The attempt with this id.
     pub(crate) fn attempt(&self, id: u32) -> Option<&'t Attempt> {
-        self.trace.attempts.get(*self.by_id.get(&id)?)
+        // An id filed twice is the later attempt's, as a map's insert would keep.
+        self.trace.attempts.get(self.by_id.last(id)?)
     }
 
     /// The gap before the attempt at `position`.
@@ -84,7 +121,7 @@ impl<'t> TraceIndex<'t> {
 
     /// The reference client's decision after attempt `id`, if it made one.
     pub(crate) fn decision(&self, id: u32) -> Option<&'t DecisionRecord> {
-        let i = *self.decisions.get(&id)?;
+        let i = self.decisions.first(id)?;
         self.trace.decisions.get(i)
     }
 
@@ -138,6 +175,18 @@ mod tests {
             reconstructed: false,
             answered_by: None,
         }
+    }
+
+    /// Ids out of order, repeated and missing: the first and last position filed under each.
+    #[test]
+    fn by_id_finds_the_first_and_last_position_of_an_id() {
+        let index = ById::new(vec![(7, 0), (3, 1), (7, 2), (5, 3), (7, 4)]);
+        assert_eq!((index.first(7), index.last(7)), (Some(0), Some(4)));
+        assert_eq!((index.first(3), index.last(3)), (Some(1), Some(1)));
+        assert_eq!((index.first(5), index.last(5)), (Some(3), Some(3)));
+        assert_eq!((index.first(4), index.last(4)), (None, None));
+        assert_eq!(index.first(9), None);
+        assert_eq!(ById::new(Vec::new()).last(0), None);
     }
 
     /// The index's gaps are `gap_before`'s, attempt by attempt: calls interleaved, two

@@ -490,9 +490,26 @@ fn a_drawn_turmoil_latency_is_the_same_for_a_seed_and_differs_for_another() {
     assert_eq!(first.end(), &RunEnd::Completed, "{}", first.summary());
     assert_eq!(first.trace().to_json(), again.trace().to_json());
     assert_eq!(first.summary(), again.summary());
+    // The trace's header names the seed, so the timings are compared: another seed draws
+    // other latencies, and the same schedule of retries lands at other instants.
+    let timings = |report: &Report| -> Vec<(u64, Option<u64>)> {
+        report
+            .trace()
+            .attempts
+            .iter()
+            .map(|a| (a.start_ms, a.head_ms))
+            .collect()
+    };
     let other = run(8);
     assert_eq!(other.end(), &RunEnd::Completed, "{}", other.summary());
-    assert_ne!(first.trace().to_json(), other.trace().to_json());
+    assert_eq!(timings(&first), timings(&again));
+    assert_ne!(timings(&first), timings(&other), "{}", other.summary());
+    // Every gap is the client's 100ms whatever the crossings took.
+    for report in [&first, &other] {
+        let trace = report.trace();
+        let gaps: Vec<Option<u64>> = trace.attempts.iter().map(|a| trace.gap_before(a)).collect();
+        assert!(gaps.iter().all(|g| g.is_none_or(|g| g == 100)), "{gaps:?}");
+    }
 }
 
 #[test]

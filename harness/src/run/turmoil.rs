@@ -487,6 +487,35 @@ mod tests {
     }
 
     #[test]
+    fn a_drawn_latency_is_turmoils_curve_from_zero_to_the_cap() {
+        let ms = Duration::from_millis;
+        let drawn = LinkLatency::Exponential {
+            mean: ms(20),
+            max: ms(80),
+        };
+        // Rate 4: x has mean 1/4, so 80ms * x has mean 20ms, which turmoil floors and caps.
+        assert_eq!(
+            turmoil_latency(&[drawn, drawn], ms(0)),
+            Ok((ms(0), ms(80), Some(4.0)))
+        );
+        assert_eq!(
+            turmoil_latency(&[LinkLatency::Fixed(ms(3))], ms(2)),
+            Ok((ms(2), ms(2), None))
+        );
+        assert!(turmoil_latency(&[drawn, LinkLatency::Fixed(ms(3))], ms(0)).is_err());
+        let uncapped = Err(LatencyDistribution::Exponential {
+            mean_ms: 20,
+            max_ms: None,
+        });
+        assert!(link_latency("api", &uncapped).is_err());
+        let capped = Err(LatencyDistribution::Exponential {
+            mean_ms: 20,
+            max_ms: Some(80),
+        });
+        assert_eq!(link_latency("api", &capped), Ok(drawn));
+    }
+
+    #[test]
     fn turmoils_own_panics_say_what_they_mean() {
         let explained = explain_panics(vec![
             "0.0.0.0:80 server socket buffer full".to_owned(),

@@ -21,6 +21,7 @@ use retrylab_endpoints::turmoil::{Ends, PORT, Signal, Signals};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::{LinkFault, LinkFaultRecord};
+use crate::rng::Stream;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Records are only appended and taken: a poisoned lock still holds them consistently.
@@ -31,6 +32,64 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// message is delivered at the first tick at or after its latency has passed.
 pub(crate) const TICK: Duration = Duration::from_millis(1);
 
+/// How long a message takes to cross a link between the client's host and an endpoint's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LinkLatency {
+    /// Every message takes this long (turmoil's minimum and maximum latency alike).
+    Fixed(Duration),
+    /// `turmoil.latency: { exponential: { mean, max } }`: turmoil draws each message's
+    /// latency as `floor(max * x)` milliseconds, capped at `max`, with `x` exponential of
+    /// rate `max / mean`, which is an exponential of mean `mean` truncated to whole
+    /// milliseconds and capped.
+    Exponential {
+        /// The mean latency.
+        mean: Duration,
+        /// The cap, turmoil's maximum message latency.
+        max: Duration,
+    },
+}
+
+impl LinkLatency {
+    /// The longest a crossing can take.
+    pub(crate) fn longest(self) -> Duration {
+        match self {
+            LinkLatency::Fixed(latency) => latency,
+            LinkLatency::Exponential { max, .. } => max,
+        }
+    }
+
+    /// One crossing's latency, drawn from `draws` with the distribution turmoil draws a
+    /// message's latency from: an exponential of mean `mean` in milliseconds, truncated to
+    /// whole milliseconds as turmoil truncates, capped at `max`. A fixed latency draws
+    /// nothing.
+    fn draw(self, draws: &Mutex<Stream>) -> Duration {
+        match self {
+            LinkLatency::Fixed(latency) => latency,
+            LinkLatency::Exponential { mean, max } => {
+                let x = lock(draws).exponential(mean.as_millis() as f64);
+                // `as` saturates: a draw past `u64::MAX` milliseconds is capped below anyway.
+                Duration::from_millis(libm::floor(x) as u64).min(max)
+            }
+        }
+    }
+}
+
+/// The label of the stream the connector draws the SYN-ACK's return trip on the link to
+/// `endpoint` from, when `turmoil.latency` is drawn.
+pub(crate) fn return_trip_label(endpoint: &str) -> String {
+    format!("turmoil/{endpoint}/syn-ack")
+}
+
+/// The link from the client's host to one endpoint's.
+struct Link {
+    /// The endpoint's name, which is its host's name.
+    name: String,
+    latency: LinkLatency,
+    /// The SYN-ACKs' return trips are drawn from here, in the order the connects' SYNs
+    /// arrive, which the client's host makes the same on every run.
+    return_trips: Mutex<Stream>,
+}
+
 /// The endpoints of one run as turmoil hosts, as the client's side sees them.
 #[derive(Clone)]
 pub(crate) struct TurmoilNet {
@@ -38,9 +97,8 @@ pub(crate) struct TurmoilNet {
 }
 
 struct Inner {
-    /// The endpoints' names, which are their hosts' names, with the one-way latency of
-    /// the link from the client's host to each.
-    links: Vec<(String, Duration)>,
+    /// The links from the client's host to each endpoint's.
+    links: Vec<Link>,
     /// The longest one-way latency of any link: how long a request written just now may
     /// take to reach its endpoint.
     longest_latency: Duration,
@@ -56,13 +114,23 @@ struct Inner {
 }
 
 impl TurmoilNet {
-    /// The client's view of endpoints reached over `links`, whose hosts note in `signals`
-    /// what turmoil's TCP does not carry.
+    /// The client's view of endpoints reached over `links` (each endpoint's name with its
+    /// link's latency), whose hosts note in `signals` what turmoil's TCP does not carry; a
+    /// drawn latency's return trips come from `seed`'s [`return_trip_label`] streams.
     pub(crate) fn new(
-        links: Vec<(String, Duration)>,
+        links: Vec<(String, LinkLatency)>,
         longest_latency: Duration,
+        seed: u64,
         signals: Signals,
     ) -> TurmoilNet {
+        let links = links
+            .into_iter()
+            .map(|(name, latency)| Link {
+                return_trips: Mutex::new(Stream::new(seed, &return_trip_label(&name))),
+                name,
+                latency,
+            })
+            .collect();
         TurmoilNet {
             inner: Arc::new(Inner {
                 links,
@@ -127,7 +195,8 @@ impl TurmoilNet {
 
     /// How long settling waits with every endpoint idle before it believes nothing more is
     /// coming: turmoil's queues cannot be read from a host, so the longest latency of a
-    /// link, and two ticks for a message delivered at the tick after it became due.
+    /// link (a drawn latency's cap), and two ticks for a message delivered at the tick after
+    /// it became due.
     pub(crate) fn crossing(&self) -> Duration {
         self.inner.longest_latency + 2 * TICK
     }
@@ -157,12 +226,17 @@ impl TurmoilConnector {
         let host = uri
             .host()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the URI has no host"))?;
-        let link = self.net.inner.links.iter().find(|(name, _)| name == host);
+        let link = self
+            .net
+            .inner
+            .links
+            .iter()
+            .position(|link| link.name == host);
         match link {
-            Some((name, latency)) => Ok(Target {
-                host: name.clone(),
+            Some(link) => Ok(Target {
+                host: host.to_owned(),
                 port: uri.port_u16().unwrap_or(PORT),
-                latency: *latency,
+                link,
             }),
             None => Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -172,11 +246,11 @@ impl TurmoilConnector {
     }
 }
 
-/// Where a connect goes, and the one-way latency of its link.
+/// Where a connect goes, and its link (an index of the net's links).
 struct Target {
     host: String,
     port: u16,
-    latency: Duration,
+    link: usize,
 }
 
 impl tower_service::Service<Uri> for TurmoilConnector {
@@ -197,6 +271,9 @@ impl tower_service::Service<Uri> for TurmoilConnector {
         let net = self.net.clone();
         Box::pin(async move {
             let target = target?;
+            let link = net.inner.links.get(target.link).ok_or_else(|| {
+                io::Error::other(format!("no link to endpoint `{}`", target.host))
+            })?;
             let signals = net.inner.signals.clone();
             let connect = turmoil::net::TcpStream::connect((target.host.as_str(), target.port));
             let mut connect = std::pin::pin!(connect);
@@ -204,8 +281,9 @@ impl tower_service::Service<Uri> for TurmoilConnector {
             // bounced, where a crashed host's kernel would answer a SYN with an RST. So the
             // SYN's arrival is watched: a host down when it arrives refuses it, and the RST
             // takes the link's latency back. Biased: a connect the host answered in the
-            // step in which the SYN arrived wins over the watch.
-            let arrival = tokio::time::sleep(target.latency);
+            // step in which the SYN arrived wins over the watch. A drawn latency comes with no
+            // crash (validation refuses the two together): its watch waits out the cap.
+            let arrival = tokio::time::sleep(link.latency.longest());
             let stream = tokio::select! {
                 biased;
                 // Made at the instant its endpoint crashed too (its host goes down a tick
@@ -214,7 +292,7 @@ impl tower_service::Service<Uri> for TurmoilConnector {
                 made = &mut connect => made?,
                 () = arrival => {
                     if net.is_down(&target.host) {
-                        tokio::time::sleep(target.latency).await;
+                        tokio::time::sleep(link.latency.longest()).await;
                         return Err(io::Error::new(
                             io::ErrorKind::ConnectionRefused,
                             format!("endpoint `{}`'s host is down", target.host),
@@ -232,8 +310,9 @@ impl tower_service::Service<Uri> for TurmoilConnector {
             // that a connect costs a round trip, as on the sim network and on a real one.
             // The wait does not read the link's state: a hold or a partition that begins
             // after the SYN arrived does not touch this return trip (docs/architecture.md,
-            // the turmoil backend's latency).
-            tokio::time::sleep(target.latency).await;
+            // the turmoil backend's latency). A drawn latency draws it as turmoil would a
+            // message's, from the link's own substream, so no other draw moves.
+            tokio::time::sleep(link.latency.draw(&link.return_trips)).await;
             // The endpoint decided on the connection as its SYN arrived; what turmoil's
             // handshake cannot say arrives here, where the RST or the silence would have.
             match signals.read(ends) {
@@ -327,5 +406,46 @@ impl AsyncWrite for TurmoilStream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_drawn_return_trip_truncates_to_whole_milliseconds_and_stays_under_the_cap() {
+        let latency = LinkLatency::Exponential {
+            mean: Duration::from_millis(20),
+            max: Duration::from_millis(80),
+        };
+        let draws = Mutex::new(Stream::new(7, &return_trip_label("api")));
+        let mut expected = Stream::new(7, &return_trip_label("api"));
+        let mut capped = 0;
+        for _ in 0..2000 {
+            let drawn = latency.draw(&draws);
+            // The same exponential, truncated as turmoil truncates a message's latency.
+            let x = expected.exponential(20.0);
+            let truncated = Duration::from_millis(x.floor() as u64);
+            assert_eq!(drawn, truncated.min(Duration::from_millis(80)));
+            assert!(drawn <= latency.longest());
+            if drawn == Duration::from_millis(80) {
+                capped += 1;
+            }
+        }
+        // e^-4 of the draws, about 37 of 2000, reach the cap.
+        assert!((10..80).contains(&capped), "{capped} capped");
+    }
+
+    #[test]
+    fn a_fixed_latency_draws_nothing() {
+        let draws = Mutex::new(Stream::new(7, "x"));
+        let latency = LinkLatency::Fixed(Duration::from_millis(25));
+        assert_eq!(latency.draw(&draws), Duration::from_millis(25));
+        assert_eq!(
+            lock(&draws).next_u64(),
+            Stream::new(7, "x").next_u64(),
+            "the stream moved"
+        );
     }
 }

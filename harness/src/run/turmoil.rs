@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use retrylab_endpoints::turmoil::Signals;
-use retrylab_endpoints::{ConnIds, Endpoint, ScriptState, VirtualClock};
+use retrylab_endpoints::{ConnIds, Endpoint, LatencyDistribution, ScriptState, VirtualClock};
 
 use super::plan::{Plan, PlannedFault, TurmoilWindow, TurmoilWindowKind};
 use super::wall::Stop;
 use super::{LiveSlot, Setup, run_calls};
-use crate::backend::turmoil::{TICK, TurmoilNet};
+use crate::backend::turmoil::{LinkLatency, TICK, TurmoilNet};
 use crate::backend::{AttemptLimit, LinkFault, Net};
 use crate::env::Env;
 use crate::report::Report;
@@ -52,21 +52,12 @@ where
 {
     let mut latencies = Vec::with_capacity(plan.endpoints.len());
     for planned in &plan.endpoints {
-        match &planned.latency {
-            Ok(fixed) => latencies.push(*fixed),
-            // Loading refuses them on this backend (validate/network.rs).
-            Err(_) => {
-                return Err(format!(
-                    "endpoint `{}` has a latency distribution, which the turmoil backend does \
-                     not run",
-                    planned.name
-                ));
-            }
-        }
+        latencies.push(link_latency(&planned.name, &planned.latency)?);
     }
+    let (min_latency, max_latency, curve) = turmoil_latency(&latencies, plan.default_latency)?;
     let longest = latencies
         .iter()
-        .copied()
+        .map(|latency| latency.longest())
         .fold(plan.default_latency, Duration::max);
     // The run ends itself at `max_virtual_time` (settling included) plus `drain`; turmoil's
     // own limit only catches what would run past that.
@@ -80,8 +71,8 @@ where
         .epoch(UNIX_EPOCH + Duration::from_millis(plan.epoch_unix_ms))
         .tick_duration(TICK)
         .simulation_duration(duration)
-        .min_message_latency(plan.default_latency)
-        .max_message_latency(plan.default_latency)
+        .min_message_latency(min_latency)
+        .max_message_latency(max_latency)
         .tcp_capacity(TCP_CAPACITY);
     // turmoil's random loss: at each message, a working link starts dropping with
     // `fail_rate`, a dropping one recovers with `repair_rate`, drawn from the seeded
@@ -90,6 +81,9 @@ where
         builder.fail_rate(fail_rate).repair_rate(repair_rate);
     }
     let mut sim = builder.build();
+    if let Some(curve) = curve {
+        sim.set_message_latency_curve(curve);
+    }
 
     let limit = AttemptLimit::new(plan.max_attempts);
     let ids = ConnIds::new();
@@ -135,14 +129,20 @@ where
         .zip(&latencies)
         .map(|(p, latency)| (p.name.clone(), *latency))
         .collect();
-    let net = TurmoilNet::new(names, longest, signals);
+    let net = TurmoilNet::new(names, longest, plan.seed, signals);
     let network = Net::Turmoil(net.clone());
+    // A drawn latency is every link's, set above; a fixed one differing from the default
+    // is set on its link.
     let links: Vec<(String, Duration)> = plan
         .endpoints
         .iter()
         .zip(&latencies)
-        .filter(|(_, latency)| **latency != plan.default_latency)
-        .map(|(planned, latency)| (planned.name.clone(), *latency))
+        .filter_map(|(planned, latency)| match latency {
+            LinkLatency::Fixed(fixed) if *fixed != plan.default_latency => {
+                Some((planned.name.clone(), *fixed))
+            }
+            _ => None,
+        })
         .collect();
 
     let handed: Rc<RefCell<Option<Report>>> = Rc::default();
@@ -225,6 +225,64 @@ where
     report
         .map(Some)
         .ok_or_else(|| "the client host finished without handing back a report".to_owned())
+}
+
+/// The latency of the link to endpoint `name`, planned as `latency`: fixed, or
+/// `turmoil.latency`'s exponential, whose cap loading requires on this backend.
+fn link_latency(
+    name: &str,
+    latency: &Result<Duration, LatencyDistribution>,
+) -> Result<LinkLatency, String> {
+    match latency {
+        Ok(fixed) => Ok(LinkLatency::Fixed(*fixed)),
+        Err(LatencyDistribution::Exponential {
+            mean_ms,
+            max_ms: Some(max_ms),
+        }) if *mean_ms > 0 => Ok(LinkLatency::Exponential {
+            mean: Duration::from_millis(*mean_ms),
+            max: Duration::from_millis(*max_ms),
+        }),
+        // Loading refuses them on this backend (validate/network.rs, validate/turmoil.rs).
+        Err(_) => Err(format!(
+            "endpoint `{name}` has a latency distribution the turmoil backend does not run: \
+             turmoil draws an exponential with a positive mean and a cap only"
+        )),
+    }
+}
+
+/// turmoil's latency for every link, from the links' `latencies` and the network's
+/// `default` fixed one: its minimum and maximum message latency, and the exponential
+/// curve's rate when the latency is drawn. turmoil draws `min + floor((max - min) * x)`
+/// milliseconds with `x` exponential of that rate, so `min = 0`, `max = cap` and rate
+/// `cap / mean` make an exponential of mean `mean`, truncated and capped. One curve is
+/// turmoil's for all links, so a drawn latency must be every link's (it comes from
+/// `turmoil.latency`, which is).
+fn turmoil_latency(
+    latencies: &[LinkLatency],
+    default: Duration,
+) -> Result<(Duration, Duration, Option<f64>), String> {
+    let drawn = latencies.iter().find_map(|latency| match *latency {
+        LinkLatency::Exponential { mean, max } => Some((mean, max)),
+        LinkLatency::Fixed(_) => None,
+    });
+    let Some((mean, max)) = drawn else {
+        return Ok((default, default, None));
+    };
+    if latencies
+        .iter()
+        .any(|latency| *latency != LinkLatency::Exponential { mean, max })
+    {
+        return Err(
+            "the links' latencies differ and one is drawn: turmoil draws one curve for all \
+             links"
+                .to_owned(),
+        );
+    }
+    Ok((
+        Duration::ZERO,
+        max,
+        Some(max.as_millis() as f64 / mean.as_millis() as f64),
+    ))
 }
 
 /// A change to the link between the client's host and an endpoint's, due at `at`.
@@ -426,6 +484,35 @@ mod tests {
                 (25, bounce),
             ]
         );
+    }
+
+    #[test]
+    fn a_drawn_latency_is_turmoils_curve_from_zero_to_the_cap() {
+        let ms = Duration::from_millis;
+        let drawn = LinkLatency::Exponential {
+            mean: ms(20),
+            max: ms(80),
+        };
+        // Rate 4: x has mean 1/4, so 80ms * x has mean 20ms, which turmoil floors and caps.
+        assert_eq!(
+            turmoil_latency(&[drawn, drawn], ms(0)),
+            Ok((ms(0), ms(80), Some(4.0)))
+        );
+        assert_eq!(
+            turmoil_latency(&[LinkLatency::Fixed(ms(3))], ms(2)),
+            Ok((ms(2), ms(2), None))
+        );
+        assert!(turmoil_latency(&[drawn, LinkLatency::Fixed(ms(3))], ms(0)).is_err());
+        let uncapped = Err(LatencyDistribution::Exponential {
+            mean_ms: 20,
+            max_ms: None,
+        });
+        assert!(link_latency("api", &uncapped).is_err());
+        let capped = Err(LatencyDistribution::Exponential {
+            mean_ms: 20,
+            max_ms: Some(80),
+        });
+        assert_eq!(link_latency("api", &capped), Ok(drawn));
     }
 
     #[test]

@@ -14,7 +14,8 @@ use super::values::{DurationRange, one_key_map};
 ///
 /// Distributions are drawn from the scenario's labelled random substreams, so a seed gives
 /// the same latencies every run: a step's per request, the sim network's per segment (see
-/// `docs/scenario-format.md#latency` for the labels and the samplers).
+/// `docs/scenario-format.md#latency` for the labels and the samplers). An exponential
+/// `turmoil.latency` is drawn by turmoil per message, from the simulation's seeded generator.
 ///
 /// ```
 /// use retrylab::scenario::{LatencySpec, Millis};

@@ -43,8 +43,8 @@ impl BackendKind {
     }
 }
 
-/// Turmoil-native network behaviour: `loss`, a fixed `latency` on every link, `hold` and
-/// `partition` windows, and host `crash`es, run on `backend: turmoil`.
+/// Turmoil-native network behaviour: `loss`, a fixed or turmoil-drawn `latency` on every
+/// link, `hold` and `partition` windows, and host `crash`es, run on `backend: turmoil`.
 ///
 /// ```
 /// use retrylab::scenario::TurmoilSpec;
@@ -58,7 +58,8 @@ pub struct TurmoilSpec {
     /// Random message loss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossSpec>,
-    /// Every link's latency, one way (a duration: turmoil cannot draw the distributions).
+    /// Every link's latency, one way: a duration, or `{ exponential: { mean, max } }` with
+    /// `max`, which turmoil draws per message (it cannot draw `uniform` nor `lognormal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<LatencySpec>,
     /// Hold messages to an endpoint, then release them (at most 1,000).

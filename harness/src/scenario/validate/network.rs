@@ -67,7 +67,7 @@ impl Validator<'_> {
         }
         if self.s.backend == BackendKind::Turmoil {
             // turmoil's links have one latency each (fixed here); draws per segment are the
-            // sim network's; `turmoil.latency` is turmoil's own, fixed.
+            // sim network's; `turmoil.latency` is turmoil's own, fixed or drawn by turmoil.
             let drawn = std::iter::once(("network.latency".to_owned(), &n.latency)).chain(
                 n.endpoint_latency
                     .iter()

@@ -138,10 +138,11 @@ impl Validator<'_> {
         }
     }
 
-    /// `turmoil.latency`: what turmoil's latency model makes exactly, and only that. turmoil
-    /// draws a link's latency as `min + floor((max - min) * x)` milliseconds, capped at `max`,
-    /// with `x` exponential: a fixed latency is `min = max`; the format's distributions are
-    /// not among what it draws.
+    /// `turmoil.latency`: what turmoil's latency model makes, and only that. turmoil draws
+    /// a message's latency as `min + floor((max - min) * x)` milliseconds, capped at `max`,
+    /// with `x` exponential: a fixed latency is `min = max`, and `{ exponential: { mean, max
+    /// } }` is `min = 0` with the curve that makes `mean` the mean. A uniform or lognormal
+    /// shape is not among what it draws.
     fn turmoil_latency(&mut self, latency: &LatencySpec) {
         let why = match latency {
             LatencySpec::Fixed(_) => None,
@@ -153,17 +154,24 @@ impl Validator<'_> {
                 "turmoil draws a link's latency from an exponential curve only, so a lognormal \
                  latency cannot be made on its links",
             ),
-            LatencySpec::Exponential(_) => Some(
-                "turmoil's exponential latency truncates each draw to whole milliseconds where \
-                 the format rounds it to the nearest, and draws from its own generator, so \
-                 this exponential cannot be made exactly on its links",
-            ),
+            LatencySpec::Exponential(e) => {
+                if e.max.is_none() {
+                    self.err_expected(
+                        "turmoil.latency.exponential",
+                        "turmoil draws a link's latency between a minimum and a maximum, so an \
+                         exponential latency on its links needs `max`",
+                        "`{ exponential: { mean, max } }`",
+                    );
+                }
+                self.drawn_latency_with_crashes();
+                None
+            }
         };
         if let Some(why) = why {
             self.err_expected(
                 "turmoil.latency",
                 why,
-                "a fixed latency, which turmoil gives every link",
+                "a fixed latency, or `{ exponential: { mean, max } }`, which turmoil draws",
             );
             return;
         }
@@ -174,6 +182,37 @@ impl Validator<'_> {
                 "turmoil.latency",
                 "`network.latency` or `network.endpoint_latency` is set too: write the links' \
                  latency in one place",
+            );
+        }
+    }
+
+    /// A drawn `turmoil.latency` and a crash of an endpoint's host: the client's connector
+    /// judges a connect refused when its SYN would reach a crashed host, one link latency
+    /// after the connect, and the SYN's latency is turmoil's own draw, which the connector
+    /// cannot see. So the two do not go together.
+    fn drawn_latency_with_crashes(&mut self) {
+        let Some(t) = &self.s.turmoil else {
+            return;
+        };
+        let in_network = self
+            .s
+            .network
+            .faults
+            .iter()
+            .position(|f| matches!(f, FaultSpec::Crash { .. }))
+            .map(|i| index("network.faults", i));
+        let crash = (!t.crash.is_empty())
+            .then(|| index("turmoil.crash", 0))
+            .or(in_network);
+        if let Some(crash) = crash {
+            self.err(
+                "turmoil.latency",
+                format!(
+                    "a drawn latency and {crash}'s crash: the client's connector judges a \
+                     connect refused by the host's state when its SYN arrives, and turmoil \
+                     draws that SYN's latency where the connector cannot read it, so crashes \
+                     need a fixed `turmoil.latency`"
+                ),
             );
         }
     }

@@ -55,11 +55,13 @@ pub struct OperationSpec {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 10_000)))]
     pub concurrency: u32,
-    /// Client instances in the fleet (default 1; more is built later; at most 1,000).
+    /// Client instances in the fleet, each with its own pool, keys and random streams
+    /// (default 1; at most 100,000, and 100,000 calls in all; on `backend: sim`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100_000)))]
     pub clients: u32,
-    /// When each client starts, drawn from a distribution (built later).
+    /// When each client of the fleet starts: a fixed instant, or drawn per client from a
+    /// distribution (default: every client at 0; on `backend: sim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<LatencySpec>,
 }

@@ -1,0 +1,148 @@
+//! `operation.clients` and `operation.start`: a fleet of client instances on the sim
+//! network, each with its own index, connection pool, keys and random substreams, started at
+//! seeded instants; the same seed gives a byte-identical trace, and adding clients leaves
+//! the first client's draws as they were.
+
+use retrylab::prelude::*;
+use retrylab::trace::Attempt;
+
+/// A fleet of `clients` built-in clients with full jitter against a service that answers
+/// 503 to every request, `calls` calls each, started as `start` says (a YAML value or "").
+fn fleet(clients: u32, calls: u32, start: &str) -> Scenario {
+    let start = if start.is_empty() {
+        String::new()
+    } else {
+        format!(", start: {start}")
+    };
+    let yaml = format!(
+        "version: 1\n\
+         name: fleet\n\
+         endpoints: {{ api: {{ script: [ {{ status: 503 }} ] }} }}\n\
+         operation: {{ endpoint: api, calls: {calls}, clients: {clients}{start}, \
+         idempotency_key: {{ header: Idempotency-Key }} }}\n\
+         client: {{ exponential: {{ initial: 100ms, multiplier: 2, max_attempts: 4, jitter: full }} }}\n"
+    );
+    Scenario::from_yaml_str(&yaml, "fleet.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn of_client(attempts: &[Attempt], client: u32) -> Vec<(u32, u32, u64)> {
+    attempts
+        .iter()
+        .filter(|a| a.client_id == client)
+        .map(|a| (a.call_id, a.n, a.start_ms))
+        .collect()
+}
+
+#[test]
+fn every_client_makes_its_calls_with_its_own_index() {
+    let report = fleet(5, 2, "").run_builtin();
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let trace = report.trace();
+    assert_eq!(trace.calls.len(), 10);
+    assert_eq!(trace.attempts.len(), 40);
+    for client in 0..5 {
+        let calls: Vec<u32> = trace
+            .calls
+            .iter()
+            .filter(|c| c.client_id == client)
+            .map(|c| c.call_id)
+            .collect();
+        assert_eq!(calls, [0, 1], "client {client}");
+        assert_eq!(
+            of_client(&trace.attempts, client).len(),
+            8,
+            "client {client}"
+        );
+    }
+    // Each client's jitter is its own: two clients do not retry at the same instants.
+    assert_ne!(
+        of_client(&trace.attempts, 1)
+            .iter()
+            .map(|a| a.2)
+            .collect::<Vec<_>>(),
+        of_client(&trace.attempts, 2)
+            .iter()
+            .map(|a| a.2)
+            .collect::<Vec<_>>()
+    );
+    // The timeline says which client made each attempt.
+    assert!(
+        trace.timeline().contains("client 4"),
+        "{}",
+        trace.timeline()
+    );
+}
+
+#[test]
+fn each_client_has_its_own_keys_and_seeds() {
+    let scenario = fleet(3, 2, "");
+    let report = scenario.run(|env: Env| async move {
+        let key = env.operation().idempotency_key.map(|(_, v)| v);
+        Ok::<_, ()>((env.client_index(), env.call_index(), key, env.seed("x")))
+    });
+    let results: Vec<String> = report
+        .trace()
+        .calls
+        .iter()
+        .map(|c| format!("{:?}", c.result))
+        .collect();
+    let mut unique = results.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 6, "{results:?}");
+    // Client 0's seed is the one a run of one client gets.
+    let alone = fleet(1, 1, "").run(|env: Env| async move { Ok::<_, ()>(env.seed("x")) });
+    let seed_alone = format!("{:?}", alone.trace().calls[0].result);
+    let fleet_seed = |client: u32| {
+        let report = scenario.run(|env: Env| async move { Ok::<_, ()>(env.seed("x")) });
+        report
+            .trace()
+            .calls
+            .iter()
+            .find(|c| c.client_id == client)
+            .map(|c| format!("{:?}", c.result))
+    };
+    assert_eq!(fleet_seed(0), Some(seed_alone.clone()));
+    assert_ne!(fleet_seed(1), Some(seed_alone));
+}
+
+#[test]
+fn adding_clients_leaves_the_first_clients_draws_alone() {
+    let alone = fleet(1, 3, "{ uniform: [0s, 1s] }").run_builtin();
+    let among = fleet(20, 3, "{ uniform: [0s, 1s] }").run_builtin();
+    assert_eq!(alone.end(), &RunEnd::Completed, "{}", alone.summary());
+    assert_eq!(among.end(), &RunEnd::Completed, "{}", among.summary());
+    assert_eq!(
+        of_client(&alone.trace().attempts, 0),
+        of_client(&among.trace().attempts, 0)
+    );
+}
+
+#[test]
+fn starts_are_spread_as_drawn_and_in_a_defined_order() {
+    let report = fleet(50, 1, "{ uniform: [0s, 1s] }").run_builtin();
+    let calls = &report.trace().calls;
+    assert_eq!(calls.len(), 50);
+    // Calls are filed as clients start: by start instant, then by client index.
+    let order: Vec<(u64, u32)> = calls.iter().map(|c| (c.start_ms, c.client_id)).collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert!(calls.iter().all(|c| c.start_ms <= 1000));
+    let distinct: std::collections::BTreeSet<u64> = calls.iter().map(|c| c.start_ms).collect();
+    assert!(distinct.len() > 40, "{distinct:?}");
+    // A fixed start delays every client alike.
+    let fixed = fleet(3, 1, "2s").run_builtin();
+    assert!(fixed.trace().calls.iter().all(|c| c.start_ms == 2000));
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_trace() {
+    let scenario = fleet(200, 2, "{ exponential: { mean: 200ms, max: 2s } }");
+    let a = scenario.run_builtin();
+    let b = scenario.run_builtin();
+    assert_eq!(a.trace().timeline(), b.trace().timeline());
+    assert_eq!(a.trace().to_json(), b.trace().to_json());
+    let other = scenario.run_builtin_with_seed(scenario.seed + 1);
+    assert_ne!(a.trace().timeline(), other.trace().timeline());
+}

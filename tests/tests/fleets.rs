@@ -146,3 +146,74 @@ fn the_same_seed_gives_a_byte_identical_trace() {
     let other = scenario.run_builtin_with_seed(scenario.seed + 1);
     assert_ne!(a.trace().timeline(), other.trace().timeline());
 }
+
+/// 100 clients starting within the first 20 ms meet a 10 s outage; each retries with
+/// exponential backoff from 1 s (`jitter` none or full), five attempts in all.
+fn herd(jitter: &str, expect: &str) -> Scenario {
+    let yaml = format!(
+        "version: 1\n\
+         name: herd\n\
+         endpoints: {{ api: {{ timeline: [ {{ during: [0s, 10s], status: 503 }} ] }} }}\n\
+         operation: {{ endpoint: api, clients: 100, start: {{ uniform: [0s, 20ms] }} }}\n\
+         client: {{ exponential: {{ initial: 1s, multiplier: 2, max_delay: 1m, max_attempts: 5, jitter: {jitter} }} }}\n\
+         expect: {expect}\n"
+    );
+    Scenario::from_yaml_str(&yaml, "herd.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn verdict_of<'a>(report: &'a Report, check: &str) -> &'a Verdict {
+    report
+        .verdicts()
+        .iter()
+        .find(|v| v.check == check)
+        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
+}
+
+#[test]
+fn retry_waves_catch_the_fleet_without_jitter_and_pass_full_jitter_on_20_seeds() {
+    let waves = "{ retry_waves: { k: 50, window: 100ms, at_most: 0 } }";
+    let lockstep = herd("none", waves);
+    let jittered = herd("full", waves);
+    for seed in 1..=20 {
+        let caught = lockstep.run_builtin_with_seed(seed);
+        let v = verdict_of(&caught, "retry_waves");
+        assert!(v.judgement == Judgement::Failed, "seed {seed}: {v:?}");
+        // Four retries, each one wave of all 100 clients.
+        assert!(
+            v.message.starts_with("4 waves of 50 or more"),
+            "seed {seed}: {}",
+            v.message
+        );
+        let passed = jittered.run_builtin_with_seed(seed);
+        let v = verdict_of(&passed, "retry_waves");
+        assert!(v.judgement == Judgement::Passed, "seed {seed}: {v:?}");
+    }
+}
+
+#[test]
+fn retry_waves_are_not_judged_without_a_retry() {
+    let yaml = "version: 1\nname: calm\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 10 }\n\
+                expect: { retry_waves: { k: 2, window: 1s, at_most: 0 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "calm.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    let v = verdict_of(&report, "retry_waves");
+    assert!(v.judgement == Judgement::NotJudged, "{v:?}");
+}
+
+#[test]
+fn amplification_is_requests_per_call_over_the_fleet() {
+    // Every call makes five attempts: 500 requests for 100 calls.
+    let report = herd("none", "{ amplification: { at_most: 3 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert!(
+        v.message
+            .starts_with("the endpoints received 500 requests for 100 calls, 5.000 per call"),
+        "{}",
+        v.message
+    );
+    let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
+    assert!(verdict_of(&report, "amplification").passed());
+}

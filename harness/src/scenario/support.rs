@@ -130,15 +130,6 @@ impl Unsupported<'_> {
         if let Some(c) = &s.expect.conforms_to {
             self.policy("expect.conforms_to", c);
         }
-        let e = &s.expect;
-        for (key, set) in [
-            ("amplification", e.amplification.is_some()),
-            ("retry_waves", e.retry_waves.is_some()),
-        ] {
-            if set {
-                self.flag(&join("expect", key), format_args!("the `{key}` check"));
-            }
-        }
         // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
         if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
             let e = s.error_at_key("backend", TURMOIL_LACKING);

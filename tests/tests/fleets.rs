@@ -217,3 +217,50 @@ fn amplification_is_requests_per_call_over_the_fleet() {
     let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
     assert!(verdict_of(&report, "amplification").passed());
 }
+
+#[test]
+fn a_fleet_report_shows_outcomes_and_attempts_per_bucket() {
+    let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
+    let view = report
+        .trace()
+        .fleet()
+        .unwrap_or_else(|| panic!("no fleet view"));
+    assert_eq!((view.clients, view.calls, view.success), (100, 100, 100));
+    // 500 ms buckets over the 15 s run (at most 40): the first attempts, then the four
+    // waves of retries.
+    assert_eq!(view.bucket_ms, 500);
+    let busy: Vec<(u64, u64, u64)> = view
+        .buckets
+        .iter()
+        .filter(|b| b.attempts > 0)
+        .map(|b| (b.from_ms, b.attempts, b.retries))
+        .collect();
+    assert_eq!(
+        busy,
+        [
+            (0, 100, 0),
+            (1000, 100, 100),
+            (3000, 100, 100),
+            (7000, 100, 100),
+            (15000, 100, 100)
+        ]
+    );
+    let summary = report.summary();
+    assert!(
+        summary
+            .contains("fleet:\n  100 clients, 100 calls: 100 success (100.0%), 0 failure (0.0%)"),
+        "{summary}"
+    );
+    assert!(report.snapshot_text().contains("\nfleet:\n"));
+    assert!(
+        report
+            .trace()
+            .to_json()
+            .contains(r#""fleet":{"clients":100"#)
+    );
+    // One client: no view, in the text or the JSON.
+    let alone = fleet(1, 2, "").run_builtin();
+    assert!(alone.trace().fleet().is_none());
+    assert!(!alone.snapshot_text().contains("fleet:"));
+    assert!(!alone.trace().to_json().contains("fleet"));
+}

@@ -41,6 +41,13 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    // Only a fleet's (more than one client), so other snapshots read as before.
+    if let Some(fleet) = trace.fleet() {
+        out.push_str("fleet:\n");
+        for line in fleet.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     out.push_str("connections:\n");
     if trace.connections.len() <= LIST_LIMIT {
         for event in &trace.connections {

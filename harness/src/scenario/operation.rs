@@ -154,6 +154,24 @@ impl OperationSpec {
         self
     }
 
+    /// Sets the clients of the fleet (`clients`), each making `calls` calls.
+    ///
+    /// ```
+    /// use retrylab::scenario::OperationSpec;
+    /// assert_eq!(OperationSpec::get("api", "/").clients(100).clients, 100);
+    /// ```
+    pub fn clients(mut self, n: u32) -> Self {
+        self.clients = n;
+        self
+    }
+
+    /// Sets when each client of the fleet starts (`start`): a fixed instant, or a
+    /// distribution each client draws from.
+    pub fn start(mut self, start: LatencySpec) -> Self {
+        self.start = Some(start);
+        self
+    }
+
     /// Declares that requests carry the harness's call tag.
     pub fn call_tag(mut self, on: bool) -> Self {
         self.call_tag = on;

@@ -25,6 +25,9 @@ struct TraceDoc<'a> {
     messages: Vec<MessageDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
     end_ms: u64,
+    /// Only when more than one client made calls, so that other traces read as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet: Option<super::FleetView>,
 }
 
 #[derive(Serialize)]
@@ -260,6 +263,7 @@ impl Trace {
                 })
                 .collect(),
             end_ms: self.end_ms,
+            fleet: self.fleet(),
         };
         // Plain data with string keys: serializing it cannot fail.
         serde_json::to_string(&doc).unwrap_or_default()

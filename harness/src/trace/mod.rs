@@ -16,7 +16,9 @@ pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
 
+pub use fleet::{Bucket, FleetView};
 pub use render::seconds;
+mod fleet;
 mod json;
 pub(crate) mod record;
 

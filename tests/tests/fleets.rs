@@ -264,3 +264,42 @@ fn a_fleet_report_shows_outcomes_and_attempts_per_bucket() {
     assert!(!alone.snapshot_text().contains("fleet:"));
     assert!(!alone.trace().to_json().contains("fleet"));
 }
+
+#[test]
+fn attempts_of_a_fleet_on_its_own_hyper_clients_are_rebuilt_as_each_clients() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+    let report = fleet(4, 2, "{ uniform: [0s, 100ms] }").run(|env: Env| async move {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .build(env.connector());
+        let response = client
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?;
+        // Calls apart in time: a rebuilt attempt's call is the one running when it started.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        Ok::<_, String>(status)
+    });
+    let attempts = &report.trace().attempts;
+    assert_eq!(attempts.len(), 8);
+    assert!(attempts.iter().all(|a| a.reconstructed));
+    for client in 0..4 {
+        let calls: Vec<u32> = of_client(attempts, client).iter().map(|a| a.0).collect();
+        assert_eq!(
+            calls,
+            [0, 1],
+            "client {client}: {}",
+            report.trace().timeline()
+        );
+    }
+}

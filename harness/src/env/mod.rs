@@ -63,7 +63,7 @@ impl ClientInstance {
         key_header: Option<HeaderName>,
         dead_letter: Option<String>,
     ) -> ClientInstance {
-        let connector = EnvConnector::new(net.connector(), recorder.clone());
+        let connector = EnvConnector::new(net.connector(), recorder.clone(), client_id);
         let http = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)

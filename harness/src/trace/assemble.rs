@@ -50,6 +50,8 @@ pub(crate) fn assemble(
         .collect();
     let log = network.take_log();
     let decisions = recorder.take_decisions();
+    let clients_of_conns = recorder.take_clients_of_conns();
+    let fleet = calls.iter().any(|c| c.client_id != 0);
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
     let mut effects = Vec::new();
@@ -119,6 +121,18 @@ pub(crate) fn assemble(
                     let id = attempts.len() as u32 + 1;
                     let mut attempt =
                         reconstruct(instants, &mut interner, request, response, &calls, id);
+                    // The client that opened the connection made the request (client 0
+                    // unless a fleet's other client did); the call is that client's call
+                    // running when it started.
+                    let client = clients_of_conns.get(&request.conn_id).copied();
+                    if let Some(client) = client.filter(|&c| c != 0) {
+                        attempt.client_id = client;
+                        attempt.call_id =
+                            call_of_client_by_window(&calls, client, attempt.start_ms).unwrap_or(0);
+                    } else if fleet {
+                        attempt.call_id =
+                            call_of_client_by_window(&calls, 0, attempt.start_ms).unwrap_or(0);
+                    }
                     attempt.answered_by = answered_by;
                     attempts.push(attempt);
                     attempt_of.push(Some(id));
@@ -358,6 +372,15 @@ fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
         .iter()
         .rev()
         .find(|c| c.start_ms <= at_ms)
+        .map(|c| c.call_id)
+}
+
+/// The call of `client` that started last at or before `at_ms`.
+fn call_of_client_by_window(calls: &[Call], client: u32, at_ms: u64) -> Option<u32> {
+    calls
+        .iter()
+        .rev()
+        .find(|c| c.client_id == client && c.start_ms <= at_ms)
         .map(|c| c.call_id)
 }
 

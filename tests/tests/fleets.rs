@@ -303,3 +303,24 @@ fn attempts_of_a_fleet_on_its_own_hyper_clients_are_rebuilt_as_each_clients() {
         );
     }
 }
+
+#[test]
+fn retry_waves_larger_than_the_fleet_are_warned_of() {
+    let yaml = "version: 1\nname: small\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3 }\n\
+                expect: { retry_waves: { k: 5, window: 1s, at_most: 0 } }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "small.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let warnings: Vec<String> = scenario
+        .warnings()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, but the \
+          fleet has 3 (`operation.clients`): no window can hold one, so the check passes \
+          whatever the clients do"
+        ]
+    );
+}

@@ -324,3 +324,37 @@ fn retry_waves_larger_than_the_fleet_are_warned_of() {
         ]
     );
 }
+
+#[test]
+fn effects_are_judged_per_call_of_each_client() {
+    // Every request commits: with keys, three clients' single calls commit once each.
+    let yaml = "version: 1\nname: effects\n\
+                endpoints: { api: { script: [ { status: 201, commit: arrival } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 3, \
+                idempotency_key: { header: Idempotency-Key } }\n\
+                client: { fixed: { delay: 1s, max_attempts: 2 } }\n\
+                expect: { effects: exactly_once }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "effects.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run_builtin();
+    let v = verdict_of(&report, "effects");
+    assert!(v.passed(), "{v:?}\n{}", report.snapshot_text());
+    let clients: Vec<(u32, Option<u32>)> = report
+        .trace()
+        .effects
+        .iter()
+        .map(|e| (e.client_id, e.call_id))
+        .collect();
+    assert_eq!(clients, [(0, Some(0)), (1, Some(0)), (2, Some(0))]);
+    assert!(report.snapshot_text().contains("  client 2  call 0"));
+    // Without keys the harness's tags name each request's client and call.
+    let unkeyed = Scenario::from_yaml_str(
+        &yaml.replace(
+            "idempotency_key: { header: Idempotency-Key }",
+            "call_tag: true",
+        ),
+        "effects.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = unkeyed.run_builtin();
+    assert!(verdict_of(&report, "effects").passed());
+}

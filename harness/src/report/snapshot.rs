@@ -83,6 +83,9 @@ pub(crate) fn render(report: &Report) -> String {
                 trace.name(effect.endpoint)
             );
             if let Some(call) = effect.call_id {
+                if effect.client_id != 0 {
+                    let _ = write!(out, "  client {}", effect.client_id);
+                }
                 let _ = write!(out, "  call {call}");
             }
             if let Some(attempt) = effect.attempt_id {

@@ -126,6 +126,22 @@ impl Unsupported<'_> {
                 );
             }
         }
+        // A stored message is attributed to a call, not yet to its client: the message
+        // checks would take client 1's call 0 for client 0's.
+        if s.operation.clients > 1 {
+            let e = &s.expect;
+            for (key, set) in [
+                ("duplicates", e.duplicates.is_some()),
+                ("consumer", e.consumer.is_some()),
+            ] {
+                if set {
+                    self.flag(
+                        &join("expect", key),
+                        format_args!("the `{key}` check in a fleet (`clients` above 1)"),
+                    );
+                }
+            }
+        }
         self.policy("client", &s.client);
         if let Some(c) = &s.expect.conforms_to {
             self.policy("expect.conforms_to", c);

@@ -169,17 +169,24 @@ pub(crate) fn assemble(
             let attempt_id = request.and_then(|r| wire::attempt_tag(&r.headers));
             // docs/scenario-format.md#expectations: by idempotency key (the keys `env.operation()` hands out
             // name their call), else by the harness's call tag, else by call window.
-            let call_id = effect
-                .key
-                .as_ref()
-                .and_then(|k| wire::call_of_key(k.to_str().ok()?))
+            // The client by the same sources, in the same order: a harness key names both,
+            // the harness's surfaces send the client's tag with the call's, and otherwise the
+            // client that opened the request's connection made it (0 unless a fleet runs).
+            let key_text = effect.key.as_ref().and_then(|k| k.to_str().ok());
+            let client_id = key_text
+                .and_then(wire::client_of_key)
+                .or_else(|| request.and_then(|r| wire::client_tag(&r.headers)))
+                .or_else(|| request.and_then(|r| clients_of_conns.get(&r.conn_id).copied()))
+                .unwrap_or(0);
+            let call_id = key_text
+                .and_then(wire::call_of_key)
                 .or_else(|| {
                     effect
                         .call_tag
                         .as_ref()
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                 })
-                .or_else(|| call_by_window(&calls, effect.at_ms));
+                .or_else(|| call_of_client_by_window(&calls, client_id, effect.at_ms));
             let key = effect
                 .key
                 .as_ref()
@@ -187,6 +194,7 @@ pub(crate) fn assemble(
             effects.push(Effect {
                 at_ms: effect.at_ms,
                 endpoint,
+                client_id,
                 call_id,
                 attempt_id,
                 key,

@@ -95,9 +95,16 @@ struct FaultDoc<'a> {
 struct EffectDoc<'a> {
     at_ms: u64,
     endpoint: &'a str,
+    /// Only in a fleet's trace, so that other traces read as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    client_id: u32,
     call_id: Option<u32>,
     attempt_id: Option<u32>,
     key: Option<&'a str>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize)]
@@ -234,6 +241,7 @@ impl Trace {
                 .map(|e| EffectDoc {
                     at_ms: e.at_ms,
                     endpoint: name(e.endpoint),
+                    client_id: e.client_id,
                     call_id: e.call_id,
                     attempt_id: e.attempt_id,
                     key: e.key.map(name),

@@ -358,3 +358,16 @@ fn effects_are_judged_per_call_of_each_client() {
     let report = unkeyed.run_builtin();
     assert!(verdict_of(&report, "effects").passed());
 }
+
+#[test]
+fn a_request_is_late_only_after_its_own_clients_call_returned() {
+    // Clients finish at different instants: a request of one client's call 0 is not late
+    // because another client's call 0 had returned.
+    let report = herd("full", "{ late_requests: 0 }").run_builtin();
+    assert!(
+        report.trace().late_requests.is_empty(),
+        "{}",
+        report.summary()
+    );
+    assert!(verdict_of(&report, "late_requests").passed());
+}

@@ -52,6 +52,17 @@ pub(crate) fn assemble(
     let decisions = recorder.take_decisions();
     let clients_of_conns = recorder.take_clients_of_conns();
     let fleet = calls.iter().any(|c| c.client_id != 0);
+    // A fleet's calls by (client, call), looked up once per tagged request: they are filed
+    // in the order they started, so no call's id is its index.
+    let fleet_calls: BTreeMap<(u32, u32), usize> = if fleet {
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ((c.client_id, c.call_id), i))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
     let mut effects = Vec::new();
@@ -150,7 +161,16 @@ pub(crate) fn assemble(
                 }
             }
             if let Some(call_id) = call_id {
-                let returned = call_by_id(&calls, call_id).and_then(|c| c.end_ms);
+                // The call of the request's client: in a fleet, every client has a call 0.
+                let call = if fleet {
+                    let client_id = wire::client_tag(&request.headers).unwrap_or(0);
+                    fleet_calls
+                        .get(&(client_id, call_id))
+                        .and_then(|&i| calls.get(i))
+                } else {
+                    call_by_id(&calls, call_id)
+                };
+                let returned = call.and_then(|c| c.end_ms);
                 if returned.is_some_and(|end| request.at_ms > end) {
                     late_requests.push(LateRequest {
                         at_ms: request.at_ms,

@@ -41,11 +41,29 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The CPU time this process has used, user and system, in seconds, from
+/// `/proc/self/stat` (Linux; in clock ticks of 1/100 s): on a machine busy with other work
+/// it tells the run's cost apart from the time it waited for a CPU.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name, in parentheses, may hold spaces: count fields after it.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let user: u64 = fields.get(11)?.parse().ok()?;
+    let system: u64 = fields.get(12)?.parse().ok()?;
+    Some((user + system) as f64 / 100.0)
+}
+
 fn child(clients: u32) {
     let scenario = scenario(clients);
     let started = Instant::now();
+    let cpu_before = cpu_seconds();
     let report = scenario.run_builtin();
     let wall = started.elapsed();
+    let cpu = cpu_seconds()
+        .zip(cpu_before)
+        .map_or("?".to_owned(), |(after, before)| {
+            format!("{:.2}s", after - before)
+        });
     let trace = report.trace();
     let succeeded = trace
         .calls
@@ -54,7 +72,7 @@ fn child(clients: u32) {
         .count();
     println!(
         "{clients:>7} clients: {:>7} attempts, {:>6} calls ok, {:>7.1}s virtual, {:>7.3}s wall \
-         ({:.1} us/attempt), peak RSS {} MiB, run end {:?}",
+         ({cpu} CPU; {:.1} us/attempt), peak RSS {} MiB, run end {:?}",
         trace.attempts.len(),
         succeeded,
         trace.end_ms as f64 / 1000.0,

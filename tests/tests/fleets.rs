@@ -371,3 +371,38 @@ fn a_request_is_late_only_after_its_own_clients_call_returned() {
     );
     assert!(verdict_of(&report, "late_requests").passed());
 }
+
+#[test]
+fn each_client_of_a_fleet_runs_its_calls_concurrency_at_a_time() {
+    let yaml = "version: 1\nname: concurrent fleet\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3, calls: 4, concurrency: 2, start: 500ms }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "c.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|_env: Env| async move {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        Ok::<_, ()>(())
+    });
+    let starts: Vec<(u32, u32, u64)> = report
+        .trace()
+        .calls
+        .iter()
+        .map(|c| (c.client_id, c.call_id, c.start_ms))
+        .collect();
+    // All three start at 500ms, each with two calls; each returning call starts the next.
+    assert_eq!(
+        starts,
+        [
+            (0, 0, 500),
+            (0, 1, 500),
+            (1, 0, 500),
+            (1, 1, 500),
+            (2, 0, 500),
+            (2, 1, 500),
+            (0, 2, 1500),
+            (0, 3, 1500),
+            (1, 2, 1500),
+            (1, 3, 1500),
+            (2, 2, 1500),
+            (2, 3, 1500),
+        ]
+    );
+}

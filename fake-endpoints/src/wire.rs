@@ -73,6 +73,11 @@ pub fn call_tag(headers: &impl TagHeaders) -> Option<u32> {
     numeric_tag(headers, &CALL_HEADER_NAME)
 }
 
+/// The client (of a fleet; 0 otherwise) a request from a harness surface carries, read back.
+pub fn client_tag(headers: &impl TagHeaders) -> Option<u32> {
+    numeric_tag(headers, &CLIENT_HEADER_NAME)
+}
+
 fn numeric_tag(headers: &impl TagHeaders, name: &HeaderName) -> Option<u32> {
     std::str::from_utf8(headers.first_value(name)?)
         .ok()?
@@ -117,6 +122,27 @@ pub fn call_of_key(key: &str) -> Option<u32> {
     // `key-<client>-<call>` in a fleet, `key-<call>` otherwise.
     let call = rest.rsplit('-').next()?;
     call.parse().ok()
+}
+
+/// The client an idempotency key from [`idempotency_key`] belongs to (0 for `key-<call>`);
+/// `None` for keys the harness did not hand out.
+///
+/// ```
+/// use retrylab_endpoints::wire::{client_of_key, idempotency_key};
+///
+/// assert_eq!(client_of_key(idempotency_key(2, 5).to_str().unwrap()), Some(2));
+/// assert_eq!(client_of_key("key-3"), Some(0));
+/// assert_eq!(client_of_key("order-9"), None);
+/// ```
+pub fn client_of_key(key: &str) -> Option<u32> {
+    let rest = key.strip_prefix("key-")?;
+    match rest.split_once('-') {
+        Some((client, call)) => {
+            call.parse::<u32>().ok()?;
+            client.parse().ok()
+        }
+        None => rest.parse::<u32>().ok().map(|_| 0),
+    }
 }
 
 /// The method and request target of a (possibly partial) HTTP/1 request head, once its request

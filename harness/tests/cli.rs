@@ -729,3 +729,34 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
     );
     assert!(written[0].contains("#   conforms_to: "), "{}", written[0]);
 }
+
+#[test]
+fn run_prints_a_passed_fleets_view_after_the_table() {
+    let folder = Folder::with(
+        "fleet",
+        &[(
+            "herd.yaml",
+            "version: 1\nname: herd\n\
+             endpoints: { api: { timeline: [ { during: [0s, 1s], status: 503 } ] } }\n\
+             operation: { endpoint: api, clients: 3 }\n\
+             client: { fixed: { delay: 1s, max_attempts: 2 } }\n\
+             expect: { outcome: success }\n",
+        )],
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("run")
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    // Three clients fail at 0s and succeed at their retry at 1s: 50ms buckets (at most 40
+    // up to the last attempt), three first attempts in the first, three retries in the last.
+    assert!(
+        stdout.contains(
+            " (fleet)\n  3 clients, 3 calls: 3 success (100.0%), 0 failure (0.0%), 0 unfinished \
+             (0.0%)\n  attempts per 0.050s (retries in brackets):\n    0.000s 3 (0) "
+        ),
+        "{stdout}"
+    );
+}

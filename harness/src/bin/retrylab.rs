@@ -479,6 +479,9 @@ struct Row {
     status: Status,
     detail: String,
     summary: Option<String>,
+    /// A passed fleet's view (its outcomes and attempts per bucket), printed after the
+    /// table; a failed run's summary has it already.
+    fleet: Option<Vec<String>>,
     json: Option<serde_json::Value>,
 }
 
@@ -554,6 +557,14 @@ fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
                     let _ = writeln!(out, "\n--- {}\n{summary}", row.name);
                 }
             }
+            for row in &rows {
+                if let Some(lines) = &row.fleet {
+                    let _ = writeln!(out, "\n--- {} (fleet)", row.name);
+                    for line in lines {
+                        let _ = writeln!(out, "  {line}");
+                    }
+                }
+            }
             let _ = writeln!(
                 out,
                 "\n{} runs: {passed} passed, {failed} failed, {invalid} invalid, {skipped} \
@@ -595,6 +606,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 detail: format!("skipped (needs retrylab's `{feature}` feature)"),
                 json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &error)),
                 summary: None,
+                fleet: None,
             }];
         }
         Err(Load::Invalid(error)) => {
@@ -604,6 +616,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 detail: "invalid scenario".to_owned(),
                 json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
                 summary: Some(error),
+                fleet: None,
             }];
         }
     };
@@ -618,6 +631,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             detail: format!("skipped (custom client: {name})"),
             json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &why)),
             summary: None,
+            fleet: None,
         }];
     }
     // Loading bounded the range (`retrylab::scenario::MAX_SEEDS`); the seeds are still
@@ -633,6 +647,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                 detail: "not runnable".to_owned(),
                 json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
                 summary: Some(error),
+                fleet: None,
             }];
         }
     };
@@ -654,6 +669,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
                         status: Status::Invalid,
                         detail: "not runnable".to_owned(),
                         summary: Some(error),
+                        fleet: None,
                     };
                 }
             };
@@ -672,6 +688,9 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             Row {
                 json: json.then(|| report_json(&name, status, &report)),
                 summary: (status == Status::Failed).then(|| report.summary()),
+                fleet: (status == Status::Passed)
+                    .then(|| trace.fleet().map(|view| view.lines()))
+                    .flatten(),
                 name,
                 status,
                 detail,

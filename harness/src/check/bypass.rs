@@ -189,7 +189,8 @@ fn place(ctx: &Ctx<'_>, poll: &LongPoll) -> String {
     let (started_before, started_after) = poll.attempts;
     match (by_id(started_before), by_id(started_before + 1)) {
         (Some(b), Some(a))
-            if (started_after > started_before || poll.waited) && a.call_id == b.call_id =>
+            if (started_after > started_before || poll.waited)
+                && (a.client_id, a.call_id) == (b.client_id, b.call_id) =>
         {
             format!(
                 ", between attempt {} and attempt {}, whose gap shows {} of virtual time",

@@ -15,7 +15,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: EffectsSpec) -> Verdict {
         // A hand-off to a dead-letter endpoint is not the operation's effect.
         let effects: Vec<_> = ctx
             .index
-            .effects_of(call.call_id)
+            .effects_of(call.client_id, call.call_id)
             .filter(|e| !ctx.is_dead_letter(ctx.trace.name(e.endpoint)))
             .collect();
         let succeeded = matches!(call.result, CallResult::Success(_));

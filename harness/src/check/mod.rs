@@ -3,6 +3,7 @@
 //!
 //! Expectations apply to every logical call unless their name starts with `total_`.
 
+mod amplification;
 mod attempts;
 pub(crate) mod bypass;
 mod conforms;
@@ -23,6 +24,7 @@ mod not_retried;
 mod outcome;
 mod requests;
 mod retry_after;
+mod retry_waves;
 mod tolerance;
 mod total_time;
 
@@ -220,6 +222,12 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     }
     if let Some(spec) = expect.max_rate {
         out.push(max_rate::check(ctx, spec));
+    }
+    if let Some(spec) = expect.amplification {
+        out.push(amplification::check(ctx, spec));
+    }
+    if let Some(spec) = expect.retry_waves {
+        out.push(retry_waves::check(ctx, spec));
     }
     if let Some(n) = expect.late_requests {
         out.push(late::check(ctx, n));

@@ -43,6 +43,9 @@ use crate::trace::record::Recorder;
 pub struct EnvConnector {
     inner: Connector,
     recorder: Recorder,
+    /// The client instance it belongs to: a fleet's attempts rebuilt from what the endpoints
+    /// saw are that client's.
+    client_id: u32,
 }
 
 impl std::fmt::Debug for EnvConnector {
@@ -52,8 +55,12 @@ impl std::fmt::Debug for EnvConnector {
 }
 
 impl EnvConnector {
-    pub(crate) fn new(inner: Connector, recorder: Recorder) -> EnvConnector {
-        EnvConnector { inner, recorder }
+    pub(crate) fn new(inner: Connector, recorder: Recorder, client_id: u32) -> EnvConnector {
+        EnvConnector {
+            inner,
+            recorder,
+            client_id,
+        }
     }
 
     /// Whether the run this connector belongs to has ended: every connect fails from then
@@ -79,6 +86,9 @@ impl tower_service::Service<Uri> for EnvConnector {
         // when it accepts it, and the trace joins the two by the attempt's tag.
         let conn = connecting.conn_id;
         let attempt = self.recorder.connect_started(conn);
+        if let Some(conn) = conn {
+            self.recorder.conn_of_client(conn, self.client_id);
+        }
         let recorder = self.recorder.clone();
         Box::pin(async move {
             let result = connecting.future.await;

@@ -63,7 +63,7 @@ impl ClientInstance {
         key_header: Option<HeaderName>,
         dead_letter: Option<String>,
     ) -> ClientInstance {
-        let connector = EnvConnector::new(net.connector(), recorder.clone());
+        let connector = EnvConnector::new(net.connector(), recorder.clone(), client_id);
         let http = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
@@ -359,7 +359,8 @@ impl Env {
 
     /// A per-run seed for the user's own randomness, from the run's seed and `label`: the
     /// same label gives the same value in every call of the run, and in every run of the same
-    /// scenario and seed.
+    /// scenario and seed. In a fleet each client gets its own value (client 0 the one a run of
+    /// a single client gets).
     ///
     /// Seed a generator that lives as long as the client (made once, drawn from by every
     /// call) with it. A generator made afresh in each call and seeded with `seed` would give
@@ -382,9 +383,12 @@ impl Env {
     /// assert_ne!(jitter_seed(7), jitter_seed(8));
     /// ```
     pub fn seed(&self, label: &str) -> u64 {
-        let mut full = String::with_capacity(4 + label.len());
-        full.push_str("env/");
-        full.push_str(label);
+        // Each client of a fleet has streams of its own; the first keeps the labels a run
+        // of one client has, so adding clients never changes its numbers.
+        let full = match self.instance.client_id {
+            0 => format!("env/{label}"),
+            client => format!("env-client/{client}/{label}"),
+        };
         Stream::new(self.instance.seed, &full).next_u64()
     }
 

@@ -503,6 +503,13 @@ impl Report {
                 timeline.len() - SUMMARY_TIMELINE
             );
         }
+        // A fleet's shape: how its calls ended, and its attempts per bucket of time.
+        if let Some(fleet) = self.trace.fleet() {
+            out.push_str("fleet:\n");
+            for line in fleet.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         // At most a thousand by the format's limit on faults, two events each.
         if !self.trace.faults.is_empty() {
             out.push_str("faults:\n");

@@ -41,6 +41,13 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    // Only a fleet's (more than one client), so other snapshots read as before.
+    if let Some(fleet) = trace.fleet() {
+        out.push_str("fleet:\n");
+        for line in fleet.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     out.push_str("connections:\n");
     if trace.connections.len() <= LIST_LIMIT {
         for event in &trace.connections {
@@ -76,6 +83,9 @@ pub(crate) fn render(report: &Report) -> String {
                 trace.name(effect.endpoint)
             );
             if let Some(call) = effect.call_id {
+                if effect.client_id != 0 {
+                    let _ = write!(out, "  client {}", effect.client_id);
+                }
                 let _ = write!(out, "  call {call}");
             }
             if let Some(attempt) = effect.attempt_id {

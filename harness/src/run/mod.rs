@@ -26,7 +26,7 @@ mod turmoil;
 mod wall;
 mod watchdog;
 
-use self::calls::{CallLog, Calls, Driven};
+use self::calls::{CallLog, Calls, Driven, Member};
 use self::plan::{Plan, PlannedFault};
 pub use self::serve::{Listening, ServeOptions};
 use self::thread_time::{ThreadTime, Tid};
@@ -528,15 +528,22 @@ where
     );
 
     let recorder = Recorder::new(clock, limit);
-    let instance = Arc::new(ClientInstance::new(
-        network.clone(),
-        0,
-        plan.seed,
-        recorder.clone(),
-        operation,
-        plan.key_header.clone(),
-        plan.dead_letter.clone(),
-    ));
+    // Every client of a fleet gets an instance of its own (its connection pool, its keys),
+    // and lives until the run ends, as a process would.
+    let fleet: Vec<Member> = (0..plan.clients)
+        .map(|client_id| Member {
+            instance: Arc::new(ClientInstance::new(
+                network.clone(),
+                client_id,
+                plan.seed,
+                recorder.clone(),
+                operation.clone(),
+                plan.key_header.clone(),
+                plan.dead_letter.clone(),
+            )),
+            start_ms: start_ms(&plan, client_id),
+        })
+        .collect();
     let watchdog = Watchdog::default();
     let log = CallLog::default();
     *live_lock(live) = Some(Live {
@@ -556,7 +563,7 @@ where
         Calls {
             count: plan.calls,
             concurrency: plan.concurrency,
-            instance: &instance,
+            fleet: &fleet,
             clock,
             recorder: &recorder,
             watchdog: &watchdog,
@@ -609,7 +616,7 @@ where
     let end_ms = clock.now_ms();
     // A client that kept its Env gets an error from now on, not answers nobody records.
     network.end_run();
-    drop(instance);
+    drop(fleet);
     // The run is over: the waiting thread no longer needs a way in.
     let published = live_lock(live).take();
     let header = published.map_or_else(|| trace_header(&plan), |live| live.header);
@@ -682,6 +689,21 @@ where
         warnings: Vec::new(),
         unsettled,
     }
+}
+
+/// When client `client_id` starts, in ms of virtual time: `operation.start` drawn from the
+/// client's own substream, or 0 without one.
+fn start_ms(plan: &Plan, client_id: u32) -> u64 {
+    let start = match &plan.start {
+        None => return 0,
+        Some(Ok(fixed)) => *fixed,
+        Some(Err(distribution)) => {
+            let mut stream =
+                crate::rng::Stream::new(plan.seed, &plan::client_start_label(client_id));
+            distribution.sample(&mut stream)
+        }
+    };
+    u64::try_from(start.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What a run that hit a virtual limit most often means, and how to tell. A client whose
@@ -837,13 +859,30 @@ impl crate::scenario::Scenario {
                 return failed_report(self.name.clone(), seed, RunEnd::NotRunnable, error);
             }
         };
-        let mut client = crate::client::ReferenceClient::new(policy);
-        if let Some(timeout) = self.client.attempt_timeout().map(|t| t.as_duration()) {
-            client = client.attempt_timeout(timeout);
+        // One reference client per client instance: a fleet's clients keep their policy
+        // state (a retry quota, a rate estimate) apart, as separate processes would.
+        let timeout = self.client.attempt_timeout().map(|t| t.as_duration());
+        let shared = |policy| {
+            let mut client = crate::client::ReferenceClient::new(policy);
+            if let Some(timeout) = timeout {
+                client = client.attempt_timeout(timeout);
+            }
+            client.shared()
+        };
+        let mut clients = vec![shared(policy)];
+        for _ in 1..self.operation.clients.max(1) {
+            // The same spec gave a policy just above.
+            match self.client.policy() {
+                Ok(policy) => clients.push(shared(policy)),
+                Err(why) => {
+                    let error = self.error_at("client", why.to_string()).to_string();
+                    return failed_report(self.name.clone(), seed, RunEnd::NotRunnable, error);
+                }
+            }
         }
-        let client = client.shared();
         self.run_with_seed(seed, move |env| {
-            let client = client.clone();
+            // The run makes exactly `operation.clients` instances, indexed from 0.
+            let client = clients[env.client_index() as usize].clone();
             async move { crate::client::ReferenceClient::call_shared(&client, &env).await }
         })
     }

@@ -62,6 +62,11 @@ pub(crate) struct Plan {
     pub(crate) calls: u32,
     /// Calls in flight at once (`operation.concurrency`).
     pub(crate) concurrency: u32,
+    /// Client instances (`operation.clients`), each making `calls` calls.
+    pub(crate) clients: u32,
+    /// When each client starts (`operation.start`): fixed, or drawn per client from its own
+    /// substream, [`client_start_label`]. `None`: every client starts at 0.
+    pub(crate) start: Option<Result<Duration, LatencyDistribution>>,
     pub(crate) max_virtual_time: Duration,
     pub(crate) max_attempts: Option<u64>,
     pub(crate) wall: Duration,
@@ -215,6 +220,8 @@ impl Plan {
             key_header,
             calls: scenario.operation.calls.max(1),
             concurrency: scenario.operation.concurrency.max(1),
+            clients: scenario.operation.clients.max(1),
+            start: scenario.operation.start.as_ref().map(step_latency),
             max_virtual_time: limits.max_virtual_time.as_duration(),
             max_attempts: Some(limits.max_client_attempts),
             wall: limits.wall.as_duration(),
@@ -501,6 +508,12 @@ pub(crate) fn draws_label(endpoint: &str, route: usize) -> String {
     format!("endpoint/{endpoint}/route/{route}/p")
 }
 
+/// The label of the stream client `client` of a fleet draws its start (`operation.start`)
+/// from: one per client, so adding clients never changes when the others start.
+pub(crate) fn client_start_label(client: u32) -> String {
+    format!("client/{client}/start")
+}
+
 /// The label of the stream the sim network draws the latency of every segment and SYN to
 /// or from `endpoint` from, when its latency is a distribution.
 pub(crate) fn network_latency_label(endpoint: &str) -> String {
@@ -749,10 +762,10 @@ mod tests {
 
     #[test]
     fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
-        let yaml = "version: 1\nname: x\nendpoints:\n  api:\n    script: [ { status: 200 } ]\n\
+        let yaml = "version: 1\nname: x\nbackend: real\nendpoints:\n  api:\n    script: [ { status: 200 } ]\n\
                     operation: { endpoint: api, clients: 2 }\n";
-        let expected =
-            "x.yaml:6:29 operation.clients: a fleet of clients (`clients`) is not supported yet";
+        let expected = "x.yaml:7:29 operation.clients: a fleet of clients (`clients`) on \
+                        `backend: real` is not supported yet";
         let loaded = Scenario::from_yaml_str(yaml, "x.yaml")
             .map(|_| ())
             .unwrap_err();
@@ -764,8 +777,8 @@ mod tests {
         let mut changed = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml")
             .unwrap_or_else(|e| panic!("{e}"));
         changed.operation.clients = 2;
-        let expected =
-            "x.yaml:6:1 operation.clients: a fleet of clients (`clients`) is not supported yet";
+        let expected = "x.yaml:7:1 operation.clients: a fleet of clients (`clients`) on \
+                        `backend: real` is not supported yet";
         assert_eq!(
             changed.validate().map_err(|e| e.to_string()),
             Err(expected.to_owned())

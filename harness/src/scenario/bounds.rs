@@ -17,8 +17,9 @@ pub const MAX_CALLS: u64 = 100_000;
 /// `operation.concurrency`: each call in flight holds its future and its connection.
 pub const MAX_CONCURRENCY: u32 = 10_000;
 
-/// `operation.clients` (a fleet; planned).
-pub const MAX_CLIENTS: u32 = 1_000;
+/// `operation.clients`: each client instance keeps its connection pool and its calls'
+/// records for the whole run; the calls of all of them together stay within [`MAX_CALLS`].
+pub const MAX_CLIENTS: u32 = 100_000;
 
 /// The seeds of a `seeds:` sweep, each run as a test of its own.
 pub const MAX_SEEDS: u64 = 10_000;

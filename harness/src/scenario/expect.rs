@@ -107,10 +107,10 @@ pub struct Expectations {
     /// `kind: broker` endpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer: Option<ConsumerSpec>,
-    /// Requests received per logical call (built later).
+    /// Requests received per logical call, over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amplification: Option<AmplificationSpec>,
-    /// Synchronised retries of many clients (built later).
+    /// Synchronised retries of many clients: windows in which `k` or more clients retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_waves: Option<RetryWavesSpec>,
 }

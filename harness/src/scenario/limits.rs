@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::bounds::{MAX_ATTEMPTS, MAX_DURATION};
 use super::client::ClientSpec;
 use super::duration::Millis;
+use super::latency::LatencySpec;
 use super::model::Scenario;
 use super::turmoil::BackendKind;
 
@@ -117,10 +118,14 @@ impl Scenario {
         let calls = self.calls_per_client();
         let limits = &self.limits;
         let max_virtual_time = limits.max_virtual_time.unwrap_or_else(|| {
+            // A fleet's clients run side by side: the last one starts at most at the
+            // largest start `operation.start` draws, and then makes its calls.
+            let last_start = self.operation.start.as_ref().map_or(0, latest_start_ms);
             let default = worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
                 Millis::from_ms(
                     ms.saturating_mul(2)
                         .saturating_mul(calls)
+                        .saturating_add(last_start)
                         .min(MAX_DURATION.as_ms()),
                 )
             });
@@ -143,7 +148,10 @@ impl Scenario {
 
     /// `limits.max_client_attempts` when the scenario sets none.
     pub(crate) fn default_max_client_attempts(&self) -> u64 {
-        let calls = self.calls_per_client();
+        // Attempts are counted over the whole fleet.
+        let calls = self
+            .calls_per_client()
+            .saturating_mul(u64::from(self.operation.clients.max(1)));
         let per_call = attempts_per_call(&self.client);
         let twice_the_policy = per_call.map(|m| m.saturating_mul(2).saturating_mul(calls));
         let attempts = match twice_the_policy {
@@ -164,6 +172,18 @@ impl Scenario {
     /// The calls each client makes (`operation.calls`, at least one).
     fn calls_per_client(&self) -> u64 {
         u64::from(self.operation.calls.max(1))
+    }
+}
+
+/// The latest instant (ms) a client of a fleet starts at under `start`: its fixed value, the
+/// upper bound of a uniform one, or the `max` of another (0 when it has none: then the run
+/// gets no room for it, and its limit says so when it is reached).
+fn latest_start_ms(start: &LatencySpec) -> u64 {
+    match start {
+        LatencySpec::Fixed(d) => d.as_ms(),
+        LatencySpec::Uniform(r) => r.max.as_ms(),
+        LatencySpec::Lognormal(l) => l.max.map_or(0, |m| m.as_ms()),
+        LatencySpec::Exponential(e) => e.max.map_or(0, |m| m.as_ms()),
     }
 }
 

@@ -55,11 +55,13 @@ pub struct OperationSpec {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 10_000)))]
     pub concurrency: u32,
-    /// Client instances in the fleet (default 1; more is built later; at most 1,000).
+    /// Client instances in the fleet, each with its own pool, keys and random streams
+    /// (default 1; at most 100,000, and 100,000 calls in all; on `backend: sim`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
-    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1_000)))]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 100_000)))]
     pub clients: u32,
-    /// When each client starts, drawn from a distribution (built later).
+    /// When each client of the fleet starts: a fixed instant, or drawn per client from a
+    /// distribution (default: every client at 0; on `backend: sim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<LatencySpec>,
 }
@@ -149,6 +151,24 @@ impl OperationSpec {
     /// Runs up to `n` calls at once.
     pub fn concurrency(mut self, n: u32) -> Self {
         self.concurrency = n;
+        self
+    }
+
+    /// Sets the clients of the fleet (`clients`), each making `calls` calls.
+    ///
+    /// ```
+    /// use retrylab::scenario::OperationSpec;
+    /// assert_eq!(OperationSpec::get("api", "/").clients(100).clients, 100);
+    /// ```
+    pub fn clients(mut self, n: u32) -> Self {
+        self.clients = n;
+        self
+    }
+
+    /// Sets when each client of the fleet starts (`start`): a fixed instant, or a
+    /// distribution each client draws from.
+    pub fn start(mut self, start: LatencySpec) -> Self {
+        self.start = Some(start);
         self
     }
 

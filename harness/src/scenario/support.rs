@@ -35,17 +35,18 @@ impl Scenario {
     /// ```
     /// use retrylab::scenario::Scenario;
     ///
-    /// let yaml = "version: 1\nname: x\nendpoints:\n  api: {}\n\
+    /// let yaml = "version: 1\nname: x\nbackend: real\nendpoints:\n  api: {}\n\
     ///             operation: { endpoint: api, clients: 2 }\n";
     /// let errors = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
     /// assert_eq!(errors.to_string(),
-    ///            "x.yaml:5:29 operation.clients: a fleet of clients (`clients`) is not supported yet");
+    ///            "x.yaml:6:29 operation.clients: a fleet of clients (`clients`) on `backend: real` is not supported yet");
     ///
     /// // The same key set on a loaded scenario.
     /// let mut s = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml").unwrap();
     /// assert!(s.unsupported().is_empty());
     /// s.operation.clients = 2;
-    /// assert_eq!(s.unsupported()[0].message, "a fleet of clients (`clients`) is not supported yet");
+    /// assert_eq!(s.unsupported()[0].message,
+    ///            "a fleet of clients (`clients`) on `backend: real` is not supported yet");
     /// ```
     pub fn unsupported(&self) -> Vec<ScenarioError> {
         let mut out = Unsupported {
@@ -105,24 +106,45 @@ impl Unsupported<'_> {
             }
             self.endpoint(&join("endpoints", name), e);
         }
-        if s.operation.clients != 1 {
-            self.flag("operation.clients", "a fleet of clients (`clients`)");
+        // A fleet runs on the sim network, whose one clock orders every client's instants.
+        if s.backend != BackendKind::Sim {
+            let backend = match s.backend {
+                BackendKind::Real => "real",
+                BackendKind::Turmoil => "turmoil",
+                BackendKind::Sim => "sim",
+            };
+            if s.operation.clients != 1 {
+                self.flag(
+                    "operation.clients",
+                    format_args!("a fleet of clients (`clients`) on `backend: {backend}`"),
+                );
+            }
+            if s.operation.start.is_some() {
+                self.flag(
+                    "operation.start",
+                    format_args!("`start` on `backend: {backend}`"),
+                );
+            }
         }
-        if s.operation.start.is_some() {
-            self.flag("operation.start", "`start`");
+        // A stored message is attributed to a call, not yet to its client: the message
+        // checks would take client 1's call 0 for client 0's.
+        if s.operation.clients > 1 {
+            let e = &s.expect;
+            for (key, set) in [
+                ("duplicates", e.duplicates.is_some()),
+                ("consumer", e.consumer.is_some()),
+            ] {
+                if set {
+                    self.flag(
+                        &join("expect", key),
+                        format_args!("the `{key}` check in a fleet (`clients` above 1)"),
+                    );
+                }
+            }
         }
         self.policy("client", &s.client);
         if let Some(c) = &s.expect.conforms_to {
             self.policy("expect.conforms_to", c);
-        }
-        let e = &s.expect;
-        for (key, set) in [
-            ("amplification", e.amplification.is_some()),
-            ("retry_waves", e.retry_waves.is_some()),
-        ] {
-            if set {
-                self.flag(&join("expect", key), format_args!("the `{key}` check"));
-            }
         }
         // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
         if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {

@@ -50,6 +50,19 @@ pub(crate) fn assemble(
         .collect();
     let log = network.take_log();
     let decisions = recorder.take_decisions();
+    let clients_of_conns = recorder.take_clients_of_conns();
+    let fleet = calls.iter().any(|c| c.client_id != 0);
+    // A fleet's calls by (client, call), looked up once per tagged request: they are filed
+    // in the order they started, so no call's id is its index.
+    let fleet_calls: BTreeMap<(u32, u32), usize> = if fleet {
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ((c.client_id, c.call_id), i))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
     let (mut attempts, names) = recorder.finish();
     let mut interner = Interner::from_names(names);
     let mut effects = Vec::new();
@@ -119,6 +132,18 @@ pub(crate) fn assemble(
                     let id = attempts.len() as u32 + 1;
                     let mut attempt =
                         reconstruct(instants, &mut interner, request, response, &calls, id);
+                    // The client that opened the connection made the request (client 0
+                    // unless a fleet's other client did); the call is that client's call
+                    // running when it started.
+                    let client = clients_of_conns.get(&request.conn_id).copied();
+                    if let Some(client) = client.filter(|&c| c != 0) {
+                        attempt.client_id = client;
+                        attempt.call_id =
+                            call_of_client_by_window(&calls, client, attempt.start_ms).unwrap_or(0);
+                    } else if fleet {
+                        attempt.call_id =
+                            call_of_client_by_window(&calls, 0, attempt.start_ms).unwrap_or(0);
+                    }
                     attempt.answered_by = answered_by;
                     attempts.push(attempt);
                     attempt_of.push(Some(id));
@@ -136,7 +161,16 @@ pub(crate) fn assemble(
                 }
             }
             if let Some(call_id) = call_id {
-                let returned = call_by_id(&calls, call_id).and_then(|c| c.end_ms);
+                // The call of the request's client: in a fleet, every client has a call 0.
+                let call = if fleet {
+                    let client_id = wire::client_tag(&request.headers).unwrap_or(0);
+                    fleet_calls
+                        .get(&(client_id, call_id))
+                        .and_then(|&i| calls.get(i))
+                } else {
+                    call_by_id(&calls, call_id)
+                };
+                let returned = call.and_then(|c| c.end_ms);
                 if returned.is_some_and(|end| request.at_ms > end) {
                     late_requests.push(LateRequest {
                         at_ms: request.at_ms,
@@ -155,17 +189,24 @@ pub(crate) fn assemble(
             let attempt_id = request.and_then(|r| wire::attempt_tag(&r.headers));
             // docs/scenario-format.md#expectations: by idempotency key (the keys `env.operation()` hands out
             // name their call), else by the harness's call tag, else by call window.
-            let call_id = effect
-                .key
-                .as_ref()
-                .and_then(|k| wire::call_of_key(k.to_str().ok()?))
+            // The client by the same sources, in the same order: a harness key names both,
+            // the harness's surfaces send the client's tag with the call's, and otherwise the
+            // client that opened the request's connection made it (0 unless a fleet runs).
+            let key_text = effect.key.as_ref().and_then(|k| k.to_str().ok());
+            let client_id = key_text
+                .and_then(wire::client_of_key)
+                .or_else(|| request.and_then(|r| wire::client_tag(&r.headers)))
+                .or_else(|| request.and_then(|r| clients_of_conns.get(&r.conn_id).copied()))
+                .unwrap_or(0);
+            let call_id = key_text
+                .and_then(wire::call_of_key)
                 .or_else(|| {
                     effect
                         .call_tag
                         .as_ref()
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                 })
-                .or_else(|| call_by_window(&calls, effect.at_ms));
+                .or_else(|| call_of_client_by_window(&calls, client_id, effect.at_ms));
             let key = effect
                 .key
                 .as_ref()
@@ -173,6 +214,7 @@ pub(crate) fn assemble(
             effects.push(Effect {
                 at_ms: effect.at_ms,
                 endpoint,
+                client_id,
                 call_id,
                 attempt_id,
                 key,
@@ -358,6 +400,15 @@ fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
         .iter()
         .rev()
         .find(|c| c.start_ms <= at_ms)
+        .map(|c| c.call_id)
+}
+
+/// The call of `client` that started last at or before `at_ms`.
+fn call_of_client_by_window(calls: &[Call], client: u32, at_ms: u64) -> Option<u32> {
+    calls
+        .iter()
+        .rev()
+        .find(|c| c.client_id == client && c.start_ms <= at_ms)
         .map(|c| c.call_id)
 }
 

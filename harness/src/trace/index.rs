@@ -17,7 +17,7 @@ pub(crate) struct TraceIndex<'t> {
     /// The attempts of each (client, call), ordered by their number, by position.
     calls: BTreeMap<(u32, u32), Vec<usize>>,
     /// The effects attributed to each call id, in trace order, by position.
-    effects: BTreeMap<u32, Vec<usize>>,
+    effects: BTreeMap<(u32, u32), Vec<usize>>,
     /// The position of each attempt by its id. Looked up by id, not by index into a dense
     /// vector, so that no assumption about how ids are numbered can make a lookup miss.
     by_id: ById,
@@ -92,10 +92,10 @@ impl<'t> TraceIndex<'t> {
                 .map(|(i, d)| (d.attempt_id, i))
                 .collect(),
         );
-        let mut effects: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        let mut effects: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
         for (i, e) in trace.effects.iter().enumerate() {
             if let Some(call) = e.call_id {
-                effects.entry(call).or_default().push(i);
+                effects.entry((e.client_id, call)).or_default().push(i);
             }
         }
         TraceIndex {
@@ -133,10 +133,14 @@ impl<'t> TraceIndex<'t> {
             .unwrap_or_default()
     }
 
-    /// The effects attributed to call `call`, in trace order.
-    pub(crate) fn effects_of(&self, call: u32) -> impl Iterator<Item = &'t Effect> + '_ {
+    /// The effects attributed to call `call` of client `client`, in trace order.
+    pub(crate) fn effects_of(
+        &self,
+        client: u32,
+        call: u32,
+    ) -> impl Iterator<Item = &'t Effect> + '_ {
         self.effects
-            .get(&call)
+            .get(&(client, call))
             .into_iter()
             .flatten()
             .map(|&i| &self.trace.effects[i])

@@ -25,6 +25,9 @@ struct TraceDoc<'a> {
     messages: Vec<MessageDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
     end_ms: u64,
+    /// Only when more than one client made calls, so that other traces read as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet: Option<super::FleetView>,
 }
 
 #[derive(Serialize)]
@@ -92,9 +95,16 @@ struct FaultDoc<'a> {
 struct EffectDoc<'a> {
     at_ms: u64,
     endpoint: &'a str,
+    /// Only in a fleet's trace, so that other traces read as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    client_id: u32,
     call_id: Option<u32>,
     attempt_id: Option<u32>,
     key: Option<&'a str>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize)]
@@ -231,6 +241,7 @@ impl Trace {
                 .map(|e| EffectDoc {
                     at_ms: e.at_ms,
                     endpoint: name(e.endpoint),
+                    client_id: e.client_id,
                     call_id: e.call_id,
                     attempt_id: e.attempt_id,
                     key: e.key.map(name),
@@ -260,6 +271,7 @@ impl Trace {
                 })
                 .collect(),
             end_ms: self.end_ms,
+            fleet: self.fleet(),
         };
         // Plain data with string keys: serializing it cannot fail.
         serde_json::to_string(&doc).unwrap_or_default()

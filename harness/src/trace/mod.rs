@@ -16,7 +16,9 @@ pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
 
+pub use fleet::{Bucket, FleetView};
 pub use render::seconds;
+mod fleet;
 mod json;
 pub(crate) mod record;
 
@@ -289,6 +291,8 @@ pub struct Effect {
     pub at_ms: u64,
     /// Which endpoint committed it.
     pub endpoint: Name,
+    /// The client of the call it is attributed to (0 unless a fleet runs).
+    pub client_id: u32,
     /// The call it is attributed to, when known.
     pub call_id: Option<u32>,
     /// The attempt whose request caused it, when known.

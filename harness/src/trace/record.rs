@@ -57,6 +57,9 @@ struct State {
     used: DenseMap<u32>,
     /// The connection hyper-util last put each attempt's request on (by attempt id).
     placed_on: DenseMap<u64>,
+    /// The client of a fleet each connection was opened by, for the clients other than the
+    /// first (conn id -> client index); a rebuilt attempt on none of them is client 0's.
+    client_of_conn: BTreeMap<u64, u32>,
 }
 
 /// Why a run was stopped from inside.
@@ -169,6 +172,18 @@ impl Recorder {
             return Some(id);
         }
         None
+    }
+
+    /// Connection `conn_id` was opened by client `client_id` of the run.
+    pub(crate) fn conn_of_client(&self, conn_id: u64, client_id: u32) {
+        if client_id != 0 {
+            self.state().client_of_conn.insert(conn_id, client_id);
+        }
+    }
+
+    /// The clients other than the first that opened connections, by connection id.
+    pub(crate) fn take_clients_of_conns(&self) -> BTreeMap<u64, u32> {
+        std::mem::take(&mut self.state().client_of_conn)
     }
 
     /// A connect started for `attempt` finished, opening `conn_id` on success.

@@ -8,6 +8,7 @@
 //! `tokio::time::Instant`). Both follow the virtual clock.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -188,25 +189,30 @@ impl Policy<Req, Response<Bytes>, AttemptError> for BudgetPolicy {
 }
 
 thread_local! {
-    /// The budget shared by the calls of one run. A budget spans calls, and a registered
-    /// client is one function for every run; each run has a thread of its own
-    /// (docs/architecture.md#the-run-thread-and-its-guards), and its first call makes a fresh budget.
-    static BUDGET: RefCell<Option<Arc<TpsBudget>>> = const { RefCell::new(None) };
+    /// The budget shared by the calls of one client instance, by client index. A budget
+    /// spans calls, and a registered client is one function for every run; each run has a
+    /// thread of its own (docs/architecture.md#the-run-thread-and-its-guards), and each
+    /// client's first call makes a fresh budget, so the clients of a fleet keep theirs apart
+    /// as separate processes would.
+    static BUDGETS: RefCell<BTreeMap<u32, Arc<TpsBudget>>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The budget of this run: `TpsBudget::new(1s, 0, 0.25)`: deposits count for 1s, no
-/// minimum rate, one retry per 4 deposits. Made inside the run, so its clock is virtual.
+/// The budget of this client instance: `TpsBudget::new(1s, 0, 0.25)`: deposits count for
+/// 1s, no minimum rate, one retry per 4 deposits. Made inside the run, so its clock is
+/// virtual.
 fn budget(env: &Env) -> Arc<TpsBudget> {
-    BUDGET.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if env.call_index() == 0 || cell.is_none() {
-            *cell = Some(Arc::new(TpsBudget::new(Duration::from_secs(1), 0, 0.25)));
+    BUDGETS.with(|cell| {
+        let mut budgets = cell.borrow_mut();
+        let fresh = || Arc::new(TpsBudget::new(Duration::from_secs(1), 0, 0.25));
+        let budget = budgets.entry(env.client_index()).or_insert_with(fresh);
+        if env.call_index() == 0 {
+            *budget = fresh();
         }
-        cell.as_ref().map(Arc::clone).expect("set above")
+        Arc::clone(budget)
     })
 }
 
-/// tower's `Retry` with [`BudgetPolicy`] on the run's budget.
+/// tower's `Retry` with [`BudgetPolicy`] on the client instance's budget.
 pub async fn retry_budget(env: Env) -> Result<u16, AttemptError> {
     let policy = BudgetPolicy {
         budget: budget(&env),

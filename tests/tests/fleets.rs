@@ -1,0 +1,408 @@
+//! `operation.clients` and `operation.start`: a fleet of client instances on the sim
+//! network, each with its own index, connection pool, keys and random substreams, started at
+//! seeded instants; the same seed gives a byte-identical trace, and adding clients leaves
+//! the first client's draws as they were.
+
+use retrylab::prelude::*;
+use retrylab::trace::Attempt;
+
+/// A fleet of `clients` built-in clients with full jitter against a service that answers
+/// 503 to every request, `calls` calls each, started as `start` says (a YAML value or "").
+fn fleet(clients: u32, calls: u32, start: &str) -> Scenario {
+    let start = if start.is_empty() {
+        String::new()
+    } else {
+        format!(", start: {start}")
+    };
+    let yaml = format!(
+        "version: 1\n\
+         name: fleet\n\
+         endpoints: {{ api: {{ script: [ {{ status: 503 }} ] }} }}\n\
+         operation: {{ endpoint: api, calls: {calls}, clients: {clients}{start}, \
+         idempotency_key: {{ header: Idempotency-Key }} }}\n\
+         client: {{ exponential: {{ initial: 100ms, multiplier: 2, max_attempts: 4, jitter: full }} }}\n"
+    );
+    Scenario::from_yaml_str(&yaml, "fleet.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn of_client(attempts: &[Attempt], client: u32) -> Vec<(u32, u32, u64)> {
+    attempts
+        .iter()
+        .filter(|a| a.client_id == client)
+        .map(|a| (a.call_id, a.n, a.start_ms))
+        .collect()
+}
+
+#[test]
+fn every_client_makes_its_calls_with_its_own_index() {
+    let report = fleet(5, 2, "").run_builtin();
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let trace = report.trace();
+    assert_eq!(trace.calls.len(), 10);
+    assert_eq!(trace.attempts.len(), 40);
+    for client in 0..5 {
+        let calls: Vec<u32> = trace
+            .calls
+            .iter()
+            .filter(|c| c.client_id == client)
+            .map(|c| c.call_id)
+            .collect();
+        assert_eq!(calls, [0, 1], "client {client}");
+        assert_eq!(
+            of_client(&trace.attempts, client).len(),
+            8,
+            "client {client}"
+        );
+    }
+    // Each client's jitter is its own: two clients do not retry at the same instants.
+    assert_ne!(
+        of_client(&trace.attempts, 1)
+            .iter()
+            .map(|a| a.2)
+            .collect::<Vec<_>>(),
+        of_client(&trace.attempts, 2)
+            .iter()
+            .map(|a| a.2)
+            .collect::<Vec<_>>()
+    );
+    // The timeline says which client made each attempt.
+    assert!(
+        trace.timeline().contains("client 4"),
+        "{}",
+        trace.timeline()
+    );
+}
+
+#[test]
+fn each_client_has_its_own_keys_and_seeds() {
+    let scenario = fleet(3, 2, "");
+    let report = scenario.run(|env: Env| async move {
+        let key = env.operation().idempotency_key.map(|(_, v)| v);
+        Ok::<_, ()>((env.client_index(), env.call_index(), key, env.seed("x")))
+    });
+    let results: Vec<String> = report
+        .trace()
+        .calls
+        .iter()
+        .map(|c| format!("{:?}", c.result))
+        .collect();
+    let mut unique = results.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 6, "{results:?}");
+    // Client 0's seed is the one a run of one client gets.
+    let alone = fleet(1, 1, "").run(|env: Env| async move { Ok::<_, ()>(env.seed("x")) });
+    let seed_alone = format!("{:?}", alone.trace().calls[0].result);
+    let fleet_seed = |client: u32| {
+        let report = scenario.run(|env: Env| async move { Ok::<_, ()>(env.seed("x")) });
+        report
+            .trace()
+            .calls
+            .iter()
+            .find(|c| c.client_id == client)
+            .map(|c| format!("{:?}", c.result))
+    };
+    assert_eq!(fleet_seed(0), Some(seed_alone.clone()));
+    assert_ne!(fleet_seed(1), Some(seed_alone));
+}
+
+#[test]
+fn adding_clients_leaves_the_first_clients_draws_alone() {
+    let alone = fleet(1, 3, "{ uniform: [0s, 1s] }").run_builtin();
+    let among = fleet(20, 3, "{ uniform: [0s, 1s] }").run_builtin();
+    assert_eq!(alone.end(), &RunEnd::Completed, "{}", alone.summary());
+    assert_eq!(among.end(), &RunEnd::Completed, "{}", among.summary());
+    assert_eq!(
+        of_client(&alone.trace().attempts, 0),
+        of_client(&among.trace().attempts, 0)
+    );
+}
+
+#[test]
+fn starts_are_spread_as_drawn_and_in_a_defined_order() {
+    let report = fleet(50, 1, "{ uniform: [0s, 1s] }").run_builtin();
+    let calls = &report.trace().calls;
+    assert_eq!(calls.len(), 50);
+    // Calls are filed as clients start: by start instant, then by client index.
+    let order: Vec<(u64, u32)> = calls.iter().map(|c| (c.start_ms, c.client_id)).collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert!(calls.iter().all(|c| c.start_ms <= 1000));
+    let distinct: std::collections::BTreeSet<u64> = calls.iter().map(|c| c.start_ms).collect();
+    assert!(distinct.len() > 40, "{distinct:?}");
+    // A fixed start delays every client alike.
+    let fixed = fleet(3, 1, "2s").run_builtin();
+    assert!(fixed.trace().calls.iter().all(|c| c.start_ms == 2000));
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_trace() {
+    let scenario = fleet(200, 2, "{ exponential: { mean: 200ms, max: 2s } }");
+    let a = scenario.run_builtin();
+    let b = scenario.run_builtin();
+    assert_eq!(a.trace().timeline(), b.trace().timeline());
+    assert_eq!(a.trace().to_json(), b.trace().to_json());
+    let other = scenario.run_builtin_with_seed(scenario.seed + 1);
+    assert_ne!(a.trace().timeline(), other.trace().timeline());
+}
+
+/// 100 clients starting within the first 20 ms meet a 10 s outage; each retries with
+/// exponential backoff from 1 s (`jitter` none or full), five attempts in all.
+fn herd(jitter: &str, expect: &str) -> Scenario {
+    let yaml = format!(
+        "version: 1\n\
+         name: herd\n\
+         endpoints: {{ api: {{ timeline: [ {{ during: [0s, 10s], status: 503 }} ] }} }}\n\
+         operation: {{ endpoint: api, clients: 100, start: {{ uniform: [0s, 20ms] }} }}\n\
+         client: {{ exponential: {{ initial: 1s, multiplier: 2, max_delay: 1m, max_attempts: 5, jitter: {jitter} }} }}\n\
+         expect: {expect}\n"
+    );
+    Scenario::from_yaml_str(&yaml, "herd.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn verdict_of<'a>(report: &'a Report, check: &str) -> &'a Verdict {
+    report
+        .verdicts()
+        .iter()
+        .find(|v| v.check == check)
+        .unwrap_or_else(|| panic!("no `{check}` verdict:\n{}", report.summary()))
+}
+
+#[test]
+fn retry_waves_catch_the_fleet_without_jitter_and_pass_full_jitter_on_20_seeds() {
+    let waves = "{ retry_waves: { k: 50, window: 100ms, at_most: 0 } }";
+    let lockstep = herd("none", waves);
+    let jittered = herd("full", waves);
+    for seed in 1..=20 {
+        let caught = lockstep.run_builtin_with_seed(seed);
+        let v = verdict_of(&caught, "retry_waves");
+        assert!(v.judgement == Judgement::Failed, "seed {seed}: {v:?}");
+        // Four retries, each one wave of all 100 clients.
+        assert!(
+            v.message.starts_with("4 waves of 50 or more"),
+            "seed {seed}: {}",
+            v.message
+        );
+        let passed = jittered.run_builtin_with_seed(seed);
+        let v = verdict_of(&passed, "retry_waves");
+        assert!(v.judgement == Judgement::Passed, "seed {seed}: {v:?}");
+    }
+}
+
+#[test]
+fn retry_waves_are_not_judged_without_a_retry() {
+    let yaml = "version: 1\nname: calm\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 10 }\n\
+                expect: { retry_waves: { k: 2, window: 1s, at_most: 0 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "calm.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    let v = verdict_of(&report, "retry_waves");
+    assert!(v.judgement == Judgement::NotJudged, "{v:?}");
+}
+
+#[test]
+fn amplification_is_requests_per_call_over_the_fleet() {
+    // Every call makes five attempts: 500 requests for 100 calls.
+    let report = herd("none", "{ amplification: { at_most: 3 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert!(
+        v.message
+            .starts_with("the endpoints received 500 requests for 100 calls, 5.000 per call"),
+        "{}",
+        v.message
+    );
+    let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
+    assert!(verdict_of(&report, "amplification").passed());
+}
+
+#[test]
+fn a_fleet_report_shows_outcomes_and_attempts_per_bucket() {
+    let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
+    let view = report
+        .trace()
+        .fleet()
+        .unwrap_or_else(|| panic!("no fleet view"));
+    assert_eq!((view.clients, view.calls, view.success), (100, 100, 100));
+    // 500 ms buckets over the 15 s run (at most 40): the first attempts, then the four
+    // waves of retries.
+    assert_eq!(view.bucket_ms, 500);
+    let busy: Vec<(u64, u64, u64)> = view
+        .buckets
+        .iter()
+        .filter(|b| b.attempts > 0)
+        .map(|b| (b.from_ms, b.attempts, b.retries))
+        .collect();
+    assert_eq!(
+        busy,
+        [
+            (0, 100, 0),
+            (1000, 100, 100),
+            (3000, 100, 100),
+            (7000, 100, 100),
+            (15000, 100, 100)
+        ]
+    );
+    let summary = report.summary();
+    assert!(
+        summary
+            .contains("fleet:\n  100 clients, 100 calls: 100 success (100.0%), 0 failure (0.0%)"),
+        "{summary}"
+    );
+    assert!(report.snapshot_text().contains("\nfleet:\n"));
+    assert!(
+        report
+            .trace()
+            .to_json()
+            .contains(r#""fleet":{"clients":100"#)
+    );
+    // One client: no view, in the text or the JSON.
+    let alone = fleet(1, 2, "").run_builtin();
+    assert!(alone.trace().fleet().is_none());
+    assert!(!alone.snapshot_text().contains("fleet:"));
+    assert!(!alone.trace().to_json().contains("fleet"));
+}
+
+#[test]
+fn attempts_of_a_fleet_on_its_own_hyper_clients_are_rebuilt_as_each_clients() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+    let report = fleet(4, 2, "{ uniform: [0s, 100ms] }").run(|env: Env| async move {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .build(env.connector());
+        let response = client
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?;
+        // Calls apart in time: a rebuilt attempt's call is the one running when it started.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        Ok::<_, String>(status)
+    });
+    let attempts = &report.trace().attempts;
+    assert_eq!(attempts.len(), 8);
+    assert!(attempts.iter().all(|a| a.reconstructed));
+    for client in 0..4 {
+        let calls: Vec<u32> = of_client(attempts, client).iter().map(|a| a.0).collect();
+        assert_eq!(
+            calls,
+            [0, 1],
+            "client {client}: {}",
+            report.trace().timeline()
+        );
+    }
+}
+
+#[test]
+fn retry_waves_larger_than_the_fleet_are_warned_of() {
+    let yaml = "version: 1\nname: small\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3 }\n\
+                expect: { retry_waves: { k: 5, window: 1s, at_most: 0 } }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "small.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let warnings: Vec<String> = scenario
+        .warnings()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, but the \
+          fleet has 3 (`operation.clients`): no window can hold one, so the check passes \
+          whatever the clients do"
+        ]
+    );
+}
+
+#[test]
+fn effects_are_judged_per_call_of_each_client() {
+    // Every request commits: with keys, three clients' single calls commit once each.
+    let yaml = "version: 1\nname: effects\n\
+                endpoints: { api: { script: [ { status: 201, commit: arrival } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 3, \
+                idempotency_key: { header: Idempotency-Key } }\n\
+                client: { fixed: { delay: 1s, max_attempts: 2 } }\n\
+                expect: { effects: exactly_once }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "effects.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run_builtin();
+    let v = verdict_of(&report, "effects");
+    assert!(v.passed(), "{v:?}\n{}", report.snapshot_text());
+    let clients: Vec<(u32, Option<u32>)> = report
+        .trace()
+        .effects
+        .iter()
+        .map(|e| (e.client_id, e.call_id))
+        .collect();
+    assert_eq!(clients, [(0, Some(0)), (1, Some(0)), (2, Some(0))]);
+    assert!(report.snapshot_text().contains("  client 2  call 0"));
+    // Without keys the harness's tags name each request's client and call.
+    let unkeyed = Scenario::from_yaml_str(
+        &yaml.replace(
+            "idempotency_key: { header: Idempotency-Key }",
+            "call_tag: true",
+        ),
+        "effects.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = unkeyed.run_builtin();
+    assert!(verdict_of(&report, "effects").passed());
+}
+
+#[test]
+fn a_request_is_late_only_after_its_own_clients_call_returned() {
+    // Clients finish at different instants: a request of one client's call 0 is not late
+    // because another client's call 0 had returned.
+    let report = herd("full", "{ late_requests: 0 }").run_builtin();
+    assert!(
+        report.trace().late_requests.is_empty(),
+        "{}",
+        report.summary()
+    );
+    assert!(verdict_of(&report, "late_requests").passed());
+}
+
+#[test]
+fn each_client_of_a_fleet_runs_its_calls_concurrency_at_a_time() {
+    let yaml = "version: 1\nname: concurrent fleet\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3, calls: 4, concurrency: 2, start: 500ms }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "c.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|_env: Env| async move {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        Ok::<_, ()>(())
+    });
+    let starts: Vec<(u32, u32, u64)> = report
+        .trace()
+        .calls
+        .iter()
+        .map(|c| (c.client_id, c.call_id, c.start_ms))
+        .collect();
+    // All three start at 500ms, each with two calls; each returning call starts the next.
+    assert_eq!(
+        starts,
+        [
+            (0, 0, 500),
+            (0, 1, 500),
+            (1, 0, 500),
+            (1, 1, 500),
+            (2, 0, 500),
+            (2, 1, 500),
+            (0, 2, 1500),
+            (0, 3, 1500),
+            (1, 2, 1500),
+            (1, 3, 1500),
+            (2, 2, 1500),
+            (2, 3, 1500),
+        ]
+    );
+}

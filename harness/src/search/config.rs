@@ -31,6 +31,7 @@ use super::space::Space;
 /// assert_eq!(config.search_seed(), 7);
 /// ```
 #[derive(Clone, Debug)]
+#[must_use = "a configuration does nothing until given to `retrylab::search`"]
 pub struct SearchConfig {
     pub(crate) base: Scenario,
     pub(crate) space: Space,

@@ -31,6 +31,7 @@ use crate::scenario::{Millis, StepSpec};
 /// assert_eq!(space.max_steps(), 3);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[must_use = "a space does nothing until given to `SearchConfig::space`"]
 pub struct Space {
     pub(crate) steps: usize,
     pub(crate) times: u32,

@@ -422,3 +422,63 @@ fn an_invalid_shrunk_candidate_keeps_the_failure_found() {
     }
     assert!(kept > 0, "no seed drew the valid choice first");
 }
+
+/// backon's documented `adjust` client, searched without being told where to look: the
+/// default space (every kind of step, every `Retry-After` form, latencies, commits, cuts,
+/// seeds, nothing chosen for backon) and the policy its documentation gives (1s doubling to
+/// 60s, no jitter, 3 retries, so 4 attempts, `Retry-After` honoured), judged by
+/// `conforms_to`, `retry_after` and `attempts`.
+///
+/// What it finds is not the defect of `scenarios/search/` (retrying past its retries) but
+/// one the client files only show in passing: the closure *replaces* backon's delay with the
+/// header's, so a `Retry-After` shorter than the backoff shortens the wait. Shrunk: one 429
+/// with `Retry-After: 0`, and the second attempt starts at once where the policy waits 1s.
+#[test]
+fn a_generic_search_finds_a_defect_in_backons_documented_adjust_client() {
+    use retrylab::scenario::{CountSpec, Jitter, RetryAfterCheckSpec};
+    let base = Scenario::builder("backon adjust, searched")
+        .endpoint("api", endpoint())
+        .latency(ms(1))
+        .operation(get("api", "/items"))
+        .client(ClientSpec::Custom("backon_retry_after".into()))
+        .build()
+        .unwrap();
+    let documented: ClientSpec = exponential()
+        .initial(secs(1))
+        .multiplier(2.0)
+        .max_delay(secs(60))
+        .jitter(Jitter::None)
+        .max_attempts(4)
+        .into();
+    let invariants = Invariants::from(
+        expect()
+            .conforms_to(documented)
+            .retry_after(RetryAfterCheckSpec::default())
+            .attempts(CountSpec::between(1, 4)),
+    );
+    let outcome = retrylab::search(SearchConfig::new(base).seed(1).cases(256))
+        .run(retrylab_tests::clients::backon::retry_after, &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("a defect is found");
+    let yaml = failure.regression();
+    assert_eq!(failure.failed_checks(), ["conforms_to"], "{yaml}");
+    assert!(
+        failure.verdicts()[0]
+            .message
+            .contains("attempt 2 started 0.000s after the end of attempt 1, a 429"),
+        "{yaml}"
+    );
+    let script = failure.script().unwrap();
+    assert_eq!(script.len(), 2, "{yaml}");
+    assert_eq!(script[0].status, Some(429), "{yaml}");
+    assert!(
+        yaml.contains("      - status: 429\n        retry_after: 0\n      - status: 200\n"),
+        "{yaml}"
+    );
+    // The file holds it: with the defect, the known failure passes.
+    let report = failure
+        .scenario()
+        .run(retrylab_tests::clients::backon::retry_after);
+    let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+    assert_eq!(failed, ["conforms_to"], "{}", report.summary());
+}

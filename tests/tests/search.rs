@@ -482,3 +482,19 @@ fn a_generic_search_finds_a_defect_in_backons_documented_adjust_client() {
     let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
     assert_eq!(failed, ["conforms_to"], "{}", report.summary());
 }
+
+/// Settings a search cannot draw from are refused, each named, rather than read as others.
+#[test]
+fn empty_statuses_and_zero_cases_or_threads_are_refused() {
+    let refused = |config: SearchConfig| {
+        retrylab::search(config)
+            .run(planted::correct, &invariants())
+            .unwrap_err()
+            .to_string()
+    };
+    let why = refused(config(1).space(Space::default().statuses([])));
+    assert!(why.contains("`Space::statuses([])`"), "{why}");
+    let why = refused(config(1).cases(0).threads(0));
+    assert!(why.contains("`SearchConfig::cases(0)`"), "{why}");
+    assert!(why.contains("`SearchConfig::threads(0)`"), "{why}");
+}

@@ -153,6 +153,9 @@ pub enum SearchError {
     Lost,
     /// No invariant to check: every case would hold.
     NoInvariants,
+    /// A setting of the configuration or its space that a search refuses (no cases, no
+    /// threads, no statuses, ...): which.
+    Config(String),
 }
 
 impl fmt::Display for SearchError {
@@ -161,6 +164,7 @@ impl fmt::Display for SearchError {
             SearchError::Cases(e) => write!(f, "{e}"),
             SearchError::Base(why) => write!(f, "the base scenario cannot be searched: {why}"),
             SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
+            SearchError::Config(why) => write!(f, "the search cannot run: {why}"),
             SearchError::NoInvariants => f.write_str(
                 "the search has no invariant: every case would hold, whatever the client does",
             ),
@@ -199,6 +203,10 @@ impl Search {
         T: Debug,
         E: Debug,
     {
+        let refused = self.config.refused();
+        if !refused.is_empty() {
+            return Err(SearchError::Config(refused.join("; ")));
+        }
         let cases = self.cases()?;
         if invariants.names().is_empty() {
             return Err(SearchError::NoInvariants);

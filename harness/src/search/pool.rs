@@ -57,7 +57,6 @@ where
     T: Debug,
     E: Debug,
 {
-    let threads = threads.max(1);
     let stop = AtomicBool::new(false);
     let (jobs, queue) = mpsc::channel::<(u32, Drawn)>();
     let queue = Mutex::new(queue);

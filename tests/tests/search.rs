@@ -498,3 +498,28 @@ fn empty_statuses_and_zero_cases_or_threads_are_refused() {
     assert!(why.contains("`SearchConfig::cases(0)`"), "{why}");
     assert!(why.contains("`SearchConfig::threads(0)`"), "{why}");
 }
+
+/// The written file's schema line points at `scenarios/schema.json` from where it is
+/// written, and is left out where there is none.
+#[test]
+fn the_schema_line_is_relative_to_where_the_file_is_written() {
+    let outcome = defect(7, Shard::WHOLE);
+    let failure = outcome.failure().unwrap();
+    let root = scratch("schema-line");
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/schema.json"), "{}").unwrap();
+    let inside = failure
+        .write_regression(&root.join("scenarios/regressions"))
+        .unwrap();
+    let text = std::fs::read_to_string(inside).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=../../scenarios/schema.json\n"),
+        "{text}"
+    );
+    assert_eq!(text.split_once('\n').unwrap().1, failure.regression());
+    let outside = scratch("no-schema-line");
+    let text = std::fs::read_to_string(failure.write_regression(&outside).unwrap()).unwrap();
+    assert_eq!(text, failure.regression());
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::remove_dir_all(&outside).unwrap();
+}

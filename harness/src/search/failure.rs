@@ -90,12 +90,15 @@ impl Failure {
     /// The regression file: the smallest case as a complete v1 scenario with
     /// `status: known_failure`, headed by comments giving the search, its seed and the
     /// failed verdicts. The same search seed gives the same text, byte for byte.
+    /// [`Failure::write_regression`] heads it with the editor's schema line too, relative to
+    /// where it writes.
     pub fn regression(&self) -> String {
-        super::regression::text(self)
+        super::regression::text(self, None)
     }
 
     /// Writes [`Failure::regression`] to `dir` (created if missing) under
-    /// [`Failure::file_name`], and returns its path.
+    /// [`Failure::file_name`], headed by the editor's schema line when `dir` or a folder above
+    /// it holds `scenarios/schema.json`, and returns its path.
     ///
     /// Refuses (`InvalidInput`) when [only invariants written in Rust
     /// failed](Failure::only_closures_failed): marked `known_failure`, such a file would say
@@ -113,7 +116,8 @@ impl Failure {
         }
         std::fs::create_dir_all(dir)?;
         let path = dir.join(self.file_name());
-        std::fs::write(&path, self.regression())?;
+        let schema = super::regression::schema_from(dir);
+        std::fs::write(&path, super::regression::text(self, schema.as_deref()))?;
         Ok(path)
     }
 }

@@ -1,5 +1,7 @@
 //! The regression file of a failure: a complete v1 scenario marked `known_failure`.
 
+use std::path::Path;
+
 use crate::scenario::{Scenario, ScenarioStatus};
 
 use super::failure::Failure;
@@ -19,12 +21,29 @@ pub(crate) fn file_name(name: &str, seed: u64) -> String {
     format!("{slug}-seed-{seed}.yaml")
 }
 
-/// The file: comments (the search, the seeds, the failed verdicts), then the scenario.
-pub(crate) fn text(failure: &Failure) -> String {
+/// The path of the repository's `scenarios/schema.json` relative to the folder `dir`: the
+/// first folder holding `scenarios/schema.json` among `dir` and its parents, `..` for each
+/// level climbed. `None` when there is none (a folder outside the repository): the file
+/// then has no schema line rather than one that points nowhere.
+pub(crate) fn schema_from(dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    for (up, folder) in dir.ancestors().enumerate() {
+        if folder.join("scenarios").join("schema.json").is_file() {
+            return Some(format!("{}scenarios/schema.json", "../".repeat(up)));
+        }
+    }
+    None
+}
+
+/// The file: the editor's schema line when `schema` (relative to the file) is known,
+/// comments (the search, the seeds, the failed verdicts), then the scenario.
+pub(crate) fn text(failure: &Failure, schema: Option<&str>) -> String {
     let scenario = scenario(failure);
-    // The library's header line: the schema sits one folder up from `scenarios/regressions/`.
-    let mut out = format!(
-        "# yaml-language-server: $schema=../schema.json\n# A regression found by retrylab's property search: case {} of search seed {}, \
+    let mut out = schema
+        .map(|path| format!("# yaml-language-server: $schema={path}\n"))
+        .unwrap_or_default();
+    out += &format!(
+        "# A regression found by retrylab's property search: case {} of search seed {}, \
          shrunk in {} steps.\n# The run's seed: {}. The client failed:\n",
         failure.case, failure.search_seed, failure.shrink_steps, failure.scenario.seed
     );

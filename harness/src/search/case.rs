@@ -34,10 +34,11 @@ pub(crate) enum Judged {
 /// drawn before it (shards draw only their own).
 ///
 /// The runner's `Config` is proptest's default (which reads the `PROPTEST_*` variables) with
-/// its shrinking time and failure persistence off. A search never calls `TestRunner::run`,
-/// so its cases, fork and timeout settings are never read, and the strategies read nothing
-/// else of it: every size is explicit, and none filters or flat-maps, so the reject and
-/// regeneration limits never apply. Only `PROPTEST_CASES` reaches a search, through
+/// its shrinking time and failure persistence off. The other variables are read there but
+/// have no effect: a search never calls `TestRunner::run`, so its cases, fork and timeout
+/// settings are never used, and the strategies use nothing else of it: every size is
+/// explicit, and none filters or flat-maps, so the reject and regeneration limits never
+/// apply. Only `PROPTEST_CASES` changes a search, through
 /// [`overrides::cases`](crate::overrides::cases).
 pub(crate) fn runner(seed: u64, index: u32) -> TestRunner {
     let mut key = [0u8; 32];

@@ -34,8 +34,9 @@ pub struct Invariants {
 }
 
 impl Invariants {
-    /// No invariant yet: a case fails only when its run does not complete (a limit, a
-    /// panic).
+    /// No invariant yet; add some with [`Invariants::holds`] or start from expectations
+    /// ([`Invariants::from`]): a search refuses to run without any
+    /// ([`SearchError::NoInvariants`](super::SearchError::NoInvariants)).
     pub fn new() -> Invariants {
         Invariants::default()
     }

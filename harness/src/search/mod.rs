@@ -293,7 +293,8 @@ impl Search {
     }
 
     /// Runs the search and panics if a case fails, after writing the smallest failing case
-    /// as a regression file and printing its path; panics too when the search cannot run.
+    /// as a regression file (its path in the panic's message), or if an invariant was never
+    /// judged; panics too when the search cannot run.
     pub fn check<F, Fut, T, E>(mut self, client: F, invariants: Invariants)
     where
         F: Fn(Env) -> Fut + Clone + Send + 'static,

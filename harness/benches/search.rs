@@ -11,20 +11,15 @@
 
 use std::time::Instant;
 
-use retrylab::client::ReferenceClient;
 use retrylab::prelude::*;
 use retrylab::scenario::{ClientSpec, Jitter};
 use retrylab::search::{Invariants, SearchConfig, Space};
 
 fn main() {
-    let cases: u32 = std::env::var("SEARCH_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
-    let threads: usize = std::env::var("SEARCH_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cases: u32 = from_env("SEARCH_CASES", || 4000);
+    let threads: usize = from_env("SEARCH_THREADS", || {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    });
     let policy: ClientSpec = exponential()
         .initial(ms(100))
         .jitter(Jitter::None)
@@ -47,19 +42,8 @@ fn main() {
         .threads(threads)
         .space(Space::default());
     let started = Instant::now();
-    let outcome = retrylab::search(config).run(
-        move |env| {
-            let policy = policy.policy();
-            async move {
-                let policy = policy.map_err(|e| e.to_string())?;
-                ReferenceClient::new(policy)
-                    .call(&env)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        },
-        &invariants,
-    );
+    let outcome =
+        retrylab::search(config).run(retrylab::search::reference_client(&policy), &invariants);
     let elapsed = started.elapsed();
     let outcome = match outcome {
         Ok(o) => o,
@@ -77,4 +61,17 @@ fn main() {
         elapsed.as_secs_f64(),
         f64::from(outcome.cases_tried()) / elapsed.as_secs_f64()
     );
+}
+
+/// `name`'s value, or `default` when unset; a value that is not a number ends the bench
+/// rather than measuring something else than asked.
+fn from_env<T: std::str::FromStr>(name: &str, default: impl FnOnce() -> T) -> T {
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => default(),
+        Ok(v) => match v.parse() {
+            Ok(n) => n,
+            Err(_) => panic!("{name}={v:?}: not a number"),
+        },
+        Err(e) => panic!("{name}: {e}"),
+    }
 }

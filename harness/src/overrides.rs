@@ -3,7 +3,7 @@
 //! | variable | effect |
 //! |---|---|
 //! | `RETRYLAB_SEED` | the seed of every run, instead of the scenario's `seed:`; a run with the scenario's snapshot seed compares its usual snapshot, a run with another seed judges the verdicts only and says the snapshot was not compared |
-//! | `PROPTEST_CASES` | the cases of every property search (`retrylab::search`, a `search:` block), instead of its own count; proptest's other variables are not read (see `docs/architecture.md#property-search`) |
+//! | `PROPTEST_CASES` | the cases of every property search (`retrylab::search`, a `search:` block), instead of its own count (set low, it can make a `must_fail` search fail: too few cases to reach the expected failure); proptest's other variables are read by its `Config::default()`, which a search starts from, but change nothing: a search never calls the runner's `run`, its shrinking is bounded by steps rather than time, and failure persistence is off (see `docs/architecture.md#property-search`) |
 //!
 //! `RETRYLAB_SEED` is read as a whole number from 0 to 2^64 - 1 in decimal digits, the form
 //! a failing test prints. Space around it is ignored and a leading `+` is allowed (`" 7 "`

@@ -664,7 +664,15 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
              client: {{ fixed: {{ delay: 1s, max_attempts: {attempts} }} }}\n{search}"
         )
     };
-    let folder = Folder::with("search", &[("off.yaml", &file(4)), ("ok.yaml", &file(3))]);
+    let must_fail = format!("{}must_fail: [conforms_to]\n", file(4));
+    let folder = Folder::with(
+        "search",
+        &[
+            ("off.yaml", &file(4)),
+            ("ok.yaml", &file(3)),
+            ("must-fail.yaml", &must_fail),
+        ],
+    );
     let search_in = |name: &str, regressions: &str, shard: &str| {
         Command::new(env!("CARGO_BIN_EXE_retrylab"))
             .arg("search")
@@ -696,10 +704,26 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("PROPTEST_CASES=\"0\": not a count of cases"));
 
+    // A shard alone cannot say whether the whole search's smallest failure is the expected
+    // one: a `must_fail` search is refused in shards, and judged whole.
+    let sharded = search_in("must-fail.yaml", "none", "1/2");
+    assert_eq!(sharded.status.code(), Some(2), "{}", text(&sharded.stdout));
+    assert!(
+        text(&sharded.stderr).contains("`--shard` cannot judge a search with `must_fail`"),
+        "{}",
+        text(&sharded.stderr)
+    );
+    let whole = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("search")
+        .arg(folder.0.join("must-fail.yaml"))
+        .output()
+        .expect("retrylab runs");
+    assert!(whole.status.success(), "{}", text(&whole.stdout));
+
     let ok = search_in("ok.yaml", "none", "1/1");
     assert!(ok.status.success(), "{}", text(&ok.stdout));
     assert!(
-        text(&ok.stdout).ends_with("no case failed\n"),
+        text(&ok.stdout).ends_with("none of the 32 cases failed\n"),
         "{}",
         text(&ok.stdout)
     );
@@ -715,7 +739,7 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
             .join("fixed-searched-seed-0.yaml");
         let stdout = text(&off.stdout);
         assert!(
-            stdout.ends_with(&format!("regression written to {}\n", path.display())),
+            stdout.contains(&format!("regression written to {}:\n", path.display())),
             "{stdout}"
         );
         written.push(std::fs::read_to_string(&path).expect("the regression file"));

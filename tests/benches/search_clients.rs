@@ -14,14 +14,10 @@ use retrylab::search::{Invariants, SearchConfig, Space};
 use retrylab_tests::clients::backon;
 
 fn main() {
-    let cases: u32 = std::env::var("SEARCH_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
-    let threads: usize = std::env::var("SEARCH_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cases: u32 = from_env("SEARCH_CASES", || 4000);
+    let threads: usize = from_env("SEARCH_THREADS", || {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    });
     let base = match Scenario::builder("bench")
         .endpoint("api", endpoint())
         .latency(ms(1))
@@ -52,4 +48,17 @@ fn main() {
         elapsed.as_secs_f64(),
         f64::from(outcome.cases_tried()) / elapsed.as_secs_f64()
     );
+}
+
+/// `name`'s value, or `default` when unset; a value that is not a number ends the bench
+/// rather than measuring something else than asked.
+fn from_env<T: std::str::FromStr>(name: &str, default: impl FnOnce() -> T) -> T {
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => default(),
+        Ok(v) => match v.parse() {
+            Ok(n) => n,
+            Err(_) => panic!("{name}={v:?}: not a number"),
+        },
+        Err(e) => panic!("{name}: {e}"),
+    }
 }

@@ -49,7 +49,11 @@ fn the_planted_off_by_one_is_found_and_shrunk_to_at_most_three_steps() {
         "{}",
         failure.regression()
     );
-    assert!(failure.script().len() <= 3, "{}", failure.regression());
+    assert!(
+        failure.script().unwrap().len() <= 3,
+        "{}",
+        failure.regression()
+    );
     // Four failing answers in a row are all it takes: one burst of three (the fourth
     // attempt is the defect's), then the final 200.
     let yaml = failure.regression();
@@ -143,7 +147,7 @@ fn a_search_block_finds_backons_adjust_retrying_past_its_retries() {
         "{}",
         failure.regression()
     );
-    let script = failure.script();
+    let script = failure.script().unwrap();
     assert_eq!(
         script[..3].iter().map(|s| s.status).collect::<Vec<_>>(),
         [Some(503); 3]
@@ -253,7 +257,12 @@ fn faults_shrink_to_one_partition_at_the_start_lasting_a_millisecond() {
         "{}",
         failure.regression()
     );
-    assert_eq!(failure.script().len(), 2, "{}", failure.regression());
+    assert_eq!(
+        failure.script().unwrap().len(),
+        2,
+        "{}",
+        failure.regression()
+    );
     assert!(
         failure.regression().contains(
             "# Only invariants written in Rust failed (no fault): they are not part of this file, \
@@ -262,4 +271,255 @@ fn faults_shrink_to_one_partition_at_the_start_lasting_a_millisecond() {
         "{}",
         failure.regression()
     );
+}
+
+/// An invariant no case gives anything to judge was never tested: with no 429 in the space,
+/// `retry_after` holds vacuously in every case, and the search fails saying so.
+#[test]
+fn an_invariant_no_case_judged_fails_the_search() {
+    let invariants = Invariants::from(
+        expect()
+            .conforms_to(planted::policy())
+            .retry_after(retrylab::scenario::RetryAfterCheckSpec::default()),
+    );
+    let config = config(1)
+        .cases(32)
+        .space(Space::default().retry_after(None));
+    let outcome = retrylab::search(config)
+        .run(planted::correct, &invariants)
+        .unwrap();
+    assert!(outcome.failure().is_none());
+    assert!(!outcome.passed());
+    assert_eq!(outcome.never_judged(), ["retry_after"]);
+    assert_eq!(
+        outcome.never_judged_message().unwrap(),
+        "`retry_after` was never judged in 32 cases"
+    );
+}
+
+/// A search with no invariant would pass whatever the client did: it is refused.
+#[test]
+fn a_search_without_invariants_is_refused() {
+    let outcome = retrylab::search(config(1)).run(planted::off_by_one, &Invariants::new());
+    assert_eq!(
+        outcome.unwrap_err(),
+        retrylab::search::SearchError::NoInvariants
+    );
+    let refused = Scenario::from_yaml_str(
+        "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+         search: { cases: 4, vary: { network.latency: { durations: [0ms, 5ms] } } }\n",
+        "x.yaml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(refused.contains("search.invariants"), "{refused}");
+    assert!(refused.contains("no invariant to check"), "{refused}");
+}
+
+/// The regression file expects only what its smallest case judged: `retry_after` is an
+/// invariant of the search, but the smallest case (bursts of 500) sends no `Retry-After`, so
+/// the file leaves it out, says so, and once fixed asks for its marker rather than failing
+/// "not judged".
+#[test]
+fn the_regression_file_expects_only_what_its_smallest_case_judged() {
+    let invariants = Invariants::from(
+        expect()
+            .conforms_to(planted::policy())
+            .retry_after(retrylab::scenario::RetryAfterCheckSpec::default()),
+    );
+    let outcome = retrylab::search(config(3))
+        .run(planted::off_by_one, &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("the defect is found");
+    let yaml = failure.regression();
+    assert!(
+        yaml.contains(
+            "# Not expected here, since this case gives them nothing to judge: retry_after.\n"
+        ),
+        "{yaml}"
+    );
+    let dir = scratch("judged-only");
+    let scenario = Scenario::load(failure.write_regression(&dir).unwrap()).unwrap();
+    assert_eq!(scenario.expect.check_names(), ["conforms_to"], "{yaml}");
+    let report = scenario.run(planted::correct);
+    let failed: Vec<&str> = report.failures().map(|v| v.message.as_str()).collect();
+    assert_eq!(
+        failed,
+        ["now passes: remove the marker `status: known_failure`"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An invariant closure that panics fails its case, named after it, on any number of
+/// threads (a worker that unwound used to leave the others waiting forever); the failure,
+/// which a file cannot hold, is not written.
+#[test]
+fn a_panicking_invariant_fails_its_case_and_is_not_written() {
+    let invariants = Invariants::from(expect().conforms_to(planted::policy()))
+        .holds("never panics", |_| panic!("the invariant's own bug"));
+    for threads in [1, 2, 3] {
+        let outcome = retrylab::search(config(1).cases(8).threads(threads))
+            .run(planted::correct, &invariants)
+            .unwrap();
+        let failure = outcome.failure().expect("the panic fails the case");
+        assert_eq!(
+            failure.failed_checks(),
+            ["never panics"],
+            "{threads} threads"
+        );
+        assert!(
+            failure.verdicts()[0]
+                .message
+                .contains("the invariant panicked: the invariant's own bug"),
+            "{}",
+            failure.verdicts()[0].message
+        );
+        assert!(failure.only_closures_failed());
+        let dir = scratch("closure-only");
+        let refused = failure.write_regression(&dir).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(!dir.join(failure.file_name()).exists());
+        let said = outcome.judge(&[], &dir).unwrap_err();
+        assert!(said.contains("the regression was not written"), "{said}");
+    }
+}
+
+/// A shrunk candidate that is not a valid scenario is not a failure: shrinking steps back
+/// from it (as proptest does from a rejected case) and keeps the failure it had.
+#[test]
+fn an_invalid_shrunk_candidate_keeps_the_failure_found() {
+    // The first choice, which shrinking tries first, is refused (`times: 0`); case 0 of this
+    // seed draws the second, whose 503 makes the client retry.
+    let yaml = "version: 1\nname: invalid candidate\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+                operation: { endpoint: api }\n\
+                client: { exponential: { initial: 10ms, max_attempts: 3 } }\n\
+                search:\n  cases: 4\n  vary:\n    endpoints.api.script.0:\n      one_of:\n        \
+                - { status: 503, times: 0 }\n        - { status: 503 }\n  invariants: { attempts: 1 }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "invalid-candidate.yaml").unwrap();
+    let (config, invariants) = SearchConfig::from_block(&scenario).unwrap();
+    let run = |seed| {
+        retrylab::search(config.clone().seed(seed)).run(
+            retrylab::search::reference_client(&scenario.client),
+            &invariants,
+        )
+    };
+    // A seed whose case 0 draws the refused choice stops the search there (an invalid case
+    // is the space's fault); of those that draw the valid one, shrinking meets the refused
+    // choice first and must keep the failure.
+    let mut kept = 0;
+    for seed in 0..16 {
+        let Ok(outcome) = run(seed) else { continue };
+        let failure = outcome.failure().expect("the retry is found");
+        assert_eq!(failure.case(), 0, "seed {seed}");
+        assert_eq!(failure.failed_checks(), ["attempts"], "seed {seed}");
+        assert_eq!(failure.script().unwrap()[0].status, Some(503));
+        assert_eq!(failure.script().unwrap()[0].times, None, "seed {seed}");
+        assert_eq!(
+            run(seed).unwrap().failure().unwrap().regression(),
+            failure.regression()
+        );
+        kept += 1;
+    }
+    assert!(kept > 0, "no seed drew the valid choice first");
+}
+
+/// backon's documented `adjust` client, searched without being told where to look: the
+/// default space (every kind of step, every `Retry-After` form, latencies, commits, cuts,
+/// seeds, nothing chosen for backon) and the policy its documentation gives (1s doubling to
+/// 60s, no jitter, 3 retries, so 4 attempts, `Retry-After` honoured), judged by
+/// `conforms_to`, `retry_after` and `attempts`.
+///
+/// What it finds is not the defect of `scenarios/search/` (retrying past its retries) but
+/// one the client files only show in passing: the closure *replaces* backon's delay with the
+/// header's, so a `Retry-After` shorter than the backoff shortens the wait. Shrunk: one 429
+/// with `Retry-After: 0`, and the second attempt starts at once where the policy waits 1s.
+#[test]
+fn a_generic_search_finds_a_defect_in_backons_documented_adjust_client() {
+    use retrylab::scenario::{CountSpec, Jitter, RetryAfterCheckSpec};
+    let base = Scenario::builder("backon adjust, searched")
+        .endpoint("api", endpoint())
+        .latency(ms(1))
+        .operation(get("api", "/items"))
+        .client(ClientSpec::Custom("backon_retry_after".into()))
+        .build()
+        .unwrap();
+    let documented: ClientSpec = exponential()
+        .initial(secs(1))
+        .multiplier(2.0)
+        .max_delay(secs(60))
+        .jitter(Jitter::None)
+        .max_attempts(4)
+        .into();
+    let invariants = Invariants::from(
+        expect()
+            .conforms_to(documented)
+            .retry_after(RetryAfterCheckSpec::default())
+            .attempts(CountSpec::between(1, 4)),
+    );
+    let outcome = retrylab::search(SearchConfig::new(base).seed(1).cases(256))
+        .run(retrylab_tests::clients::backon::retry_after, &invariants)
+        .unwrap();
+    let failure = outcome.failure().expect("a defect is found");
+    let yaml = failure.regression();
+    assert_eq!(failure.failed_checks(), ["conforms_to"], "{yaml}");
+    assert!(
+        failure.verdicts()[0]
+            .message
+            .contains("attempt 2 started 0.000s after the end of attempt 1, a 429"),
+        "{yaml}"
+    );
+    let script = failure.script().unwrap();
+    assert_eq!(script.len(), 2, "{yaml}");
+    assert_eq!(script[0].status, Some(429), "{yaml}");
+    assert!(
+        yaml.contains("      - status: 429\n        retry_after: 0\n      - status: 200\n"),
+        "{yaml}"
+    );
+    // The file holds it: with the defect, the known failure passes.
+    let report = failure
+        .scenario()
+        .run(retrylab_tests::clients::backon::retry_after);
+    let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+    assert_eq!(failed, ["conforms_to"], "{}", report.summary());
+}
+
+/// Settings a search cannot draw from are refused, each named, rather than read as others.
+#[test]
+fn empty_statuses_and_zero_cases_or_threads_are_refused() {
+    let refused = |config: SearchConfig| {
+        retrylab::search(config)
+            .run(planted::correct, &invariants())
+            .unwrap_err()
+            .to_string()
+    };
+    let why = refused(config(1).space(Space::default().statuses([])));
+    assert!(why.contains("`Space::statuses([])`"), "{why}");
+    let why = refused(config(1).cases(0).threads(0));
+    assert!(why.contains("`SearchConfig::cases(0)`"), "{why}");
+    assert!(why.contains("`SearchConfig::threads(0)`"), "{why}");
+}
+
+/// The written file's schema line points at `scenarios/schema.json` from where it is
+/// written, and is left out where there is none.
+#[test]
+fn the_schema_line_is_relative_to_where_the_file_is_written() {
+    let outcome = defect(7, Shard::WHOLE);
+    let failure = outcome.failure().unwrap();
+    let root = scratch("schema-line");
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    std::fs::write(root.join("scenarios/schema.json"), "{}").unwrap();
+    let inside = failure
+        .write_regression(&root.join("scenarios/regressions"))
+        .unwrap();
+    let text = std::fs::read_to_string(inside).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=../../scenarios/schema.json\n"),
+        "{text}"
+    );
+    assert_eq!(text.split_once('\n').unwrap().1, failure.regression());
+    let outside = scratch("no-schema-line");
+    let text = std::fs::read_to_string(failure.write_regression(&outside).unwrap()).unwrap();
+    assert_eq!(text, failure.regression());
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::remove_dir_all(&outside).unwrap();
 }

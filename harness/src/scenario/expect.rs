@@ -188,6 +188,51 @@ impl Expectations {
             .collect()
     }
 
+    /// These expectations without the check named `name` (one of
+    /// [`Expectations::CHECK_NAMES`]; any other name changes nothing).
+    ///
+    /// ```
+    /// use retrylab::scenario::{EffectsSpec, Expectations};
+    ///
+    /// let e = Expectations::default()
+    ///     .attempts(2)
+    ///     .effects(EffectsSpec::AtMostOnce)
+    ///     .without("attempts");
+    /// assert_eq!(e.check_names(), ["effects"]);
+    /// ```
+    pub fn without(mut self, name: &str) -> Expectations {
+        match name {
+            "outcome" => self.outcome = None,
+            "outcomes" => self.outcomes = None,
+            "stop_reason" => self.stop_reason = None,
+            "attempts" => self.attempts = None,
+            "total_attempts" => self.total_attempts = None,
+            "requests_received" => self.requests_received = None,
+            "gaps" => self.gaps = Vec::new(),
+            "gaps_each" => self.gaps_each = None,
+            "retry_after" => self.retry_after = None,
+            "not_retried_on" => self.not_retried_on = Vec::new(),
+            "effects" => self.effects = None,
+            "conforms_to" => self.conforms_to = None,
+            "jitter" => self.jitter = None,
+            "total_time" => self.total_time = None,
+            "no_attempt_after" => self.no_attempt_after = None,
+            "dead_lettered" => self.dead_lettered = None,
+            "max_rate" => self.max_rate = None,
+            "late_requests" => self.late_requests = None,
+            "same_idempotency_key" => self.same_idempotency_key = None,
+            "same_body" => self.same_body = None,
+            "header" => self.header = None,
+            "distinct_keys" => self.distinct_keys = None,
+            "duplicates" => self.duplicates = None,
+            "consumer" => self.consumer = None,
+            "amplification" => self.amplification = None,
+            "retry_waves" => self.retry_waves = None,
+            _ => {}
+        }
+        self
+    }
+
     /// Whether no check is set.
     pub fn is_empty(&self) -> bool {
         self.check_names().is_empty()

@@ -31,6 +31,7 @@ use super::space::Space;
 /// assert_eq!(config.search_seed(), 7);
 /// ```
 #[derive(Clone, Debug)]
+#[must_use = "a configuration does nothing until given to `retrylab::search`"]
 pub struct SearchConfig {
     pub(crate) base: Scenario,
     pub(crate) space: Space,
@@ -105,9 +106,10 @@ impl SearchConfig {
         self.seed
     }
 
-    /// Cases to try (at least 1); `PROPTEST_CASES` overrides it.
+    /// Cases to try; `PROPTEST_CASES` overrides it. A search refuses 0
+    /// ([`SearchError::Config`](super::SearchError::Config)).
     pub fn cases(mut self, cases: u32) -> SearchConfig {
-        self.cases = cases.max(1);
+        self.cases = cases;
         self
     }
 
@@ -123,6 +125,21 @@ impl SearchConfig {
         self
     }
 
+    /// Why a search cannot run with this configuration, if it cannot.
+    pub(crate) fn refused(&self) -> Vec<&'static str> {
+        let mut why = Vec::new();
+        if self.cases == 0 {
+            why.push("`SearchConfig::cases(0)`: at least one case");
+        }
+        if self.threads == 0 {
+            why.push("`SearchConfig::threads(0)`: at least one thread");
+        }
+        if self.vary.is_none() {
+            why.extend(self.space.refused());
+        }
+        why
+    }
+
     /// Write regression files to `dir`.
     pub fn regressions(mut self, dir: impl Into<PathBuf>) -> SearchConfig {
         self.regressions = dir.into();
@@ -131,9 +148,9 @@ impl SearchConfig {
 
     /// Judge up to `n` cases at once (default: the machine's available parallelism). The
     /// outcome is the same for any `n`: each case is judged alone, and the first failing case
-    /// is taken in index order. Shrinking runs one case after another.
+    /// is taken in index order. Shrinking runs one case after another. A search refuses 0.
     pub fn threads(mut self, n: usize) -> SearchConfig {
-        self.threads = n.max(1);
+        self.threads = n;
         self
     }
 

@@ -34,8 +34,9 @@ pub struct Invariants {
 }
 
 impl Invariants {
-    /// No invariant yet: a case fails only when its run does not complete (a limit, a
-    /// panic).
+    /// No invariant yet; add some with [`Invariants::holds`] or start from expectations
+    /// ([`Invariants::from`]): a search refuses to run without any
+    /// ([`SearchError::NoInvariants`](super::SearchError::NoInvariants)).
     pub fn new() -> Invariants {
         Invariants::default()
     }
@@ -67,13 +68,33 @@ impl Invariants {
         names
     }
 
-    /// Judges the closures on `report`, adding a failed verdict for each that does not hold.
+    /// Judges the closures on `report`, adding a verdict named after each: passed, or failed
+    /// with why not. A closure that panics fails with its panic's message: the panic is the
+    /// invariant's, not the search's, and a worker that unwound would never send its verdict.
     pub(crate) fn judge_closures(&self, report: &mut Report) {
         for (name, check) in &self.closures {
-            if let Err(why) = check(report) {
-                report.verdicts.push(Verdict::fail(name.clone(), why));
-            }
+            let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(report)));
+            let verdict = match judged {
+                Ok(Ok(())) => Verdict::pass(name.clone(), "held"),
+                Ok(Err(why)) => Verdict::fail(name.clone(), why),
+                Err(panic) => Verdict::fail(
+                    name.clone(),
+                    format!("the invariant panicked: {}", panic_message(panic.as_ref())),
+                ),
+            };
+            report.verdicts.push(verdict);
         }
+    }
+}
+
+/// What a caught panic says: its `&str` or `String` payload, else that it said nothing.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_owned()
     }
 }
 

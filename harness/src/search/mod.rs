@@ -116,6 +116,7 @@ pub fn reference_client(
 }
 
 /// A search over `config`: call [`Search::check`] (from a `#[test]`) or [`Search::run`].
+#[must_use = "a search does nothing until `check` or `run` is called"]
 pub fn search(config: SearchConfig) -> Search {
     Search {
         config,
@@ -124,6 +125,7 @@ pub fn search(config: SearchConfig) -> Search {
 }
 
 /// A configured search.
+#[must_use = "a search does nothing until `check` or `run` is called"]
 pub struct Search {
     config: SearchConfig,
     progress: Option<Box<dyn FnMut(u32, u32)>>,
@@ -149,6 +151,11 @@ pub enum SearchError {
     InvalidCase(String),
     /// The threads judging the cases ended before judging them all.
     Lost,
+    /// No invariant to check: every case would hold.
+    NoInvariants,
+    /// A setting of the configuration or its space that a search refuses (no cases, no
+    /// threads, no statuses, ...): which.
+    Config(String),
 }
 
 impl fmt::Display for SearchError {
@@ -157,6 +164,10 @@ impl fmt::Display for SearchError {
             SearchError::Cases(e) => write!(f, "{e}"),
             SearchError::Base(why) => write!(f, "the base scenario cannot be searched: {why}"),
             SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
+            SearchError::Config(why) => write!(f, "the search cannot run: {why}"),
+            SearchError::NoInvariants => f.write_str(
+                "the search has no invariant: every case would hold, whatever the client does",
+            ),
             SearchError::Lost => {
                 f.write_str("the search's worker threads ended before judging every case")
             }
@@ -192,7 +203,14 @@ impl Search {
         T: Debug,
         E: Debug,
     {
+        let refused = self.config.refused();
+        if !refused.is_empty() {
+            return Err(SearchError::Config(refused.join("; ")));
+        }
         let cases = self.cases()?;
+        if invariants.names().is_empty() {
+            return Err(SearchError::NoInvariants);
+        }
         let c = &self.config;
         let strategy = match &c.vary {
             Some(paths) => vary::scenarios(&c.base, paths, invariants.expect.clone()),
@@ -212,7 +230,7 @@ impl Search {
                 progress(tried, to_try);
             }
         };
-        let (tried, found) = pool::first_failure(
+        let scan = pool::first_failure(
             &strategy,
             c.seed,
             &owned,
@@ -221,44 +239,62 @@ impl Search {
             invariants,
             &mut report,
         )?;
-        if let Some((i, tree, failed)) = found {
-            // The first failing case of the whole search may lie in another shard, before
-            // this one: look there first, so that every split shrinks the same case.
-            let earlier: Vec<u32> = (0..i).filter(|&j| !c.shard.owns(j)).collect();
-            let (_, before) = pool::first_failure(
-                &strategy,
-                c.seed,
-                &earlier,
-                c.threads,
-                &client,
-                invariants,
-                &mut |_| {},
-            )?;
-            let (first, mut tree, failed) = before.unwrap_or((i, tree, failed));
-            let (scenario, verdicts, steps) =
-                case::shrink(&mut tree, failed, c.max_shrink_steps, &client, invariants)
-                    .map_err(SearchError::InvalidCase)?;
-            let failure = Failure {
-                scenario,
-                verdicts,
-                case: first,
-                search_seed: c.seed,
-                shrink_steps: steps,
-                closures: invariants.closures.iter().map(|(n, _)| n.clone()).collect(),
-            };
+        let tried = scan.tried;
+        let Some(found) = scan.failure else {
+            // Every case held, but a case that gave an invariant nothing to judge holds it
+            // vacuously: one that no case judged was never tested.
+            let never_judged = invariants
+                .names()
+                .into_iter()
+                .filter(|name| !scan.judged.contains(name))
+                .collect();
             return Ok(Outcome {
                 tried,
-                failure: Some(failure),
+                failure: None,
+                never_judged,
             });
-        }
+        };
+        // The first failing case of the whole search may lie in another shard, before this
+        // one: look there first, so that every split shrinks the same case.
+        let earlier: Vec<u32> = (0..found.index).filter(|&j| !c.shard.owns(j)).collect();
+        let before = pool::first_failure(
+            &strategy,
+            c.seed,
+            &earlier,
+            c.threads,
+            &client,
+            invariants,
+            &mut |_| {},
+        )?;
+        let mut found = before.failure.unwrap_or(found);
+        let shrunk = case::shrink(
+            &mut found.tree,
+            found.failed,
+            found.judged,
+            c.max_shrink_steps,
+            &client,
+            invariants,
+        )
+        .map_err(SearchError::InvalidCase)?;
+        let failure = Failure {
+            scenario: shrunk.scenario,
+            verdicts: shrunk.failed,
+            judged: shrunk.judged,
+            case: found.index,
+            search_seed: c.seed,
+            shrink_steps: shrunk.steps,
+            closures: invariants.closures.iter().map(|(n, _)| n.clone()).collect(),
+        };
         Ok(Outcome {
             tried,
-            failure: None,
+            failure: Some(failure),
+            never_judged: Vec::new(),
         })
     }
 
     /// Runs the search and panics if a case fails, after writing the smallest failing case
-    /// as a regression file and printing its path; panics too when the search cannot run.
+    /// as a regression file (its path in the panic's message), or if an invariant was never
+    /// judged; panics too when the search cannot run.
     pub fn check<F, Fut, T, E>(mut self, client: F, invariants: Invariants)
     where
         F: Fn(Env) -> Fut + Clone + Send + 'static,
@@ -270,20 +306,8 @@ impl Search {
             Ok(outcome) => outcome,
             Err(e) => panic!("{e}"),
         };
-        if let Some(failure) = outcome.failure() {
-            let written = match failure.write_regression(&self.config.regressions) {
-                Ok(path) => format!("regression written to {}", path.display()),
-                Err(e) => format!(
-                    "the regression could not be written to {}: {e}",
-                    self.config.regressions.display()
-                ),
-            };
-            println!("{written}");
-            panic!(
-                "property search found a failing case ({}), {written}:\n{}",
-                failure.failed_checks().join(", "),
-                failure.regression()
-            );
+        if let Err(why) = outcome.judge(&[], &self.config.regressions) {
+            panic!("property search failed: {why}");
         }
     }
 }

@@ -13,14 +13,29 @@ use crate::Env;
 use crate::report::Verdict;
 
 use super::SearchError;
-use super::case::{self, Judged};
+use super::case::{self, Judged, JudgedChecks};
 use super::invariant::Invariants;
+use super::invariant::panic_message;
 use super::strategy::Drawn;
 
-/// The first failing case among `indices`, in their order: its index, its value tree (to
-/// shrink) and its failed verdicts; and how many cases were judged up to it (all of them
-/// when none failed).
-pub(crate) type Found<V> = (u32, Option<(u32, V, Vec<Verdict>)>);
+/// What judging cases in order came to.
+pub(crate) struct Scan<V> {
+    /// How many cases were judged: up to the first failing one, or all of them.
+    pub(crate) tried: u32,
+    /// The checks judged (passed or failed) in at least one of those cases.
+    pub(crate) judged: JudgedChecks,
+    /// The first failing case, in the order given, if any.
+    pub(crate) failure: Option<Found<V>>,
+}
+
+/// A failing case: its index, its value tree (to shrink), its failed verdicts and the checks
+/// it judged.
+pub(crate) struct Found<V> {
+    pub(crate) index: u32,
+    pub(crate) tree: V,
+    pub(crate) failed: Vec<Verdict>,
+    pub(crate) judged: JudgedChecks,
+}
 
 /// Judges the cases `indices` of the search seeded `seed` on `threads` threads, calling
 /// `progress(judged)` as each verdict is taken in order. A case is drawn on this thread (a
@@ -34,7 +49,7 @@ pub(crate) fn first_failure<S, F, Fut, T, E>(
     client: &F,
     invariants: &Invariants,
     progress: &mut dyn FnMut(u32),
-) -> Result<Found<S::Tree>, SearchError>
+) -> Result<Scan<S::Tree>, SearchError>
 where
     S: Strategy<Value = Drawn>,
     F: Fn(Env) -> Fut + Clone + Send + 'static,
@@ -42,7 +57,6 @@ where
     T: Debug,
     E: Debug,
 {
-    let threads = threads.max(1);
     let stop = AtomicBool::new(false);
     let (jobs, queue) = mpsc::channel::<(u32, Drawn)>();
     let queue = Mutex::new(queue);
@@ -58,10 +72,20 @@ where
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    if done
-                        .send((i, case::judge(&drawn, &client, invariants)))
-                        .is_err()
-                    {
+                    // The verdict is always sent: a case whose judging panics (past the run's
+                    // and the closures' own catching) fails, rather than leave the verdict
+                    // awaited forever while the other workers keep the channel open.
+                    let judged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        case::judge(&drawn, &client, invariants)
+                    }))
+                    .unwrap_or_else(|panic| {
+                        let why = format!(
+                            "judging the case panicked: {}",
+                            panic_message(panic.as_ref())
+                        );
+                        Judged::Broken(vec![Verdict::fail("panic", why)], JudgedChecks::new())
+                    });
+                    if done.send((i, judged)).is_err() {
                         break;
                     }
                 }
@@ -86,9 +110,10 @@ fn in_order<S: Strategy<Value = Drawn>>(
     jobs: &mpsc::Sender<(u32, Drawn)>,
     verdicts: &mpsc::Receiver<(u32, Judged)>,
     progress: &mut dyn FnMut(u32),
-) -> Result<Found<S::Tree>, SearchError> {
+) -> Result<Scan<S::Tree>, SearchError> {
     let mut trees: BTreeMap<u32, S::Tree> = BTreeMap::new();
     let mut arrived: BTreeMap<u32, Judged> = BTreeMap::new();
+    let mut all_judged = JudgedChecks::new();
     let (mut sent, mut taken) = (0usize, 0usize);
     while taken < indices.len() {
         while sent < indices.len() && sent < taken + 2 * threads {
@@ -110,14 +135,28 @@ fn in_order<S: Strategy<Value = Drawn>>(
         taken += 1;
         progress(taken as u32);
         match judged {
-            Judged::Held => {}
+            Judged::Held(judged) => all_judged.extend(judged),
             Judged::Invalid(why) => return Err(SearchError::InvalidCase(why)),
-            Judged::Broken(failed) => {
+            Judged::Broken(failed, judged) => {
                 let tree = trees.remove(&i).ok_or(SearchError::Lost)?;
-                return Ok((taken as u32, Some((i, tree, failed))));
+                all_judged.extend(judged.iter().cloned());
+                return Ok(Scan {
+                    tried: taken as u32,
+                    judged: all_judged,
+                    failure: Some(Found {
+                        index: i,
+                        tree,
+                        failed,
+                        judged,
+                    }),
+                });
             }
         }
         trees.remove(&i);
     }
-    Ok((taken as u32, None))
+    Ok(Scan {
+        tried: taken as u32,
+        judged: all_judged,
+        failure: None,
+    })
 }

@@ -1,5 +1,7 @@
 //! The regression file of a failure: a complete v1 scenario marked `known_failure`.
 
+use std::path::Path;
+
 use crate::scenario::{Scenario, ScenarioStatus};
 
 use super::failure::Failure;
@@ -19,12 +21,29 @@ pub(crate) fn file_name(name: &str, seed: u64) -> String {
     format!("{slug}-seed-{seed}.yaml")
 }
 
-/// The file: comments (the search, the seeds, the failed verdicts), then the scenario.
-pub(crate) fn text(failure: &Failure) -> String {
+/// The path of the repository's `scenarios/schema.json` relative to the folder `dir`: the
+/// first folder holding `scenarios/schema.json` among `dir` and its parents, `..` for each
+/// level climbed. `None` when there is none (a folder outside the repository): the file
+/// then has no schema line rather than one that points nowhere.
+pub(crate) fn schema_from(dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    for (up, folder) in dir.ancestors().enumerate() {
+        if folder.join("scenarios").join("schema.json").is_file() {
+            return Some(format!("{}scenarios/schema.json", "../".repeat(up)));
+        }
+    }
+    None
+}
+
+/// The file: the editor's schema line when `schema` (relative to the file) is known,
+/// comments (the search, the seeds, the failed verdicts), then the scenario.
+pub(crate) fn text(failure: &Failure, schema: Option<&str>) -> String {
     let scenario = scenario(failure);
-    // The library's header line: the schema sits one folder up from `scenarios/regressions/`.
-    let mut out = format!(
-        "# yaml-language-server: $schema=../schema.json\n# A regression found by retrylab's property search: case {} of search seed {}, \
+    let mut out = schema
+        .map(|path| format!("# yaml-language-server: $schema={path}\n"))
+        .unwrap_or_default();
+    out += &format!(
+        "# A regression found by retrylab's property search: case {} of search seed {}, \
          shrunk in {} steps.\n# The run's seed: {}. The client failed:\n",
         failure.case, failure.search_seed, failure.shrink_steps, failure.scenario.seed
     );
@@ -54,6 +73,13 @@ pub(crate) fn text(failure: &Failure) -> String {
             unwritten.join(", ")
         ));
     }
+    let dropped = unjudged_expectations(failure);
+    if !dropped.is_empty() {
+        out.push_str(&format!(
+            "# Not expected here, since this case gives them nothing to judge: {}.\n",
+            dropped.join(", ")
+        ));
+    }
     out.push_str(
         "# It passes while the defect is there; once fixed it fails with \"now passes: \
          remove the marker\".\n",
@@ -62,10 +88,25 @@ pub(crate) fn text(failure: &Failure) -> String {
     out
 }
 
+/// The invariants' checks that the smallest case did not judge: left out of its `expect:`,
+/// where they would be "not judged" once the defect is fixed, rather than "now passes".
+fn unjudged_expectations(failure: &Failure) -> Vec<&'static str> {
+    failure
+        .scenario
+        .expect
+        .check_names()
+        .into_iter()
+        .filter(|name| !failure.judged.contains(*name))
+        .collect()
+}
+
 /// The smallest case as the file holds it: marked `known_failure`, its name saying it is a
-/// regression.
+/// regression, expecting only the checks it judged.
 fn scenario(failure: &Failure) -> Scenario {
     let mut s = failure.scenario.clone();
+    for name in unjudged_expectations(failure) {
+        s.expect = s.expect.without(name);
+    }
     s.status = Some(ScenarioStatus::KnownFailure);
     s.name = format!("{} (search regression)", failure.scenario.name);
     // Short enough for the YAML emitter's plain style (a longer string quotes them all).

@@ -31,6 +31,7 @@ use crate::scenario::{Millis, StepSpec};
 /// assert_eq!(space.max_steps(), 3);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[must_use = "a space does nothing until given to `SearchConfig::space`"]
 pub struct Space {
     pub(crate) steps: usize,
     pub(crate) times: u32,
@@ -71,9 +72,10 @@ impl Default for Space {
 }
 
 impl Space {
-    /// At most `n` generated steps (at least 1) before the final one.
+    /// At most `n` generated steps before the final one; a search refuses 0
+    /// ([`SearchError::Config`](super::SearchError::Config)).
     pub fn steps(mut self, n: usize) -> Space {
-        self.steps = n.max(1);
+        self.steps = n;
         self
     }
 
@@ -82,19 +84,32 @@ impl Space {
         self.steps
     }
 
-    /// `times` of a generated step from 1 to `n`.
+    /// `times` of a generated step from 1 to `n`; a search refuses 0.
     pub fn times(mut self, n: u32) -> Space {
-        self.times = n.max(1);
+        self.times = n;
         self
     }
 
-    /// The 5xx statuses of bursts (an empty list is read as `[503]`).
+    /// The 5xx statuses of bursts; a search refuses an empty list.
     pub fn statuses(mut self, statuses: impl IntoIterator<Item = u16>) -> Space {
         self.statuses = statuses.into_iter().collect();
-        if self.statuses.is_empty() {
-            self.statuses.push(503);
-        }
         self
+    }
+
+    /// Why a search cannot draw from this space, if it cannot: each setting it refuses
+    /// rather than reads as something else.
+    pub(crate) fn refused(&self) -> Vec<&'static str> {
+        let mut why = Vec::new();
+        if self.steps == 0 {
+            why.push("`Space::steps(0)`: at least one generated step");
+        }
+        if self.times == 0 {
+            why.push("`Space::times(0)`: a step is answered at least once");
+        }
+        if self.statuses.is_empty() {
+            why.push("`Space::statuses([])`: no status to draw bursts from");
+        }
+        why
     }
 
     /// 429 steps with `Retry-After` of up to `seconds` (`None`: no 429 steps).

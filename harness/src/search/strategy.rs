@@ -56,9 +56,14 @@ pub(crate) fn scenarios(
             let endpoint = case.operation.endpoint.clone();
             let mut script = steps;
             script.push(then.clone());
-            if let Some(e) = case.endpoints.get_mut(&endpoint) {
-                e.script = Some(script);
-            }
+            // The search checked the base before drawing; a case without the endpoint is
+            // one the space cannot vary, not one to run as the base had it.
+            let Some(e) = case.endpoints.get_mut(&endpoint) else {
+                return Err(format!(
+                    "the operation's endpoint `{endpoint}` is not among the base's endpoints"
+                ));
+            };
+            e.script = Some(script);
             if let Some(latency) = latency {
                 case.network.latency = latency;
             }

@@ -45,6 +45,14 @@ impl Validator<'_> {
                 _ => {}
             }
         }
+        if search.invariants.is_empty() {
+            // Every case would hold whatever the client did: a search that tests nothing.
+            self.err_expected(
+                "search.invariants",
+                "no invariant to check",
+                "at least one check, such as `conforms_to` or `attempts`",
+            );
+        }
         if let Some(c) = &search.invariants.conforms_to {
             self.policy("search.invariants.conforms_to", c);
         }

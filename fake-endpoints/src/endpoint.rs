@@ -1,7 +1,7 @@
 //! The endpoint: routing, script consumption, dedupe and commits, and the detached step tasks.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -77,9 +77,15 @@ pub(crate) struct Inner {
     pub(crate) keep_alive: KeepAlive,
     key_header: Option<HeaderName>,
     dedupe_header: Option<HeaderName>,
-    /// Replaced only when the endpoint's host comes back on a runtime of its own (a bounced
-    /// turmoil host), whose clock it then follows.
-    clock: Mutex<crate::VirtualClock>,
+    /// The clock the endpoint was made with: what it reads until its host comes back on a
+    /// runtime of its own (a bounced turmoil host). A plain copy, so that the simulated path,
+    /// which reads it several times per request, takes no lock for it.
+    clock: crate::VirtualClock,
+    /// Set once the endpoint follows another clock (kept in `followed`): read before the
+    /// lock, which only an endpoint that has followed one takes.
+    follows: AtomicBool,
+    /// The clock of the runtime the endpoint's host came back on last (`clock` until then).
+    followed: Mutex<crate::VirtualClock>,
     pub(crate) ledger: Ledger,
     not_found: Arc<SentResponse>,
     state: Mutex<State>,
@@ -99,8 +105,12 @@ pub(crate) struct Inner {
 impl Inner {
     /// The clock the endpoint times its records with.
     pub(crate) fn clock(&self) -> crate::VirtualClock {
-        // A clock is copied in and out whole: a poisoned lock still holds a whole one.
-        *self.clock.lock().unwrap_or_else(|e| e.into_inner())
+        if !self.follows.load(Ordering::Acquire) {
+            return self.clock;
+        }
+        // A clock is copied in and out whole: a poisoned lock still holds a whole one. The
+        // flag is set after the clock is stored, so the lock holds the one followed.
+        *self.followed.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -307,7 +317,9 @@ impl Endpoint {
                 keep_alive,
                 key_header,
                 dedupe_header,
-                clock: Mutex::new(clock),
+                clock,
+                follows: AtomicBool::new(false),
+                followed: Mutex::new(clock),
                 ledger: Ledger::new(),
                 not_found: Arc::new(SentResponse::status_only(StatusCode::NOT_FOUND)),
                 state: Mutex::new(State {
@@ -366,7 +378,12 @@ impl Endpoint {
     /// and the scripts are untouched.
     #[cfg(feature = "turmoil")]
     pub(crate) fn follow_clock(&self, clock: crate::VirtualClock) {
-        *self.inner.clock.lock().unwrap_or_else(|e| e.into_inner()) = clock;
+        *self
+            .inner
+            .followed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = clock;
+        self.inner.follows.store(true, Ordering::Release);
     }
 
     /// A connection attempt `conn_id` arrived: consume the connect schedule, record the

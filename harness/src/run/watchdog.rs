@@ -72,6 +72,7 @@ impl Watchdog {
             attempts,
             watchdog: self.clone(),
             last_end: None,
+            last_start: None,
         }
     }
 
@@ -127,6 +128,10 @@ pin_project_lite::pin_project! {
         // virtual time pass or are filed themselves. The virtual instant is kept as read:
         // it is turned into milliseconds only for a wait long in real time, which is rare.
         last_end: Option<(Instant, tokio::time::Instant, Option<Reading>)>,
+        // The virtual instant the latest poll started at, and its milliseconds: a call is
+        // often polled again at the same instant, whose milliseconds are then not worked
+        // out again.
+        last_start: Option<(tokio::time::Instant, u64)>,
     }
 }
 
@@ -162,7 +167,11 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         // The virtual clock is read once as the poll starts and once as it ends (a poll can
         // move it: `tokio::time::advance`), and turned into milliseconds once.
         let at = tokio::time::Instant::now();
-        let at_ms = this.clock.ms_at(at);
+        let at_ms = match *this.last_start {
+            Some((last, last_ms)) if last == at => last_ms,
+            _ => this.clock.ms_at(at),
+        };
+        *this.last_start = Some((at, at_ms));
         let attempts_before = (this.attempts)();
         this.watchdog.last_poll_ms.store(at_ms, Ordering::Relaxed);
         this.watchdog

@@ -6,7 +6,7 @@
 //! records are small `Copy` structs.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use retrylab_endpoints::VirtualClock;
@@ -30,6 +30,9 @@ struct Shared {
     /// The attempt whose request future is being polled, plus one (0: none): a connect
     /// started now is its. Set and cleared around every poll, so kept out of the lock.
     current: AtomicU64,
+    /// Attempts recorded so far, kept out of the lock: the watchdog reads it on every poll
+    /// of a call.
+    started: AtomicU32,
     clock: VirtualClock,
     /// The run's attempt budget, shared with the endpoints.
     limit: AttemptLimit,
@@ -76,6 +79,7 @@ impl Recorder {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 current: AtomicU64::new(0),
+                started: AtomicU32::new(0),
                 clock,
                 limit,
             }),
@@ -148,6 +152,8 @@ impl Recorder {
             reconstructed: false,
             answered_by: None,
         });
+        // Under the lock, so the count never runs ahead of the attempts recorded.
+        self.shared.started.store(id, Ordering::Relaxed);
         Some(id)
     }
 
@@ -292,7 +298,7 @@ impl Recorder {
 
     /// How many attempts have started.
     pub(crate) fn attempt_count(&self) -> u32 {
-        self.state().attempts.len() as u32
+        self.shared.started.load(Ordering::Relaxed)
     }
 
     /// A copy of attempt `id` as recorded so far.

@@ -99,6 +99,9 @@ pub(super) struct Inner {
     /// segments share instead of an allocation each, reused once the segments cut from it
     /// have been read ([`SEGMENT_ARENA`]).
     pub arena: BytesMut,
+    /// The latest segment instant turned into milliseconds, and its milliseconds
+    /// ([`Inner::segment_ms`]).
+    pub segment_ms: Option<(Instant, u64)>,
 }
 
 /// The bytes [`Inner::arena`] allocates at a time (a write larger than this gets a buffer of
@@ -156,6 +159,7 @@ impl Inner {
             ended: false,
             connecting: 0,
             arena: BytesMut::new(),
+            segment_ms: None,
         }
     }
 
@@ -266,8 +270,21 @@ impl Inner {
 
     /// Puts a segment on the wire at `sent_at` and logs it. Data reaching a closed end is
     /// answered with an RST sent back at its arrival, as a real TCP stack does.
+    /// [`ms`] of a segment's instant, remembering the latest: a segment is mostly sent at
+    /// the instant the one before it was delivered (an answer), so half the conversions are
+    /// looked up instead of worked out.
+    fn segment_ms(&mut self, t: Instant) -> u64 {
+        match self.segment_ms {
+            Some((at, at_ms)) if at == t => at_ms,
+            _ => {
+                let at_ms = ms(self.start, t);
+                self.segment_ms = Some((t, at_ms));
+                at_ms
+            }
+        }
+    }
+
     fn send(&mut self, slot: u32, dir: Dir, kind: SegmentKind, data: Bytes, sent_at: Instant) {
-        let start = self.start;
         let lat = self.latency(self.conns[slot as usize].host, dir);
         let conn = &mut self.conns[slot as usize];
         let id = conn.id;
@@ -282,16 +299,6 @@ impl Inner {
         let offset = pipe.next_offset;
         let len = data.len();
         pipe.next_offset += len as u64;
-        let event = NetEvent::Segment(SegmentEvent {
-            conn: id,
-            dir,
-            seq,
-            sent_at: ms(start, sent_at),
-            deliver_at: ms(start, deliver_at),
-            offset,
-            len: u32::try_from(len).unwrap_or(u32::MAX),
-            kind,
-        });
         let reader = &mut conn.ends[dir.reader().index()];
         let mut answer_at = None;
         if reader.closed {
@@ -315,6 +322,16 @@ impl Inner {
                 pipe.wake();
             }
         }
+        let event = NetEvent::Segment(SegmentEvent {
+            conn: id,
+            dir,
+            seq,
+            sent_at: self.segment_ms(sent_at),
+            deliver_at: self.segment_ms(deliver_at),
+            offset,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            kind,
+        });
         self.events.push(event);
         if let Some(at) = answer_at {
             self.send(slot, dir.reverse(), SegmentKind::Rst, Bytes::new(), at);

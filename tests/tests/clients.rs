@@ -322,13 +322,15 @@ fn every_client_scenario_names_a_registered_client() {
     // beside the reference client on real sockets; scenarios/faults/ the clients a fault
     // catches beside the reference client; scenarios/servicenow/ the custom `get_delay`
     // strategy beside the built-in ones; scenarios/idempotency/ the clients that misuse a
-    // key beside the reference client.
+    // key beside the reference client; scenarios/search/ the reference client with and
+    // without a planted defect beside third-party clients.
     for (theme, only_custom) in [
         ("clients", true),
         ("real", false),
         ("faults", false),
         ("servicenow", false),
         ("idempotency", false),
+        ("search", false),
     ] {
         let dir = format!("{}/../scenarios/{theme}", env!("CARGO_MANIFEST_DIR"));
         for file in retrylab::suite::scenario_files(dir.as_ref()).expect("readable") {

@@ -344,6 +344,8 @@ pub mod adapters;
 mod backend;
 mod check;
 pub mod client;
+#[cfg(feature = "diagnostics")]
+pub mod diagnostic;
 pub mod env;
 pub mod overrides;
 pub mod policy;

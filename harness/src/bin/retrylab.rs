@@ -62,6 +62,12 @@ enum Command {
         /// Scenario files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// `human` draws each error and warning under its source line, with what was
+        /// expected and the did-you-mean; `short` prints one line each (`file:line:col path:
+        /// message`). Default: `human` on a terminal, `short` otherwise. Colour only on a
+        /// terminal, and never with `NO_COLOR` set.
+        #[arg(long, value_enum)]
+        format: Option<CheckFormat>,
     },
     /// Serve a scenario's endpoints on real sockets for a client in any language, then judge
     /// what it did.
@@ -127,6 +133,15 @@ enum Format {
     Json,
 }
 
+/// How `retrylab check` prints errors and warnings.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckFormat {
+    /// Each drawn with its source lines (`retrylab::diagnostic`).
+    Human,
+    /// One line each, the form goldens and scripts read.
+    Short,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -135,7 +150,7 @@ fn main() -> ExitCode {
             seeds,
             format,
         } => run(&paths, seeds, format),
-        Command::Check { paths } => check(&paths),
+        Command::Check { paths, format } => check(&paths, format),
         Command::Serve {
             path,
             bind,
@@ -352,7 +367,7 @@ enum Load {
         error: String,
     },
     /// It is wrong: its errors.
-    Invalid(String),
+    Invalid(retrylab::scenario::ScenarioErrors),
 }
 
 fn load(file: &ScenarioFile) -> Result<Scenario, Load> {
@@ -361,11 +376,30 @@ fn load(file: &ScenarioFile) -> Result<Scenario, Load> {
             feature,
             error: e.to_string(),
         },
-        None => Load::Invalid(e.to_string()),
+        None => Load::Invalid(e),
     })
 }
 
-fn check(paths: &[PathBuf]) -> ExitCode {
+/// How `check` draws its errors (on standard error) and warnings (on standard output), or
+/// `None` for one line each.
+fn drawing(format: Option<CheckFormat>) -> [Option<retrylab::diagnostic::Style>; 2] {
+    use std::io::IsTerminal as _;
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let terminals = [
+        std::io::stderr().is_terminal(),
+        std::io::stdout().is_terminal(),
+    ];
+    terminals.map(|terminal| match format {
+        Some(CheckFormat::Short) => None,
+        None if !terminal => None,
+        _ => Some(retrylab::diagnostic::Style::coloured(
+            terminal && !no_colour,
+        )),
+    })
+}
+
+fn check(paths: &[PathBuf], format: Option<CheckFormat>) -> ExitCode {
+    let [errors_drawn, warnings_drawn] = drawing(format);
     let files = match files(paths) {
         Ok(files) => files,
         Err(error) => {
@@ -383,6 +417,12 @@ fn check(paths: &[PathBuf]) -> ExitCode {
         match load(file).map(|s| s.warnings()) {
             Ok(warnings) => {
                 let _ = writeln!(out, "ok    {}", file.display);
+                if let (Some(style), false) = (&warnings_drawn, warnings.is_empty()) {
+                    let source = retrylab::diagnostic::source_of(&file.path);
+                    let drawn = retrylab::diagnostic::render_warnings(&warnings, &source, style);
+                    let _ = write!(out, "{drawn}");
+                    continue;
+                }
                 for warning in warnings {
                     let _ = writeln!(out, "warning: {warning}");
                 }
@@ -400,7 +440,13 @@ fn check(paths: &[PathBuf]) -> ExitCode {
                 let _ = writeln!(out, "error {}", file.display);
                 // The error follows its file's line on a terminal, where both streams meet.
                 let _ = out.flush();
-                eprintln!("{error}");
+                match &errors_drawn {
+                    Some(style) => {
+                        let source = retrylab::diagnostic::source_of(&file.path);
+                        eprint!("{}", retrylab::diagnostic::render(&error, &source, style));
+                    }
+                    None => eprintln!("{error}"),
+                }
             }
         }
     }
@@ -590,6 +636,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             }];
         }
         Err(Load::Invalid(error)) => {
+            let error = error.to_string();
             return vec![Row {
                 name: file.test_name.clone(),
                 status: Status::Invalid,

@@ -348,6 +348,8 @@ pub mod client;
 pub mod diagnostic;
 pub mod env;
 pub mod overrides;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod policy;
 pub mod prelude;
 mod report;

@@ -4,6 +4,7 @@
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
+//! retrylab plot scenarios/http/429.yaml -o timeline.svg   # the run drawn (or .png)
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! ```
@@ -68,6 +69,18 @@ enum Command {
         /// terminal, and never with `NO_COLOR` set.
         #[arg(long, value_enum)]
         format: Option<CheckFormat>,
+    },
+    /// Draw a scenario's run on its virtual time axis, as SVG or PNG (by the output's
+    /// extension): attempts coloured by outcome, gaps, the windows `conforms_to` allows,
+    /// Retry-After instants, effects, fault windows, a fleet's attempts per bucket. Exit
+    /// status 0 when drawn (a failed run too), 2 when the file does not load or run, or the
+    /// plot cannot be written.
+    Plot {
+        /// The scenario file.
+        path: PathBuf,
+        /// Where the plot goes: `timeline.svg` or `timeline.png`.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Serve a scenario's endpoints on real sockets for a client in any language, then judge
     /// what it did.
@@ -151,6 +164,16 @@ fn main() -> ExitCode {
             format,
         } => run(&paths, seeds, format),
         Command::Check { paths, format } => check(&paths, format),
+        Command::Plot { path, output } => match retrylab::plot::file(&path, &output) {
+            Ok(said) => {
+                println!("{said}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::from(2)
+            }
+        },
         Command::Serve {
             path,
             bind,

@@ -118,3 +118,41 @@ fn check_draws_warnings() {
     assert!(drawn.contains(" 6 │ expect: { attempts: 4 }\n"), "{drawn}");
     assert!(drawn.starts_with("  ⚠ expect.attempts: "), "{drawn}");
 }
+
+/// A failed run names its offending attempts: each call a failed verdict names, its
+/// attempts, the one a finding is about marked `>` with what was found under it.
+#[test]
+fn run_marks_the_offending_attempts() {
+    let dir = std::env::temp_dir().join(format!("retrylab-offending-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = dir.join("slow.yaml");
+    std::fs::write(
+        &file,
+        "version: 1\nname: slow\nendpoints: { api: { script: [ { status: 503, times: 2 }, \
+         { status: 200 } ] } }\noperation: { endpoint: api }\n\
+         client: { fixed: { delay: 100ms, max_attempts: 3 } }\n\
+         expect: { conforms_to: { fixed: { delay: 200ms } } }\n",
+    )
+    .expect("the scenario file");
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("run")
+        .arg(&file)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("retrylab runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let block = "offending attempts:\n  call 0\n      t=0.000s  #1  GET /  -> 503  conn 1 new  \
+                 => retry in 0.100s\n    > t=0.100s  #2  GET /  -> 503  conn 1 reused  gap \
+                 0.100s  => retry in 0.100s\n        conforms_to: call 0: attempt 2 started \
+                 0.100s after the end of attempt 1, a 503 (needed exactly 0.200s)\n    > \
+                 t=0.200s  #3  GET /  -> 200  conn 1 reused  gap 0.100s  => stop: success\n        \
+                 conforms_to: call 0: attempt 3 started 0.100s after the end of attempt 2, a 503 \
+                 (needed exactly 0.200s)\n";
+    assert!(stdout.contains(block), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "colour off a terminal: {stdout}"
+    );
+}

@@ -737,7 +737,7 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             );
             Row {
                 json: json.then(|| report_json(&name, status, &report)),
-                summary: (status == Status::Failed).then(|| report.summary()),
+                summary: (status == Status::Failed).then(|| failure_summary(&report)),
                 fleet: (status == Status::Passed)
                     .then(|| trace.fleet().map(|view| view.lines()))
                     .flatten(),
@@ -747,6 +747,20 @@ fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: For
             }
         })
         .collect()
+}
+
+/// A failed run's summary, then the attempts its failed verdicts name, marked (coloured on
+/// a terminal, unless `NO_COLOR` is set).
+fn failure_summary(report: &Report) -> String {
+    use std::io::IsTerminal as _;
+    let colour = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let style = retrylab::diagnostic::Style::coloured(colour);
+    let mut text = report.summary();
+    if let Some(marked) = retrylab::diagnostic::offending_attempts(report, &style) {
+        text.push_str(&marked);
+    }
+    text
 }
 
 /// A file that did not run: its name, why, and nothing else.

@@ -245,7 +245,8 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
                     client,
                     call,
                     format!("{}: {}", ctx.call_name(client, call), violation.message),
-                ),
+                )
+                .attempt(violation.attempt),
             ));
         }
     }

@@ -20,6 +20,7 @@
 //! ```
 
 mod excerpt;
+mod failure;
 
 use std::fmt;
 
@@ -27,6 +28,7 @@ use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, Se
 
 use crate::scenario::{ScenarioError, ScenarioErrors, visible};
 use excerpt::Excerpt;
+pub use failure::offending_attempts;
 
 /// How diagnostics are drawn.
 #[derive(Clone, Debug, PartialEq, Eq)]

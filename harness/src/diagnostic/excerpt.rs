@@ -26,13 +26,9 @@ pub(super) struct Excerpt {
 }
 
 impl Excerpt {
-    /// The lines of `source` around `line` (1-based), with the span of the token that starts
+    /// The lines of a file (as [`lines`] splits it) around `line` (1-based), with the span of the token that starts
     /// at `column` (1-based, in characters) on it. `None` when the file has no such line.
-    pub(super) fn around(name: String, source: &str, line: u32, column: u32) -> Option<Excerpt> {
-        let lines: Vec<&str> = source
-            .split('\n')
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
-            .collect();
+    pub(super) fn around(name: String, lines: &[&str], line: u32, column: u32) -> Option<Excerpt> {
         let index = usize::try_from(line.checked_sub(1)?).ok()?;
         if index >= lines.len() {
             return None;
@@ -73,11 +69,23 @@ impl Excerpt {
     }
 }
 
+/// The lines of `source`, split once for all its errors: at `\n`, a `\r` before it dropped.
+pub(super) fn lines(source: &str) -> Vec<&str> {
+    source
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect()
+}
+
 /// `raw` as shown: at most [`MAX_SHOWN`] characters from a little before character
 /// `column`, cut ends marked `…`, invisible characters escaped; with the byte offset and
 /// length, in what is shown, of the token at `column`.
 fn shown_line(raw: &str, column: usize) -> (String, usize, usize) {
-    let chars: Vec<char> = raw.chars().collect();
+    // Only what can be shown is read: a line of megabytes is not copied for each error.
+    let chars: Vec<char> = raw
+        .chars()
+        .take(column.saturating_add(MAX_SHOWN + 1))
+        .collect();
     let token = token_len(&chars, column);
     let start = if chars.len() <= MAX_SHOWN {
         0
@@ -161,12 +169,17 @@ mod tests {
 
     #[test]
     fn the_token_is_spanned() {
-        let e = Excerpt::around("f:2:1".into(), "version: 1\nnmae: x\nseed: 3\n", 2, 1)
-            .expect("line 2 exists");
+        let e = Excerpt::around(
+            "f:2:1".into(),
+            &lines("version: 1\nnmae: x\nseed: 3\n"),
+            2,
+            1,
+        )
+        .expect("line 2 exists");
         assert_eq!(e.text, "version: 1\nnmae: x\nseed: 3");
         assert_eq!((e.span.offset(), e.span.len()), (11, 4));
         assert_eq!(e.first_line, 0);
-        let quoted = Excerpt::around("f".into(), "a: \"x y\" # c\n", 1, 4).expect("line 1");
+        let quoted = Excerpt::around("f".into(), &lines("a: \"x y\" # c\n"), 1, 4).expect("line 1");
         assert_eq!((quoted.span.offset(), quoted.span.len()), (3, 5));
     }
 
@@ -183,9 +196,9 @@ mod tests {
 
     #[test]
     fn a_line_past_the_end_has_no_excerpt() {
-        assert!(Excerpt::around("f".into(), "a: 1\n", 3, 1).is_none());
-        assert!(Excerpt::around("f".into(), "a: 1\n", 0, 1).is_none());
-        let end = Excerpt::around("f".into(), "a: 1\n", 2, 1).expect("the empty last line");
+        assert!(Excerpt::around("f".into(), &lines("a: 1\n"), 3, 1).is_none());
+        assert!(Excerpt::around("f".into(), &lines("a: 1\n"), 0, 1).is_none());
+        let end = Excerpt::around("f".into(), &lines("a: 1\n"), 2, 1).expect("the empty last line");
         assert_eq!(end.span.len(), 0);
     }
 }

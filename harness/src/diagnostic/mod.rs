@@ -100,13 +100,14 @@ fn render_as(errors: &ScenarioErrors, source: &str, style: &Style, severity: Sev
         .with_context_lines(1)
         .without_primary_span_start()
         .with_links(false);
+    let lines = excerpt::lines(source);
     let mut out = String::new();
     for (i, error) in errors.iter().enumerate() {
         // A blank line between two errors: each drawing is several lines.
         if i > 0 {
             out.push('\n');
         }
-        let shown = Shown::new(error, source, severity);
+        let shown = Shown::new(error, &lines, severity);
         if handler.render_report(&mut out, &shown).is_err() {
             // Drawing failed (miette found the span unreadable): the error is still said,
             // in its one-line form, rather than lost.
@@ -126,10 +127,10 @@ struct Shown<'a> {
 }
 
 impl<'a> Shown<'a> {
-    fn new(error: &'a ScenarioError, source: &str, severity: Severity) -> Shown<'a> {
+    fn new(error: &'a ScenarioError, lines: &[&str], severity: Severity) -> Shown<'a> {
         let name = format!("{}:{}:{}", visible(&error.file), error.line, error.column);
         Shown {
-            excerpt: Excerpt::around(name, source, error.line, error.column),
+            excerpt: Excerpt::around(name, lines, error.line, error.column),
             error,
             severity,
         }

@@ -110,6 +110,10 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, t: &Timeline) -> Re
     if !t.faults.is_empty() {
         entries.push((FAULT, "fault"));
     }
+    if t.fleet.is_some() {
+        entries.push((FLEET_ATTEMPTS, "attempts per bucket"));
+        entries.push((FLEET_RETRIES, "retries per bucket"));
+    }
     let font = (FAMILY, 13).into_font();
     let mut x = 12;
     for (colour, label) in entries {

@@ -305,23 +305,62 @@ fn attempts_of_a_fleet_on_its_own_hyper_clients_are_rebuilt_as_each_clients() {
 }
 
 #[test]
-fn retry_waves_larger_than_the_fleet_are_warned_of() {
+fn retry_waves_larger_than_the_fleet_are_a_load_error() {
     let yaml = "version: 1\nname: small\nendpoints: { api: {} }\n\
                 operation: { endpoint: api, clients: 3 }\n\
                 expect: { retry_waves: { k: 5, window: 1s, at_most: 0 } }\n";
-    let scenario = Scenario::from_yaml_str(yaml, "small.yaml").unwrap_or_else(|e| panic!("{e}"));
-    let warnings: Vec<String> = scenario
-        .warnings()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    assert_eq!(
-        warnings,
-        [
-            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, but the \
-          fleet has 3 (`operation.clients`): no window can hold one, so the check passes \
-          whatever the clients do"
-        ]
+    let errors = Scenario::from_yaml_str(yaml, "small.yaml")
+        .err()
+        .unwrap_or_else(|| panic!("a wave larger than the fleet loaded"))
+        .to_string();
+    assert!(
+        errors.starts_with(
+            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, and \
+             the fleet has 3 (`operation.clients`): no run could show one"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("at most 3 (`operation.clients`)"),
+        "{errors}"
+    );
+    // `k` equal to the fleet loads.
+    assert!(Scenario::from_yaml_str(&yaml.replace("k: 5", "k: 3"), "small.yaml").is_ok());
+}
+
+#[test]
+fn retry_waves_are_not_judged_without_a_shared_failure() {
+    // Only the first request fails: one client retries, no window holds the failures of
+    // two, so no wave could have formed and the check cannot pass on it.
+    let yaml = "version: 1\nname: one failure\n\
+                endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+                operation: { endpoint: api, clients: 10 }\n\
+                client: { fixed: { delay: 1s, max_attempts: 2 } }\n\
+                expect: { retry_waves: { k: 2, window: 100ms, at_most: 0 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "one.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    assert_eq!(report.trace().attempts.len(), 11, "{}", report.summary());
+    let v = verdict_of(&report, "retry_waves");
+    assert!(v.judgement == Judgement::NotJudged, "{v:?}");
+    assert!(
+        v.message.contains("never saw a shared failure"),
+        "{}",
+        v.message
+    );
+    // The full-jitter herd shared its first failure: judged, and passed.
+    let passed = herd(
+        "full",
+        "{ retry_waves: { k: 50, window: 100ms, at_most: 0 } }",
+    )
+    .run_builtin();
+    let v = verdict_of(&passed, "retry_waves");
+    assert!(v.passed(), "{v:?}");
+    assert!(
+        v.message
+            .contains("1 shared failure, the first of 100 clients"),
+        "{}",
+        v.message
     );
 }
 

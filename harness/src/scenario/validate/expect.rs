@@ -114,6 +114,19 @@ impl Validator<'_> {
                     "at least 1",
                 );
             }
+            // A wave is `k` distinct clients: a smaller fleet has none, and the check would
+            // pass whatever its clients did.
+            if w.k > o.clients {
+                self.err_expected(
+                    "expect.retry_waves.k",
+                    format!(
+                        "a wave is {} or more clients retrying, and the fleet has {} \
+                         (`operation.clients`): no run could show one",
+                        w.k, o.clients
+                    ),
+                    format!("at most {} (`operation.clients`)", o.clients),
+                );
+            }
         }
         if let Some(a) = &e.amplification {
             if !(a.at_most.is_finite() && a.at_most >= 1.0) {

@@ -445,3 +445,52 @@ fn each_client_of_a_fleet_runs_its_calls_concurrency_at_a_time() {
         ]
     );
 }
+
+#[test]
+fn late_requests_are_each_clients_own() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+    use std::time::Duration;
+
+    // Every call leaves a task behind that sends a request at 100ms on the client's own
+    // hyper client (no call tag). Clients 1 and 2 returned at 0s, so theirs are late;
+    // client 0's call runs until 1s, so its request is not, whatever the others did.
+    let yaml = "version: 1\nname: late fleet\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3 }\ndrain: 10s\n\
+                expect: { late_requests: 2 }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "late.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|env: Env| async move {
+        let slow = env.client_index() == 0;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+                .pool_timer(TokioTimer::new())
+                .build(env.connector());
+            let _ = client.request(env.operation().request()).await;
+        });
+        if slow {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Ok::<_, String>(())
+    });
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let trace = report.trace();
+    assert_eq!(trace.attempts.len(), 3, "{}", trace.timeline());
+    let late: Vec<(u32, u32, u64)> = trace
+        .late_requests
+        .iter()
+        .map(|l| (l.client_id, l.call_id, l.at_ms))
+        .collect();
+    assert_eq!(late, [(1, 0, 100), (2, 0, 100)], "{}", report.summary());
+    assert!(verdict_of(&report, "late_requests").passed());
+    let text = report.snapshot_text();
+    assert!(
+        text.contains(
+            "late requests:\n  t=0.100s  api  client 1 call 0\n  t=0.100s  api  client 2 call 0\n"
+        ),
+        "{text}"
+    );
+    assert!(trace.to_json().contains(r#""client_id":2,"call_id":0"#));
+}

@@ -117,9 +117,15 @@ pub(crate) fn render(report: &Report) -> String {
     if !trace.late_requests.is_empty() {
         out.push_str("late requests:\n");
         for late in &trace.late_requests {
+            // `client 2 call 0` in a fleet, `call 0` otherwise, as verdicts name calls.
+            let client = if late.client_id == 0 {
+                String::new()
+            } else {
+                format!("client {} ", late.client_id)
+            };
             let _ = writeln!(
                 out,
-                "  t={}  {}  call {}",
+                "  t={}  {}  {client}call {}",
                 instants.show(late.at_ms),
                 trace.name(late.endpoint),
                 late.call_id

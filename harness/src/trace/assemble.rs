@@ -10,6 +10,7 @@ use retrylab_endpoints::{
     CloseKind, DedupeOutcome, Endpoint, LedgerSnapshot, RequestId, RequestRecord, ResponseOutcome,
 };
 
+use super::call_windows::CallWindows;
 use super::record::Recorder;
 use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
@@ -74,7 +75,7 @@ pub(crate) fn assemble(
     // Without a segment log (real sockets, turmoil), attempts are rebuilt from the
     // endpoints' instants.
     let from_endpoints = !network.logs_segments();
-    let idle = IdleCalls::new(&calls);
+    let windows = CallWindows::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
         let endpoint = endpoint_names[index];
@@ -130,40 +131,44 @@ pub(crate) fn assemble(
                         Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
                     };
                     let id = attempts.len() as u32 + 1;
-                    let mut attempt =
-                        reconstruct(instants, &mut interner, request, response, &calls, id);
+                    let mut attempt = reconstruct(instants, &mut interner, request, response, id);
                     // The client that opened the connection made the request (client 0
                     // unless a fleet's other client did); the call is that client's call
                     // running when it started.
-                    let client = clients_of_conns.get(&request.conn_id).copied();
-                    if let Some(client) = client.filter(|&c| c != 0) {
-                        attempt.client_id = client;
-                        attempt.call_id =
-                            call_of_client_by_window(&calls, client, attempt.start_ms).unwrap_or(0);
-                    } else if fleet {
-                        attempt.call_id =
-                            call_of_client_by_window(&calls, 0, attempt.start_ms).unwrap_or(0);
-                    }
+                    let client = clients_of_conns.get(&request.conn_id).copied().unwrap_or(0);
+                    attempt.client_id = client;
+                    attempt.call_id = windows.call_at(client, attempt.start_ms).unwrap_or(0);
                     attempt.answered_by = answered_by;
                     attempts.push(attempt);
                     attempt_of.push(Some(id));
                     // Without a call tag a request names no call; one that arrived while no
-                    // call was running came from a call that had returned (a task it left
-                    // behind, say).
-                    if call_id.is_none() && idle.at(request.at_ms) {
+                    // call of its client was running came from one of its calls that had
+                    // returned (a task it left behind, say). Other clients' calls, running
+                    // or not, say nothing about it.
+                    let returned = call_id
+                        .is_none()
+                        .then(|| windows.returned_before(client, request.at_ms))
+                        .flatten();
+                    if let Some(call_id) = returned {
                         late_requests.push(LateRequest {
                             at_ms: request.at_ms,
                             endpoint,
-                            call_id: call_by_window(&calls, request.at_ms).unwrap_or(0),
+                            client_id: client,
+                            call_id,
                             attempt_id: Some(id),
                         });
                     }
                 }
             }
             if let Some(call_id) = call_id {
-                // The call of the request's client: in a fleet, every client has a call 0.
+                // The call of the request's client: in a fleet, every client has a call 0,
+                // and the harness's surfaces send the client's tag beside the call's.
+                let client_id = if fleet {
+                    wire::client_tag(&request.headers).unwrap_or(0)
+                } else {
+                    0
+                };
                 let call = if fleet {
-                    let client_id = wire::client_tag(&request.headers).unwrap_or(0);
                     fleet_calls
                         .get(&(client_id, call_id))
                         .and_then(|&i| calls.get(i))
@@ -175,6 +180,7 @@ pub(crate) fn assemble(
                     late_requests.push(LateRequest {
                         at_ms: request.at_ms,
                         endpoint,
+                        client_id,
                         call_id,
                         attempt_id,
                     });
@@ -206,7 +212,7 @@ pub(crate) fn assemble(
                         .as_ref()
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                 })
-                .or_else(|| call_of_client_by_window(&calls, client_id, effect.at_ms));
+                .or_else(|| windows.call_at(client_id, effect.at_ms));
             let key = effect
                 .key
                 .as_ref()
@@ -253,7 +259,7 @@ pub(crate) fn assemble(
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     // Stable: each broker's messages stay in the order it stored them.
     messages.sort_by_key(|m| m.at_ms);
-    late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
+    late_requests.sort_by_key(|l| (l.at_ms, l.client_id, l.attempt_id));
     let connections = if from_endpoints {
         endpoint_connection_events(&ledgers, &endpoint_names)
     } else {
@@ -354,64 +360,6 @@ fn call_by_id(calls: &[Call], call_id: u32) -> Option<&Call> {
     }
 }
 
-/// The instants at which no call was running, though one had started: every call started
-/// by then had returned.
-struct IdleCalls {
-    /// The calls' start instants, ascending.
-    starts: Vec<u64>,
-    /// For each prefix of `starts`, the latest end among its calls (`u64::MAX`: one of them
-    /// never returned).
-    latest_end: Vec<u64>,
-}
-
-impl IdleCalls {
-    fn new(calls: &[Call]) -> IdleCalls {
-        let mut spans: Vec<(u64, u64)> = calls
-            .iter()
-            .map(|c| (c.start_ms, c.end_ms.unwrap_or(u64::MAX)))
-            .collect();
-        spans.sort_unstable();
-        let latest_end = spans
-            .iter()
-            .scan(0, |latest, (_, end)| {
-                *latest = (*latest).max(*end);
-                Some(*latest)
-            })
-            .collect();
-        IdleCalls {
-            starts: spans.iter().map(|(start, _)| *start).collect(),
-            latest_end,
-        }
-    }
-
-    /// Whether every call started by `at_ms` had returned before it (as for tagged
-    /// requests, a request in the very millisecond its call returned is not late).
-    fn at(&self, at_ms: u64) -> bool {
-        let started = self.starts.partition_point(|start| *start <= at_ms);
-        started
-            .checked_sub(1)
-            .is_some_and(|last| self.latest_end[last] < at_ms)
-    }
-}
-
-/// The call whose window contains `at_ms`, for sequential calls without a call tag.
-fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
-    calls
-        .iter()
-        .rev()
-        .find(|c| c.start_ms <= at_ms)
-        .map(|c| c.call_id)
-}
-
-/// The call of `client` that started last at or before `at_ms`.
-fn call_of_client_by_window(calls: &[Call], client: u32, at_ms: u64) -> Option<u32> {
-    calls
-        .iter()
-        .rev()
-        .find(|c| c.client_id == client && c.start_ms <= at_ms)
-        .map(|c| c.call_id)
-}
-
 /// Where a rebuilt attempt's instants come from.
 #[derive(Clone, Copy)]
 enum Instants<'a> {
@@ -432,7 +380,6 @@ fn reconstruct(
     interner: &mut Interner,
     request: &retrylab_endpoints::RequestRecord,
     response: Option<&retrylab_endpoints::ResponseRecord>,
-    calls: &[Call],
     id: u32,
 ) -> Attempt {
     let conn = ConnId(request.conn_id);
@@ -502,11 +449,11 @@ fn reconstruct(
         .path_and_query()
         .map_or("/", |p| p.as_str())
         .to_owned();
-    let call_id = call_by_window(calls, start_ms).unwrap_or(0);
     Attempt {
         id,
+        // The caller attributes the attempt to its client and call.
         client_id: 0,
-        call_id,
+        call_id: 0,
         n: 0,
         conn_id: Some(request.conn_id),
         conn: if request.seq == 1 {

@@ -122,6 +122,7 @@ struct MessageDoc<'a> {
 struct LateDoc<'a> {
     at_ms: u64,
     endpoint: &'a str,
+    client_id: u32,
     call_id: u32,
     attempt_id: Option<u32>,
 }
@@ -266,6 +267,7 @@ impl Trace {
                 .map(|l| LateDoc {
                     at_ms: l.at_ms,
                     endpoint: name(l.endpoint),
+                    client_id: l.client_id,
                     call_id: l.call_id,
                     attempt_id: l.attempt_id,
                 })

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::policy::Observed;
 
 pub(crate) mod assemble;
+mod call_windows;
 pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
@@ -382,6 +383,8 @@ pub struct LateRequest {
     pub at_ms: u64,
     /// The endpoint.
     pub endpoint: Name,
+    /// The client whose call it belongs to (0 unless a fleet runs).
+    pub client_id: u32,
     /// The call it belongs to.
     pub call_id: u32,
     /// The attempt, when known.

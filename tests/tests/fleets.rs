@@ -494,3 +494,66 @@ fn late_requests_are_each_clients_own() {
     );
     assert!(trace.to_json().contains(r#""client_id":2,"call_id":0"#));
 }
+
+#[test]
+fn a_key_naming_a_client_the_fleet_lacks_names_no_call() {
+    // Each of two clients sends its own key in place of the harness's: `key-7-3` looks like
+    // client 7's call 3, but the fleet has two clients, so the effect goes by the request's
+    // tags to the client and call that sent it.
+    let yaml = "version: 1\nname: keys\n\
+                endpoints: { api: { script: [ { status: 201, commit: arrival } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 2, \
+                idempotency_key: { header: Idempotency-Key } }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "keys.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|env: Env| async move {
+        let mut request = env.operation().request();
+        request
+            .headers_mut()
+            .insert("idempotency-key", http::HeaderValue::from_static("key-7-3"));
+        let response = env
+            .http_client()
+            .request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(response.status().as_u16())
+    });
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let mut effects: Vec<(u32, Option<u32>)> = report
+        .trace()
+        .effects
+        .iter()
+        .map(|e| (e.client_id, e.call_id))
+        .collect();
+    effects.sort();
+    assert_eq!(
+        effects,
+        [(0, Some(0)), (1, Some(0))],
+        "{}",
+        report.summary()
+    );
+    // The harness's own keys name their client in the same fleet.
+    let keyed = scenario.run(|env: Env| async move {
+        let response = env
+            .http_client()
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(response.status().as_u16())
+    });
+    let keys: Vec<(u32, Option<u32>, String)> = keyed
+        .trace()
+        .effects
+        .iter()
+        .map(|e| {
+            let key = e.key.map(|k| keyed.trace().name(k).to_owned());
+            (e.client_id, e.call_id, key.unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (0, Some(0), "key-0".to_owned()),
+            (1, Some(0), "key-1-0".to_owned())
+        ]
+    );
+}

@@ -86,6 +86,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// recorded up to that point.
 struct Live {
     header: Vec<(String, String)>,
+    /// The client instances of the run (`operation.clients`).
+    clients: u32,
     recorder: Recorder,
     network: Net,
     endpoints: Vec<(String, Endpoint)>,
@@ -332,6 +334,7 @@ fn salvaged_report(
     let assembled = assemble::assemble(
         live.header,
         end_ms,
+        live.clients,
         live.calls.snapshot(),
         live.recorder,
         &live.network,
@@ -548,6 +551,7 @@ where
     let log = CallLog::default();
     *live_lock(live) = Some(Live {
         header: trace_header(&plan),
+        clients: plan.clients,
         recorder: recorder.clone(),
         network: network.clone(),
         endpoints: endpoints.clone(),
@@ -625,7 +629,15 @@ where
         Some(calls) => serve::calls_of(&endpoints, calls),
         None => log.snapshot(),
     };
-    let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
+    let assembled = assemble::assemble(
+        header,
+        end_ms,
+        plan.clients,
+        calls,
+        recorder,
+        &network,
+        &endpoints,
+    );
     let mut verdicts = Vec::new();
     let limit_ms = u64::try_from(plan.max_virtual_time.as_millis()).unwrap_or(u64::MAX);
     // The built-in client records its decisions: a retry it was sleeping towards when the

@@ -31,10 +31,12 @@ pub(crate) struct Assembled {
 }
 
 /// Assembles the trace from every source. `header` is the trace header (backend, seed, the
-/// pinned configuration).
+/// pinned configuration); `clients` the run's client instances (`operation.clients`), which
+/// tells the harness's idempotency keys from look-alikes.
 pub(crate) fn assemble(
     header: Vec<(String, String)>,
     end_ms: u64,
+    clients: u32,
     calls: Vec<Call>,
     recorder: Recorder,
     network: &Net,
@@ -199,13 +201,18 @@ pub(crate) fn assemble(
             // the harness's surfaces send the client's tag with the call's, and otherwise the
             // client that opened the request's connection made it (0 unless a fleet runs).
             let key_text = effect.key.as_ref().and_then(|k| k.to_str().ok());
-            let client_id = key_text
-                .and_then(wire::client_of_key)
+            // A key names its client and call only when it is one the run handed out: of a
+            // client the run had (`key-7-3` in a fleet of 5, or in a run of one client, is
+            // some other key), and then both come from it.
+            let owner = key_text
+                .and_then(|k| Some((wire::client_of_key(k, clients)?, wire::call_of_key(k)?)));
+            let client_id = owner
+                .map(|(client, _)| client)
                 .or_else(|| request.and_then(|r| wire::client_tag(&r.headers)))
                 .or_else(|| request.and_then(|r| clients_of_conns.get(&r.conn_id).copied()))
                 .unwrap_or(0);
-            let call_id = key_text
-                .and_then(wire::call_of_key)
+            let call_id = owner
+                .map(|(_, call)| call)
                 .or_else(|| {
                     effect
                         .call_tag

@@ -557,3 +557,24 @@ fn a_key_naming_a_client_the_fleet_lacks_names_no_call() {
         ]
     );
 }
+
+#[test]
+fn request_checks_compare_each_clients_calls_apart() {
+    // Each client's call retries with its own key (`key-0`, `key-1-0`, `key-2-0`): the key
+    // stays the same within a call, though the fleet's calls 0 carry three keys.
+    let report = fleet(3, 1, "").run_builtin();
+    assert_eq!(report.trace().attempts.len(), 12, "{}", report.summary());
+    let yaml = "version: 1\nname: keys\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 3, body: x, \
+                idempotency_key: { header: Idempotency-Key } }\n\
+                client: { fixed: { delay: 100ms, max_attempts: 3 } }\n\
+                expect: { same_idempotency_key: true, same_body: true }\n";
+    let report = Scenario::from_yaml_str(yaml, "keys.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    for check in ["same_idempotency_key", "same_body"] {
+        let v = verdict_of(&report, check);
+        assert!(v.passed(), "{v:?}\n{}", report.summary());
+        assert!(v.message.contains("requests: 9"), "{}", v.message);
+    }
+}

@@ -132,6 +132,19 @@ pub(crate) fn render(report: &Report) -> String {
             );
         }
     }
+    if !trace.unattributed.is_empty() {
+        // Rebuilt attempts that started before any call of their client: no call's.
+        let ids: Vec<String> = trace
+            .unattributed
+            .iter()
+            .map(|id| format!("#{id}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "unattributed attempts (no call of their client had started): {}",
+            ids.join(", ")
+        );
+    }
     out.push_str("verdicts:\n");
     for verdict in report.verdicts() {
         let mark = verdict.judgement.mark();

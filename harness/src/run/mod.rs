@@ -306,6 +306,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         snapshot: None,
         snapshot_skipped: None,
         ledgers: Vec::new(),
+        request_calls: Vec::new(),
         long_polls: Vec::new(),
         warnings: Vec::new(),
         unsettled: None,
@@ -349,6 +350,7 @@ fn salvaged_report(
         snapshot: None,
         snapshot_skipped: None,
         ledgers: assembled.ledgers,
+        request_calls: assembled.request_calls,
         long_polls: live.watchdog.long_polls(),
         warnings: Vec::new(),
         unsettled: None,
@@ -698,6 +700,7 @@ where
             watchdog.long_polls()
         },
         ledgers: assembled.ledgers,
+        request_calls: assembled.request_calls,
         warnings: Vec::new(),
         unsettled,
     }

@@ -28,6 +28,10 @@ pub(crate) struct Assembled {
     pub(crate) unmatched: Vec<String>,
     /// Each endpoint's ledger, by endpoint name, in the scenario's order.
     pub(crate) ledgers: Vec<(String, LedgerSnapshot)>,
+    /// The (client, call) of each request of each ledger (in the order of `ledgers`, by
+    /// request index): `None` for a hand-off, and for a request no call of its client could
+    /// be found for, which no check may count for a call it did not belong to.
+    pub(crate) request_calls: Vec<Vec<Option<(u32, u32)>>>,
 }
 
 /// Assembles the trace from every source. `header` is the trace header (backend, seed, the
@@ -72,6 +76,9 @@ pub(crate) fn assemble(
     let mut messages = Vec::new();
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
+    let mut request_calls = Vec::with_capacity(ledgers.len());
+    // Rebuilt attempts that started before any call of their client had: no call to give.
+    let mut unattributed = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
     // Without a segment log (real sockets, turmoil), attempts are rebuilt from the
@@ -85,6 +92,7 @@ pub(crate) fn assemble(
         // The attempt each request of this ledger was, by request index: dedupe's answers
         // name earlier requests, which the timeline shows as attempts.
         let mut attempt_of: Vec<Option<u32>> = Vec::with_capacity(ledger.requests.len());
+        let mut call_of: Vec<Option<(u32, u32)>> = Vec::with_capacity(ledger.requests.len());
         for request in &ledger.requests {
             let attempt_id = wire::attempt_tag(&request.headers);
             let call_id = wire::call_tag(&request.headers);
@@ -108,11 +116,13 @@ pub(crate) fn assemble(
             if request.headers.first_value(&HAND_OFF_HEADER_NAME).is_some() {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
                 attempt_of.push(None);
+                call_of.push(None);
                 continue;
             }
             match attempt_id.and_then(|id| attempts.get_mut((id as usize).checked_sub(1)?)) {
                 Some(attempt) => {
                     attempt_of.push(Some(attempt.id));
+                    call_of.push(Some((attempt.client_id, attempt.call_id)));
                     // A request resent on another connection is the same attempt: the
                     // answer it shows is that of its last request.
                     attempt.answered_by = answered_by;
@@ -139,10 +149,16 @@ pub(crate) fn assemble(
                     // running when it started.
                     let client = clients_of_conns.get(&request.conn_id).copied().unwrap_or(0);
                     attempt.client_id = client;
-                    attempt.call_id = windows.call_at(client, attempt.start_ms).unwrap_or(0);
+                    let call = windows.call_at(client, attempt.start_ms);
+                    match call {
+                        Some(call) => attempt.call_id = call,
+                        // Its `call_id` stays 0, and the index leaves it out of call 0.
+                        None => unattributed.push(id),
+                    }
                     attempt.answered_by = answered_by;
                     attempts.push(attempt);
                     attempt_of.push(Some(id));
+                    call_of.push(call.map(|call| (client, call)));
                     // Without a call tag a request names no call; one that arrived while no
                     // call of its client was running came from one of its calls that had
                     // returned (a task it left behind, say). Other clients' calls, running
@@ -189,6 +205,7 @@ pub(crate) fn assemble(
                 }
             }
         }
+        request_calls.push(call_of);
         // Which call and attempt each request's effect went to: a stored message goes to the
         // same ones.
         let mut attributed = BTreeMap::new();
@@ -262,7 +279,8 @@ pub(crate) fn assemble(
     if !attempts.is_sorted_by_key(order) {
         attempts.sort_by_key(order);
     }
-    renumber(&mut attempts);
+    unattributed.sort_unstable();
+    renumber(&mut attempts, &unattributed);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     // Stable: each broker's messages stay in the order it stored them.
     messages.sort_by_key(|m| m.at_ms);
@@ -302,6 +320,7 @@ pub(crate) fn assemble(
             calls,
             late_requests,
             decisions,
+            unattributed,
             end_ms,
         },
         unmatched,
@@ -310,6 +329,7 @@ pub(crate) fn assemble(
             .map(|(name, _)| name.clone())
             .zip(ledgers)
             .collect(),
+        request_calls,
     }
 }
 
@@ -553,7 +573,9 @@ impl SegmentIndex {
 }
 
 /// Gives reconstructed attempts their position within their call, keeping surface attempts'.
-fn renumber(attempts: &mut [Attempt]) {
+/// Unattributed ones (`unattributed`, sorted ids) have no call to hold a position in: they
+/// keep 0.
+fn renumber(attempts: &mut [Attempt], unattributed: &[u32]) {
     let mut next: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for attempt in attempts.iter() {
         if !attempt.reconstructed {
@@ -563,7 +585,10 @@ fn renumber(attempts: &mut [Attempt]) {
             *n = (*n).max(attempt.n);
         }
     }
-    for attempt in attempts.iter_mut().filter(|a| a.reconstructed) {
+    for attempt in attempts
+        .iter_mut()
+        .filter(|a| a.reconstructed && unattributed.binary_search(&a.id).is_err())
+    {
         let n = next
             .entry((attempt.client_id, attempt.call_id))
             .or_insert(0);

@@ -24,6 +24,10 @@ struct TraceDoc<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     messages: Vec<MessageDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
+    /// Only when some attempt could be attributed to no call, so that other traces read as
+    /// before.
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    unattributed_attempts: &'a [u32],
     end_ms: u64,
     /// Only when more than one client made calls, so that other traces read as before.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -272,6 +276,7 @@ impl Trace {
                     attempt_id: l.attempt_id,
                 })
                 .collect(),
+            unattributed_attempts: &self.unattributed,
             end_ms: self.end_ms,
             fleet: self.fleet(),
         };

@@ -578,3 +578,39 @@ fn request_checks_compare_each_clients_calls_apart() {
         assert!(v.message.contains("requests: 9"), "{}", v.message);
     }
 }
+
+#[test]
+fn the_adaptive_fleets_derived_bounds_catch_standard_mode() {
+    // scenarios/fleets/aws-adaptive-settles-under-a-rate-limiter.yaml with standard mode in
+    // adaptive mode's place: no client-side limiter, so the fleet neither settles under the
+    // bucket's rate nor keeps within twice what it admits.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/fleets/aws-adaptive-settles-under-a-rate-limiter.yaml"
+    );
+    let adaptive = Scenario::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut standard = adaptive.clone();
+    standard.client = Scenario::from_yaml_str(
+        "version: 1\nname: s\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+         client: { aws_standard: { max_attempts: 5 } }\n",
+        "s.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .client;
+    standard.snapshot = false;
+    for seed in 0..3 {
+        let report = adaptive.run_builtin_with_seed(seed);
+        for check in ["max_rate", "amplification"] {
+            let v = verdict_of(&report, check);
+            assert!(v.passed(), "adaptive, seed {seed}: {v:?}");
+        }
+        let report = standard.run_builtin_with_seed(seed);
+        for check in ["max_rate", "amplification"] {
+            let v = verdict_of(&report, check);
+            assert!(
+                v.judgement == Judgement::Failed,
+                "standard, seed {seed}: {v:?}"
+            );
+        }
+    }
+}

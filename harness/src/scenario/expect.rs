@@ -512,12 +512,16 @@ pub enum EffectsSpec {
     AtLeastOnce,
 }
 
-/// `max_rate: { window, at_most }`.
+/// `max_rate: { window, at_most, from }`.
 ///
 /// ```
 /// use retrylab::scenario::{MaxRateSpec, Millis};
 /// let m: MaxRateSpec = serde_saphyr::from_str("{ window: 1s, at_most: 10 }").unwrap();
 /// assert_eq!(m.window, Millis::from_secs(1));
+/// assert_eq!(m.from, None);
+/// let settled: MaxRateSpec =
+///     serde_saphyr::from_str("{ window: 1s, at_most: 10, from: 3s }").unwrap();
+/// assert_eq!(settled.from, Some(Millis::from_secs(3)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -528,6 +532,10 @@ pub struct MaxRateSpec {
     pub window: Millis,
     /// Requests allowed in any window.
     pub at_most: u64,
+    /// Only requests that arrived at or after this instant count: the rate once something
+    /// has settled (a fleet's start, an outage's end), not while it settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Millis>,
 }
 
 /// `header: { name, values: [...] }`.

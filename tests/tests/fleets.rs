@@ -216,6 +216,70 @@ fn amplification_is_requests_per_call_over_the_fleet() {
     );
     let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
     assert!(verdict_of(&report, "amplification").passed());
+    // Every call's five attempts are also its 99th percentile.
+    let report = herd("none", "{ amplification: { p99_at_most: 4 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert!(
+        v.message.starts_with(
+            "the 99th percentile of attempts per call is 5 (of 100 calls; max 5), more than 4 \
+             allowed"
+        ),
+        "{}",
+        v.message
+    );
+    let report = herd("none", "{ amplification: { at_most: 5, p99_at_most: 5 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.passed(), "{v:?}");
+    assert!(
+        v.message.ends_with("p99 5, max 5 (p99 at most 5 allowed)"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn amplification_p99_catches_a_few_calls_the_total_hides() {
+    // The first 8 requests of 100 clients get 503 and retry once: 108 requests for 100
+    // calls is within 1.1 per call, but the 99th percentile call made 2 attempts.
+    let yaml = "version: 1\nname: few\n\
+                endpoints: { api: { script: [ { status: 503, times: 8 }, { status: 200 } ] } }\n\
+                operation: { endpoint: api, clients: 100 }\n\
+                client: { fixed: { delay: 1s, max_attempts: 3 } }\n\
+                expect: { amplification: { at_most: 1.1, p99_at_most: 1 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "few.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    assert_eq!(report.trace().attempts.len(), 108, "{}", report.summary());
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert_eq!(
+        v.message,
+        "the 99th percentile of attempts per call is 2 (of 100 calls; max 2), more than 1 allowed"
+    );
+    // Neither bound: a load error naming the key.
+    let errors = Scenario::from_yaml_str(
+        &yaml.replace("{ at_most: 1.1, p99_at_most: 1 }", "{}"),
+        "few.yaml",
+    )
+    .err()
+    .unwrap_or_else(|| panic!("an empty amplification loaded"))
+    .to_string();
+    assert!(
+        errors.contains("expect.amplification: `amplification` bounds nothing"),
+        "{errors}"
+    );
+    let errors = Scenario::from_yaml_str(
+        &yaml.replace("p99_at_most: 1", "p99_at_most: 0"),
+        "few.yaml",
+    )
+    .err()
+    .unwrap_or_else(|| panic!("p99_at_most: 0 loaded"))
+    .to_string();
+    assert!(
+        errors.contains("expect.amplification.p99_at_most: 0 is below 1"),
+        "{errors}"
+    );
 }
 
 #[test]

@@ -244,4 +244,39 @@ mod tests {
         assert!(waves(&one, 100, 2).is_empty());
         assert_eq!(waves(&one, 100, 1).len(), 1);
     }
+
+    /// Why windows start at retries rather than at shared failure instants: ten clients
+    /// fail together at 0-2 ms and all retry 1 s later. A window anchored at the shared
+    /// failure, `[0, 100 ms)`, holds none of the retries; the windows sliding over the
+    /// retries find the one wave.
+    #[test]
+    fn a_lockstep_retry_a_delay_after_the_shared_failure_is_a_wave() {
+        let failures: Vec<(u64, u32)> = (0..10).map(|c| (u64::from(c % 3), c)).collect();
+        let mut failures = failures;
+        failures.sort_unstable();
+        let mut retries: Vec<(u64, u32)> = failures.iter().map(|&(t, c)| (t + 1000, c)).collect();
+        retries.sort_unstable();
+        let shared = waves(&failures, 100, 8);
+        assert_eq!(
+            shared,
+            [Wave {
+                clients: 10,
+                from_ms: 0,
+                to_ms: 2
+            }]
+        );
+        let anchored = retries
+            .iter()
+            .filter(|r| r.0 < shared[0].from_ms + 100)
+            .count();
+        assert_eq!(anchored, 0);
+        assert_eq!(
+            waves(&retries, 100, 8),
+            [Wave {
+                clients: 10,
+                from_ms: 1000,
+                to_ms: 1002
+            }]
+        );
+    }
 }

@@ -678,3 +678,61 @@ fn the_adaptive_fleets_derived_bounds_catch_standard_mode() {
         }
     }
 }
+
+#[test]
+fn a_fleet_on_the_real_or_turmoil_backend_is_refused_not_run_as_one_client() {
+    use retrylab::scenario::BackendKind;
+
+    for (backend, word) in [
+        (BackendKind::Real, "real"),
+        (BackendKind::Turmoil, "turmoil"),
+    ] {
+        let mut scenario = fleet(3, 1, "{ uniform: [0s, 1s] }");
+        scenario.backend = backend;
+        // Loading and validating say which key and which backend.
+        let errors = scenario
+            .validate()
+            .err()
+            .unwrap_or_else(|| panic!("a fleet on {word} validated"))
+            .to_string();
+        for key in [
+            "operation.clients: a fleet of clients (`clients`)",
+            "operation.start: `start`",
+        ] {
+            assert!(
+                errors.contains(&format!("{key} on `backend: {word}` is not supported yet")),
+                "{errors}"
+            );
+        }
+        // Both ways to run give a not-runnable report with no attempt, not a run of one client.
+        let builtin = scenario.run_builtin();
+        let closure = scenario.run(|_env: Env| async move { Ok::<_, ()>(()) });
+        for report in [builtin, closure] {
+            assert_eq!(report.end(), &RunEnd::NotRunnable, "{}", report.summary());
+            assert!(report.trace().calls.is_empty());
+            assert!(report.trace().attempts.is_empty());
+            assert!(
+                report.summary().contains(&format!(
+                    "operation.clients: a fleet of clients (`clients`) on `backend: {word}` is \
+                     not supported yet"
+                )),
+                "{}",
+                report.summary()
+            );
+        }
+    }
+    // A YAML file says the same at the key's line.
+    let yaml = "version: 1\nname: x\nbackend: turmoil\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 2 }\n";
+    let errors = Scenario::from_yaml_str(yaml, "x.yaml")
+        .err()
+        .unwrap_or_else(|| panic!("a turmoil fleet loaded"))
+        .to_string();
+    assert!(
+        errors.contains(
+            "x.yaml:5:29 operation.clients: a fleet of clients (`clients`) on `backend: turmoil` \
+             is not supported yet"
+        ),
+        "{errors}"
+    );
+}

@@ -252,6 +252,9 @@ pub struct Report {
     pub(crate) snapshot_skipped: Option<String>,
     /// What each endpoint recorded, by endpoint name (for the request checks).
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
+    /// The (client, call) of each request of each ledger, as the trace attributed it
+    /// (`None`: no call could be found for it).
+    pub(crate) request_calls: Vec<Vec<Option<(u32, u32)>>>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
     pub(crate) long_polls: Vec<crate::trace::LongPoll>,
     /// Things that do not fail the run but most likely are not what the author meant (an

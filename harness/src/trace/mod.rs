@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::policy::Observed;
 
 pub(crate) mod assemble;
+mod call_windows;
 pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
@@ -382,6 +383,8 @@ pub struct LateRequest {
     pub at_ms: u64,
     /// The endpoint.
     pub endpoint: Name,
+    /// The client whose call it belongs to (0 unless a fleet runs).
+    pub client_id: u32,
     /// The call it belongs to.
     pub call_id: u32,
     /// The attempt, when known.
@@ -412,6 +415,11 @@ pub struct Trace {
     pub late_requests: Vec<LateRequest>,
     /// Decisions of the reference client, in order.
     pub decisions: Vec<DecisionRecord>,
+    /// Attempts (by id, ascending) rebuilt from what the endpoints received, that started
+    /// before any call of their client had: no call can be named for them. Their `call_id`
+    /// is 0 and their `n` 0, and no check counts them for a call (they are left out of every
+    /// call's attempts); the report lists them.
+    pub unattributed: Vec<u32>,
     /// The virtual instant the run ended.
     pub end_ms: u64,
 }

@@ -784,3 +784,26 @@ fn run_prints_a_passed_fleets_view_after_the_table() {
         "{stdout}"
     );
 }
+
+/// `retrylab schema` prints `scenarios/schema.json` byte for byte (the tests crate keeps the
+/// file equal to the types' schema), and exits 0.
+#[test]
+fn schema_prints_the_committed_schema() {
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("schema")
+        .output()
+        .expect("retrylab runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/schema.json"
+    ))
+    .expect("scenarios/schema.json");
+    let printed = text(&output.stdout);
+    assert!(
+        printed == committed,
+        "`retrylab schema` differs from scenarios/schema.json"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&printed).expect("JSON");
+    assert!(schema["properties"]["endpoints"].is_object(), "{schema}");
+}

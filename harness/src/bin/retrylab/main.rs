@@ -6,6 +6,7 @@
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
+//! retrylab schema > schema.json          # the JSON Schema of scenario files
 //! ```
 //!
 //! `--format json` prints one document, `{ "runs": [...], "totals": {...} }`. Each run has
@@ -17,6 +18,7 @@
 mod check;
 mod files;
 mod run;
+mod schema;
 mod search;
 mod serve;
 
@@ -96,6 +98,9 @@ enum Command {
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
     },
+    /// Print the JSON Schema of scenario files, generated from the types (what
+    /// `scenarios/schema.json` holds, for editors: `retrylab schema > schema.json`).
+    Schema,
     /// Run a file's `search:` block with its built-in client: every case, with a progress
     /// bar and cases/s, then the smallest failing case written as a regression file.
     ///
@@ -151,5 +156,6 @@ fn main() -> ExitCode {
             shard,
             regressions,
         } => search::search(&path, shard, &regressions),
+        Command::Schema => schema::schema(),
     }
 }

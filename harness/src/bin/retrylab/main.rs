@@ -3,6 +3,8 @@
 //! ```text
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
+//! retrylab run scenarios --format junit > retrylab.xml   # one test case per file and seed
+//! retrylab run scenarios/http/429.yaml --seeds=0..99 --client exponential
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
@@ -17,18 +19,20 @@
 
 mod check;
 mod files;
+mod junit;
+mod policy;
+mod row;
 mod run;
 mod schema;
 mod search;
 mod serve;
+mod snapshots;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use retrylab::ServeOptions;
-
-use run::Format;
 
 #[derive(Parser)]
 #[command(
@@ -51,17 +55,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run scenarios (files or directories) with their built-in clients.
-    Run {
-        /// Scenario files or directories (searched recursively for *.yaml and *.yml).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Run every seed of a `seeds:` sweep (default: the scenario's `seed` only).
-        #[arg(long)]
-        seeds: bool,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
-        format: Format,
-    },
+    Run(run::RunArgs),
     /// Parse and validate scenario files without running them, and warn of expectations
     /// that no run can meet.
     Check {
@@ -131,11 +125,7 @@ fn duration(text: &str) -> Result<std::time::Duration, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run {
-            paths,
-            seeds,
-            format,
-        } => run::run(&paths, seeds, format),
+        Command::Run(args) => run::run(&args),
         Command::Check { paths } => check::check(&paths),
         Command::Serve {
             path,

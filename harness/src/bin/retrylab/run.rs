@@ -1,79 +1,198 @@
-//! `retrylab run`: run scenarios with their built-in clients, and print a table or JSON.
+//! `retrylab run`: run scenarios with their built-in clients, and print a table, JSON or
+//! `JUnit` XML.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::ValueEnum;
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use retrylab::scenario::ClientSpec;
-use retrylab::suite::{Clients, ScenarioFile};
-use retrylab::{Judgement, Report};
+use retrylab::scenario::{BackendKind, ClientSpec, MAX_SEEDS, SeedRange};
+use retrylab::suite::Clients;
 
-use crate::files::{Load, files, load};
+use crate::files::files;
+use crate::row::{Row, Status, run_file};
+use crate::snapshots::Snapshots;
 
+/// What `retrylab run` takes.
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// Scenario files or directories (searched recursively for *.yaml and *.yml).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Which seeds to run. Bare `--seeds`: every seed of each file's `seeds:` sweep (a file
+    /// without one runs its `seed`); `--seeds=3..7`: seeds 3 to 7 of every file, at most
+    /// 10,000. The value needs the `=`: `--seeds 3..7` would read `3..7` as a path. Without
+    /// the option: the scenario's `seed` (or `RETRYLAB_SEED`).
+    #[arg(
+        long,
+        value_name = "A..B",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = SWEEP
+    )]
+    seeds: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Run every file on this backend instead of its own `backend:` (the file is checked
+    /// again for it: what the backend cannot do is an error).
+    #[arg(long, value_enum)]
+    backend: Option<Backend>,
+    /// Run every file with this reference policy instead of its `client:`: a name
+    /// (`exponential`, with the policy's defaults) or a YAML mapping as a file writes it
+    /// (`'{ exponential: { max_attempts: 5 } }'`). Its expectations judge the new client.
+    #[arg(long, value_name = "POLICY")]
+    client: Option<String>,
+    /// Rewrite the snapshot of each passing run of a file with `snapshot: true` (taken with
+    /// the file's `seed`) from this run, in `--snapshot-dir`; files without `snapshot: true`
+    /// have no snapshot and are only run. Without it, `retrylab run` compares no snapshot:
+    /// the scenario suite does (`cargo test`).
+    #[arg(long)]
+    update_snapshots: bool,
+    /// Where `--update-snapshots` writes: the `tests/snapshots` of the crate whose scenario
+    /// suite compares them (`<name>.snap`, the name from the file's path as given:
+    /// `scenarios/http/429.yaml` -> `scenarios__http__429.snap`).
+    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    snapshot_dir: PathBuf,
+}
+
+/// The value bare `--seeds` stands for.
+const SWEEP: &str = "sweep";
+
+/// How `retrylab run` prints its runs.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
     /// A table, and the timeline of every failure.
     Human,
     /// One JSON object per run, with the snapshot text (stable across runs and machines).
     Json,
+    /// `JUnit` XML: a test suite per folder, a test case per file and seed; failures carry
+    /// the failed verdicts, skipped files why, invalid files their errors.
+    Junit,
 }
 
-/// How one run of the command line ended.
+/// `--backend`: the backends a file can name.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// The in-memory network on virtual time.
+    Sim,
+    /// A turmoil simulation (a build with retrylab's `turmoil` feature).
+    Turmoil,
+    /// Real sockets on 127.0.0.1, in real time.
+    Real,
+}
+
+/// Which seeds each file runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Status {
-    /// Every verdict passed.
-    Passed,
-    /// A verdict failed or could not be judged.
-    Failed,
-    /// The file does not load (its errors are the row's summary).
-    Invalid,
-    /// Not run: the scenario names a custom client, which only Rust code can register, or
-    /// needs a feature of retrylab this build lacks.
-    Skipped,
+pub(crate) enum Seeds {
+    /// The scenario's `seed` (or `RETRYLAB_SEED`).
+    Scenario,
+    /// Every seed of the file's `seeds:` sweep.
+    Sweep,
+    /// These, for every file.
+    Range(SeedRange),
 }
 
-impl Status {
-    /// The table's mark.
-    fn mark(self) -> &'static str {
-        match self {
-            Status::Passed => "ok",
-            Status::Failed => "FAIL",
-            Status::Invalid => "ERR",
-            Status::Skipped => "skip",
+/// What a run of a file is asked to do besides running it, resolved from the command line.
+pub(crate) struct Plan {
+    pub(crate) seeds: Seeds,
+    pub(crate) format: Format,
+    pub(crate) backend: Option<BackendKind>,
+    pub(crate) client: Option<ClientSpec>,
+    pub(crate) snapshots: Option<Snapshots>,
+}
+
+impl RunArgs {
+    /// The plan, or why the command line cannot be run (exit status 2).
+    fn plan(&self) -> Result<Plan, String> {
+        // `--seeds 3..7` reads `3..7` as a path (the value needs the `=`): said plainly
+        // rather than as a missing file.
+        if let Some(range) = self.paths.iter().find(|p| {
+            std::fs::symlink_metadata(p).is_err()
+                && p.to_str().is_some_and(|s| s.parse::<SeedRange>().is_ok())
+        }) {
+            let range = range.display();
+            return Err(format!(
+                "{range}: no such file or directory; to run seeds {range}, write \
+                 --seeds={range} (with the `=`)"
+            ));
         }
-    }
-
-    /// The JSON `status`.
-    fn name(self) -> &'static str {
-        match self {
-            Status::Passed => "passed",
-            Status::Failed => "failed",
-            Status::Invalid => "invalid",
-            Status::Skipped => "skipped",
+        let seeds = match self.seeds.as_deref() {
+            None => Seeds::Scenario,
+            Some(SWEEP) => Seeds::Sweep,
+            Some(text) => {
+                let range: SeedRange = text.parse().map_err(|e| format!("--seeds={text}: {e}"))?;
+                if range.len() > MAX_SEEDS {
+                    return Err(format!(
+                        "--seeds={text}: {} seeds, at most {MAX_SEEDS} in one run",
+                        range.len()
+                    ));
+                }
+                // Two sources of seeds and no rule to prefer one: refused, not guessed.
+                if retrylab::overrides::seed().is_ok_and(|s| s.is_some()) {
+                    return Err(format!(
+                        "--seeds={text} and {} both choose the seeds: unset one",
+                        retrylab::overrides::SEED_VAR
+                    ));
+                }
+                Seeds::Range(range)
+            }
+        };
+        let backend = self.backend.map(|b| match b {
+            Backend::Sim => BackendKind::Sim,
+            Backend::Turmoil => BackendKind::Turmoil,
+            Backend::Real => BackendKind::Real,
+        });
+        if backend == Some(BackendKind::Turmoil) && !cfg!(feature = "turmoil") {
+            return Err(
+                "--backend turmoil: this retrylab was built without its `turmoil` \
+                        feature (install it with `--features cli,turmoil`)"
+                    .to_owned(),
+            );
         }
+        let client = self
+            .client
+            .as_deref()
+            .map(crate::policy::parse)
+            .transpose()?;
+        // A snapshot records a file's own client and backend: one taken with others would
+        // make the suite fail on the file as written.
+        if self.update_snapshots && (backend.is_some() || client.is_some()) {
+            return Err(
+                "--update-snapshots records each file as written: it cannot be \
+                        combined with --backend or --client"
+                    .to_owned(),
+            );
+        }
+        Ok(Plan {
+            seeds,
+            format: self.format,
+            backend,
+            client,
+            snapshots: self
+                .update_snapshots
+                .then(|| Snapshots::new(self.snapshot_dir.clone())),
+        })
     }
 }
 
-struct Row {
-    name: String,
-    status: Status,
-    detail: String,
-    summary: Option<String>,
-    /// A passed fleet's view (its outcomes and attempts per bucket), printed after the
-    /// table; a failed run's summary has it already.
-    fleet: Option<Vec<String>>,
-    json: Option<serde_json::Value>,
-}
-
-pub(crate) fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCode {
+/// Runs every file `args` names, prints them in the format asked, and says how it went in
+/// the exit status.
+pub(crate) fn run(args: &RunArgs) -> ExitCode {
     // A seed override that is not a seed would otherwise fail every run the same way.
     if let Err(error) = retrylab::overrides::seed() {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
-    let files = match files(paths) {
+    let mut plan = match args.plan() {
+        Ok(plan) => plan,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let files = match files(&args.paths) {
         Ok(files) => files,
         Err(error) => {
             eprintln!("error: {error}");
@@ -89,7 +208,7 @@ pub(crate) fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCod
     let mut rows = Vec::new();
     for file in &files {
         progress.set_message(file.test_name.clone());
-        rows.extend(run_file(file, all_seeds, &clients, format));
+        rows.extend(run_file(file, &mut plan, &clients));
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -101,7 +220,7 @@ pub(crate) fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCod
         count(Status::Skipped),
     );
     let mut out = std::io::stdout().lock();
-    match format {
+    match plan.format {
         Format::Json => {
             let runs: Vec<serde_json::Value> =
                 rows.iter_mut().filter_map(|r| r.json.take()).collect();
@@ -120,42 +239,62 @@ pub(crate) fn run(paths: &[PathBuf], all_seeds: bool, format: Format) -> ExitCod
                 serde_json::to_string_pretty(&document).unwrap_or_default()
             );
         }
-        Format::Human => {
-            let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
-            for row in &rows {
-                let _ = writeln!(
-                    out,
-                    "{:<4}  {:<width$}  {}",
-                    row.status.mark(),
-                    row.name,
-                    row.detail
-                );
+        Format::Junit => match crate::junit::render(&rows) {
+            Ok(xml) => {
+                let _ = writeln!(out, "{xml}");
             }
-            for row in rows
-                .iter()
-                .filter(|r| matches!(r.status, Status::Failed | Status::Invalid))
-            {
-                if let Some(summary) = &row.summary {
-                    let _ = writeln!(out, "\n--- {}\n{summary}", row.name);
-                }
+            Err(error) => {
+                eprintln!("error: writing JUnit XML: {error}");
+                return ExitCode::FAILURE;
             }
-            for row in &rows {
-                if let Some(lines) = &row.fleet {
-                    let _ = writeln!(out, "\n--- {} (fleet)", row.name);
-                    for line in lines {
-                        let _ = writeln!(out, "  {line}");
-                    }
-                }
-            }
-            let _ = writeln!(
-                out,
-                "\n{} runs: {passed} passed, {failed} failed, {invalid} invalid, {skipped} \
-                 skipped",
-                rows.len(),
-            );
+        },
+        Format::Human => human(&mut out, &rows, [passed, failed, invalid, skipped]),
+    }
+    let mut snapshots_failed = false;
+    if let Some(snapshots) = &plan.snapshots {
+        // On stderr: stdout holds the report in the format asked for.
+        for line in snapshots.lines() {
+            eprintln!("{line}");
+        }
+        snapshots_failed = snapshots.failed();
+    }
+    exit_code(passed, failed + invalid + usize::from(snapshots_failed))
+}
+
+/// The table, the summaries of failures, the views of passed fleets, and the counts.
+fn human(out: &mut impl std::io::Write, rows: &[Row], counts: [usize; 4]) {
+    let [passed, failed, invalid, skipped] = counts;
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:<4}  {:<width$}  {}",
+            row.status.mark(),
+            row.name,
+            row.detail
+        );
+    }
+    for row in rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed | Status::Invalid))
+    {
+        if let Some(summary) = &row.summary {
+            let _ = writeln!(out, "\n--- {}\n{summary}", row.name);
         }
     }
-    exit_code(passed, failed + invalid)
+    for row in rows {
+        if let Some(lines) = &row.fleet {
+            let _ = writeln!(out, "\n--- {} (fleet)", row.name);
+            for line in lines {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} runs: {passed} passed, {failed} failed, {invalid} invalid, {skipped} skipped",
+        rows.len(),
+    );
 }
 
 /// 0 when every run that ran passed and at least one ran; 1 when a run failed or a file is
@@ -174,165 +313,4 @@ fn exit_code(passed: usize, failed: usize) -> ExitCode {
         }
         ExitCode::FAILURE
     }
-}
-
-fn run_file(file: &ScenarioFile, all_seeds: bool, clients: &Clients, format: Format) -> Vec<Row> {
-    let json = format == Format::Json;
-    let scenario = match load(file) {
-        Ok(scenario) => scenario,
-        // Sound, but not for this build (`backend: turmoil` without the feature).
-        Err(Load::Lacking { feature, error }) => {
-            return vec![Row {
-                name: file.test_name.clone(),
-                status: Status::Skipped,
-                detail: format!("skipped (needs retrylab's `{feature}` feature)"),
-                json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &error)),
-                summary: None,
-                fleet: None,
-            }];
-        }
-        Err(Load::Invalid(error)) => {
-            return vec![Row {
-                name: file.test_name.clone(),
-                status: Status::Invalid,
-                detail: "invalid scenario".to_owned(),
-                json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
-                summary: Some(error),
-                fleet: None,
-            }];
-        }
-    };
-    if let ClientSpec::Custom(name) = &scenario.client {
-        let why = format!(
-            "skipped: the client is `custom: {name}`, which only Rust code can register \
-             (retrylab::scenario_main! with a client registry)"
-        );
-        return vec![Row {
-            name: file.test_name.clone(),
-            status: Status::Skipped,
-            detail: format!("skipped (custom client: {name})"),
-            json: json.then(|| not_run_json(&file.test_name, Status::Skipped, &why)),
-            summary: None,
-            fleet: None,
-        }];
-    }
-    // Loading bounded the range (`retrylab::scenario::MAX_SEEDS`); the seeds are still
-    // walked, never collected, so nothing is spent per seed before a run.
-    let seeds = match (&scenario.seeds, all_seeds, scenario.effective_seed()) {
-        (Some(range), true, _) => range.iter(),
-        (_, _, Ok(seed)) => seed..=seed,
-        (_, _, Err(error)) => {
-            let error = error.to_string();
-            return vec![Row {
-                name: file.test_name.clone(),
-                status: Status::Invalid,
-                detail: "not runnable".to_owned(),
-                json: json.then(|| not_run_json(&file.test_name, Status::Invalid, &error)),
-                summary: Some(error),
-                fleet: None,
-            }];
-        }
-    };
-    let many = seeds.start() != seeds.end();
-    seeds
-        .map(|seed| {
-            let name = if many {
-                format!("{}@seed-{seed}", file.test_name)
-            } else {
-                file.test_name.clone()
-            };
-            let report = match clients.run(&scenario, seed) {
-                Ok(report) => report,
-                Err(error) => {
-                    let error = error.to_string();
-                    return Row {
-                        json: json.then(|| not_run_json(&name, Status::Invalid, &error)),
-                        name,
-                        status: Status::Invalid,
-                        detail: "not runnable".to_owned(),
-                        summary: Some(error),
-                        fleet: None,
-                    };
-                }
-            };
-            let status = if report.passed() {
-                Status::Passed
-            } else {
-                Status::Failed
-            };
-            let trace = report.trace();
-            let detail = format!(
-                "{} attempts, {} calls, ended at {}",
-                trace.attempts.len(),
-                trace.calls.len(),
-                retrylab::trace::seconds(trace.end_ms)
-            );
-            Row {
-                json: json.then(|| report_json(&name, status, &report)),
-                summary: (status == Status::Failed).then(|| report.summary()),
-                fleet: (status == Status::Passed)
-                    .then(|| trace.fleet().map(|view| view.lines()))
-                    .flatten(),
-                name,
-                status,
-                detail,
-            }
-        })
-        .collect()
-}
-
-/// A file that did not run: its name, why, and nothing else.
-fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
-    serde_json::json!({
-        "name": name,
-        "status": status.name(),
-        "passed": false,
-        "why": why,
-    })
-}
-
-/// One run: its name, seed, status, every verdict with its findings (call and attempt),
-/// the warnings, the report text (the snapshot's, stable across runs and machines) and
-/// the trace.
-fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value {
-    let verdicts: Vec<serde_json::Value> = report
-        .verdicts()
-        .iter()
-        .map(|v| {
-            let findings: Vec<serde_json::Value> = v
-                .findings
-                .iter()
-                .map(|f| {
-                    serde_json::json!({
-                        "client": f.call.map(|c| c.client),
-                        "call": f.call.map(|c| c.call),
-                        "attempt": f.attempt,
-                        "message": f.message,
-                    })
-                })
-                .collect();
-            serde_json::json!({
-                "check": v.check,
-                "judgement": match v.judgement {
-                    Judgement::Passed => "passed",
-                    Judgement::Failed => "failed",
-                    _ => "not_judged",
-                },
-                "message": v.message,
-                "findings": findings,
-            })
-        })
-        .collect();
-    let trace = serde_json::from_str::<serde_json::Value>(&report.trace().to_json())
-        .unwrap_or(serde_json::Value::Null);
-    serde_json::json!({
-        "name": name,
-        "seed": report.seed(),
-        "status": status.name(),
-        "passed": status == Status::Passed,
-        "verdicts": verdicts,
-        "warnings": report.warnings(),
-        "report": report.snapshot_text(),
-        "trace": trace,
-    })
 }

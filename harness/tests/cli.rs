@@ -1093,3 +1093,93 @@ fn run_update_snapshots_rewrites_a_copy() {
     );
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// Every template of `retrylab new`: written under the name given, commented, passing
+/// `check` without a warning and `run` (the simulated ones; `real` is checked only, as it
+/// runs on real sockets and time).
+#[test]
+fn new_writes_each_template_as_a_starter_that_passes() {
+    let folder = Folder::with("new", &[]);
+    for template in [
+        "5xx-burst",
+        "retry-after",
+        "duplicate-on-timeout",
+        "broker",
+        "fleet",
+        "real",
+    ] {
+        let name = format!("my-{template}");
+        let output = retrylab_in(&folder.0, &["new", &name, "--from", template]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{template}: {}",
+            text(&output.stderr)
+        );
+        let file = format!("{name}.yaml");
+        assert_eq!(
+            text(&output.stdout),
+            format!("wrote {file}; check it with `retrylab check {file}`\n")
+        );
+        let written = std::fs::read_to_string(folder.0.join(&file)).expect("the starter");
+        assert!(
+            written.starts_with("# A starter from `retrylab new --from "),
+            "{template}"
+        );
+        assert!(written.contains(&format!("\nname: {name}\n")), "{template}");
+        let check = retrylab_in(&folder.0, &["check", &file]);
+        assert_eq!(
+            text(&check.stdout),
+            format!("ok    {file}\n1 files, 0 with errors, 0 skipped\n"),
+            "{template}: {}",
+            text(&check.stderr)
+        );
+        assert_eq!(check.status.code(), Some(0));
+        if template != "real" {
+            let run = retrylab_in(&folder.0, &["run", &file]);
+            assert_eq!(
+                run.status.code(),
+                Some(0),
+                "{template}: {}",
+                text(&run.stdout)
+            );
+            assert!(
+                text(&run.stdout).contains("1 passed, 0 failed"),
+                "{template}"
+            );
+        }
+    }
+}
+
+/// `retrylab new` never overwrites a file, quotes a name YAML would misread, and refuses an
+/// unknown template listing the known ones (exit 2 each time).
+#[test]
+fn new_refuses_to_overwrite_and_names_its_templates() {
+    let folder = Folder::with("new-refuses", &[("taken.yaml", "mine\n")]);
+    let taken = retrylab_in(&folder.0, &["new", "taken", "--from", "fleet"]);
+    assert_eq!(taken.status.code(), Some(2));
+    assert!(text(&taken.stderr).contains("taken.yaml: already exists; not overwritten"));
+    assert_eq!(
+        std::fs::read_to_string(folder.0.join("taken.yaml")).expect("kept"),
+        "mine\n"
+    );
+    let odd = retrylab_in(&folder.0, &["new", "a: b #c.yml", "--from", "broker"]);
+    assert_eq!(odd.status.code(), Some(0), "{}", text(&odd.stderr));
+    let written = std::fs::read_to_string(folder.0.join("a: b #c.yml")).expect("written");
+    assert!(written.contains("\nname: \"a: b #c\"\n"), "{written}");
+    let check = retrylab_in(&folder.0, &["check", "a: b #c.yml"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    let unknown = retrylab_in(&folder.0, &["new", "x", "--from", "5xx"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains(
+            "[possible values: 5xx-burst, retry-after, duplicate-on-timeout, broker, fleet, real]"
+        ),
+        "{}",
+        text(&unknown.stderr)
+    );
+    assert!(!folder.0.join("x.yaml").exists());
+    let nowhere = retrylab_in(&folder.0, &["new", "no/such/dir/x", "--from", "fleet"]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(text(&nowhere.stderr).contains("no/such/dir/x.yaml: cannot create"));
+}

@@ -93,7 +93,8 @@ fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The library's scenario files all validate against `scenarios/schema.json`, read as an
+/// The library's scenario files and `retrylab new`'s templates all validate against
+/// `scenarios/schema.json`, read as an
 /// editor reads it (YAML as JSON values), with a JSON-Schema validator independent of the
 /// loader: a file the loader accepts and the schema rejects would be flagged red in an
 /// editor, and the other way round the schema would promise what the loader refuses.
@@ -112,6 +113,8 @@ fn every_library_scenario_validates_against_the_schema() {
         "only {} scenario files found",
         files.len()
     );
+    // `retrylab new`'s starters are scenarios too, written out for editing.
+    scenario_files(&root.join("../harness/templates"), &mut files);
     let mut invalid = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file).expect("a readable scenario");

@@ -9,6 +9,7 @@
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! retrylab schema > schema.json          # the JSON Schema of scenario files
+//! retrylab new orders --from retry-after # writes orders.yaml, a commented starter
 //! ```
 //!
 //! `--format json` prints one document, `{ "runs": [...], "totals": {...} }`. Each run has
@@ -20,6 +21,7 @@
 mod check;
 mod files;
 mod junit;
+mod new;
 mod policy;
 mod row;
 mod run;
@@ -92,6 +94,16 @@ enum Command {
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
     },
+    /// Write a commented starter scenario, `<NAME>.yaml`, from a template; it passes
+    /// `retrylab check` as written. Exit status 2 when the file exists (it is never
+    /// overwritten) or cannot be created.
+    New {
+        /// The file to write (`.yaml` is added unless given) and the scenario's `name`.
+        name: PathBuf,
+        /// The starter.
+        #[arg(long, value_enum)]
+        from: new::Template,
+    },
     /// Print the JSON Schema of scenario files, generated from the types (what
     /// `scenarios/schema.json` holds, for editors: `retrylab schema > schema.json`).
     Schema,
@@ -147,5 +159,6 @@ fn main() -> ExitCode {
             regressions,
         } => search::search(&path, shard, &regressions),
         Command::Schema => schema::schema(),
+        Command::New { name, from } => new::new(&name, from),
     }
 }

@@ -19,7 +19,7 @@ pub(crate) fn render(rows: &[Row]) -> Result<String, quick_junit::SerializeError
         let index = match suites.iter().position(|(name, _)| *name == folder) {
             Some(index) => index,
             None => {
-                suites.push((folder.clone(), TestSuite::new(folder.as_str())));
+                suites.push((folder.clone(), TestSuite::new(xml_text(&folder))));
                 suites.len() - 1
             }
         };
@@ -27,8 +27,8 @@ pub(crate) fn render(rows: &[Row]) -> Result<String, quick_junit::SerializeError
             Some(seed) => format!("{file}@seed-{seed}"),
             None => file,
         };
-        let mut case = TestCase::new(name, status(row));
-        case.set_classname(folder);
+        let mut case = TestCase::new(xml_text(&name), status(row));
+        case.set_classname(xml_text(&folder));
         suites[index].1.add_test_case(case);
     }
     let mut report = Report::new("retrylab");
@@ -58,26 +58,75 @@ fn status(row: &Row) -> TestCaseStatus {
         Status::Passed => TestCaseStatus::success(),
         Status::Failed => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            status.set_message(row.failed.join("; "));
+            status.set_message(xml_text(&row.failed.join("; ")));
             status.set_type("verdict");
             if let Some(summary) = &row.summary {
-                status.set_description(summary.as_str());
+                status.set_description(xml_text(summary));
             }
             status
         }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            status.set_message(row.detail.as_str());
+            status.set_message(xml_text(&row.detail));
             status
         }
         Status::Invalid => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-            status.set_message(row.detail.as_str());
+            status.set_message(xml_text(&row.detail));
             status.set_type("invalid scenario");
             if let Some(summary) = &row.summary {
-                status.set_description(summary.as_str());
+                status.set_description(xml_text(summary));
             }
             status
         }
+    }
+}
+
+/// `text` with the characters XML 1.0 cannot hold, even escaped (control characters but tab,
+/// line feed and carriage return), written as `\u{..}`: a response body or a file name may
+/// carry them, and one would make the whole report unreadable to a CI system.
+fn xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let allowed = matches!(c, '\t' | '\n' | '\r')
+            || matches!(c, '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..);
+        if allowed {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn characters_xml_cannot_hold_are_escaped() {
+        assert_eq!(xml_text("a\u{1}b\tc\u{FFFE}"), "a\\u{1}b\tc\\u{fffe}");
+        let row = Row {
+            name: "x".to_owned(),
+            file: "t/x\u{7}.yaml".to_owned(),
+            seed: Some(0),
+            status: Status::Failed,
+            detail: String::new(),
+            summary: Some("body \u{0}".to_owned()),
+            failed: vec!["FAIL outcome: \u{1b}[31m".to_owned()],
+            fleet: None,
+            json: None,
+        };
+        let xml = render(&[row]).expect("XML");
+        assert!(xml.contains("name=\"x\\u{7}.yaml@seed-0\""), "{xml}");
+        assert!(
+            xml.contains("message=\"FAIL outcome: \\u{1b}[31m\""),
+            "{xml}"
+        );
+        assert!(xml.contains("body \\u{0}"), "{xml}");
+        assert!(
+            !xml.chars()
+                .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        );
     }
 }

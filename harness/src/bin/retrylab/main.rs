@@ -44,8 +44,9 @@ use retrylab::ServeOptions;
     after_help = "Exit status: 0 when every scenario that ran passed (and at least one ran); \
                   1 when a run failed, a verdict could not be judged, a file is invalid or \
                   unreadable (not a regular file, over 16 MiB, not UTF-8), or nothing ran; 2 \
-                  when a path is missing, a folder holds no scenario file or RETRYLAB_SEED \
-                  is not a seed. Folders are searched for regular *.yaml and *.yml files, \
+                  when a path is missing, a folder holds no scenario file, RETRYLAB_SEED \
+                  is not a seed, an option cannot be used (a bad --seeds=A..B, an unknown \
+                  --client) or `new` would overwrite a file. Folders are searched for regular *.yaml and *.yml files, \
                   each folder once (symlink cycles end); what is skipped is printed as a \
                   warning."
 )]

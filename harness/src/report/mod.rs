@@ -538,6 +538,16 @@ impl Report {
         out
     }
 
+    /// The name of the insta snapshot this run is compared with, when the scenario sets
+    /// `snapshot: true` and the run used its snapshot seed: the file's path without its
+    /// extension, folders joined with `__` (`scenarios__http__429` for
+    /// `scenarios/http/429.yaml`). The snapshot is `<name>.snap` in the test crate's
+    /// `tests/snapshots`, holding [`Report::snapshot_text`]; `retrylab run
+    /// --update-snapshots` writes it there.
+    pub fn snapshot_name(&self) -> Option<&str> {
+        self.snapshot.as_deref()
+    }
+
     /// The report as snapshot text: calls, the compacted attempt timeline, connections,
     /// effects, verdicts and warnings (when there are any).
     pub fn snapshot_text(&self) -> String {

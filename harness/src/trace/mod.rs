@@ -550,6 +550,28 @@ impl Spent {
 mod tests {
     use super::*;
 
+    /// Names come back the same whether the recent names or the index answer: more texts
+    /// than the cache holds, in turns, from an empty interner and from one made of names.
+    #[test]
+    fn interning_answers_the_same_from_the_cache_and_the_index() {
+        let texts = ["POST", "/orders", "a", "b", "c", "d", "e"];
+        for mut interner in [
+            Interner::default(),
+            Interner::from_names(vec!["e".to_owned(), "POST".to_owned()]),
+        ] {
+            let first: Vec<Name> = texts.iter().map(|t| interner.intern(t)).collect();
+            for round in 0..3 {
+                for (i, text) in texts.iter().enumerate().skip(round) {
+                    assert_eq!(interner.intern(text), first[i], "{text} in round {round}");
+                    assert_eq!(interner.intern("POST"), first[0]);
+                    assert_eq!(interner.name(first[i]), *text);
+                }
+            }
+            let distinct: std::collections::BTreeSet<Name> = first.iter().copied().collect();
+            assert_eq!(distinct.len(), texts.len());
+        }
+    }
+
     fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -> Attempt {
         Attempt {
             id: n,

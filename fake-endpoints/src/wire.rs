@@ -124,22 +124,30 @@ pub fn call_of_key(key: &str) -> Option<u32> {
     call.parse().ok()
 }
 
-/// The client an idempotency key from [`idempotency_key`] belongs to (0 for `key-<call>`);
-/// `None` for keys the harness did not hand out.
+/// The client an idempotency key from [`idempotency_key`] belongs to, in a run of `clients`
+/// client instances (0 for `key-<call>`); `None` for keys the harness did not hand out,
+/// which includes `key-<client>-<call>` naming a client the run did not have: the harness
+/// writes that form only for clients 1 to `clients - 1`, so in a run of one client every
+/// such key is someone else's.
 ///
 /// ```
 /// use retrylab_endpoints::wire::{client_of_key, idempotency_key};
 ///
-/// assert_eq!(client_of_key(idempotency_key(2, 5).to_str().unwrap()), Some(2));
-/// assert_eq!(client_of_key("key-3"), Some(0));
-/// assert_eq!(client_of_key("order-9"), None);
+/// assert_eq!(client_of_key(idempotency_key(2, 5).to_str().unwrap(), 3), Some(2));
+/// assert_eq!(client_of_key("key-2-5", 2), None);
+/// assert_eq!(client_of_key("key-2-5", 1), None);
+/// assert_eq!(client_of_key("key-3", 1), Some(0));
+/// assert_eq!(client_of_key("key-0-3", 4), None);
+/// assert_eq!(client_of_key("order-9", 4), None);
 /// ```
-pub fn client_of_key(key: &str) -> Option<u32> {
+pub fn client_of_key(key: &str, clients: u32) -> Option<u32> {
     let rest = key.strip_prefix("key-")?;
     match rest.split_once('-') {
         Some((client, call)) => {
             call.parse::<u32>().ok()?;
-            client.parse().ok()
+            let client: u32 = client.parse().ok()?;
+            // Client 0's keys are `key-<call>`: `key-0-<call>` is no key the harness wrote.
+            (client != 0 && client < clients).then_some(client)
         }
         None => rest.parse::<u32>().ok().map(|_| 0),
     }
@@ -182,6 +190,21 @@ mod tests {
         }
         assert_eq!(call_of_key("user-chosen"), None);
         assert_eq!(call_of_key("key-x"), None);
+    }
+
+    #[test]
+    fn every_client_of_a_fleet_reads_back_from_its_keys_and_no_other() {
+        let clients = 100;
+        for client in 0..clients {
+            let key = idempotency_key(client, 3);
+            let key = key.to_str().unwrap_or_default();
+            assert_eq!(client_of_key(key, clients), Some(client), "{key}");
+            // A smaller fleet had no such client, unless it is client 0.
+            let smaller = (client == 0).then_some(0);
+            assert_eq!(client_of_key(key, client.max(1)), smaller, "{key}");
+        }
+        assert_eq!(client_of_key("key-100-3", clients), None);
+        assert_eq!(client_of_key("key-1-x", clients), None);
     }
 
     #[test]

@@ -784,3 +784,419 @@ fn run_prints_a_passed_fleets_view_after_the_table() {
         "{stdout}"
     );
 }
+
+/// `retrylab schema` prints `scenarios/schema.json` byte for byte (the tests crate keeps the
+/// file equal to the types' schema), and exits 0.
+#[test]
+fn schema_prints_the_committed_schema() {
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("schema")
+        .output()
+        .expect("retrylab runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/schema.json"
+    ))
+    .expect("scenarios/schema.json");
+    let printed = text(&output.stdout);
+    assert!(
+        printed == committed,
+        "`retrylab schema` differs from scenarios/schema.json"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&printed).expect("JSON");
+    assert!(schema["properties"]["endpoints"].is_object(), "{schema}");
+}
+
+/// `retrylab run` with `args` (then the paths), from the directory `cwd`.
+fn retrylab_in(cwd: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("retrylab runs")
+}
+
+/// `--seeds=a..b` runs each seed of the range (named `@seed-<n>`); a reversed range, one over
+/// the bound and the form without `=` (read as a path) exit 2 saying what to write.
+#[test]
+fn run_seeds_range_runs_each_seed_and_refuses_bad_ranges() {
+    let folder = Folder::with("seed-range", &[("ok.yaml", PASSING)]);
+    let output = retrylab_in(
+        &folder.0,
+        &["run", "--format", "json", "--seeds=3..5", "ok.yaml"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let seeds: Vec<u64> = json["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["seed"].as_u64().expect("a seed"))
+        .collect();
+    assert_eq!(seeds, [3, 4, 5]);
+    assert_eq!(json["runs"][1]["name"], "ok@seed-4");
+    for (args, said) in [
+        (
+            &["run", "--seeds=5..3", "ok.yaml"][..],
+            "starts after it ends",
+        ),
+        (
+            &["run", "--seeds=0..10000", "ok.yaml"],
+            "10001 seeds, at most 10000",
+        ),
+        (&["run", "--seeds=x", "ok.yaml"], "invalid seed range `x`"),
+        (&["run", "--seeds", "3..5", "ok.yaml"], "write --seeds=3..5"),
+    ] {
+        let output = retrylab_in(&folder.0, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(said),
+            "{args:?}: {stderr}"
+        );
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// A file whose own client gives up at the first 503, where three attempts would succeed.
+const GIVES_UP: &str = "version: 1\nname: gives up\n\
+                        endpoints: { api: { script: [ { status: 503 }, { status: 503 }, { status: 200 } ] } }\n\
+                        operation: { endpoint: api }\nexpect: { outcome: success }\n";
+
+/// `--client` runs a file against another reference policy (a name or a mapping); an
+/// unknown policy or a custom client exits 2 listing the policies it knows.
+#[test]
+fn run_client_runs_another_policy_and_refuses_unknown_ones() {
+    let folder = Folder::with("client", &[("gives-up.yaml", GIVES_UP)]);
+    let own = retrylab_in(&folder.0, &["run", "gives-up.yaml"]);
+    assert_eq!(own.status.code(), Some(1), "{}", text(&own.stdout));
+    let other = retrylab_in(
+        &folder.0,
+        &[
+            "run",
+            "--client",
+            "{ fixed: { delay: 1s, max_attempts: 3 } }",
+            "gives-up.yaml",
+        ],
+    );
+    assert_eq!(other.status.code(), Some(0), "{}", text(&other.stdout));
+    assert!(
+        text(&other.stdout).contains("3 attempts, 1 calls"),
+        "{}",
+        text(&other.stdout)
+    );
+    // A bare name is the policy with its defaults (exponential: 3 attempts).
+    let named = retrylab_in(
+        &folder.0,
+        &["run", "--client", "exponential", "gives-up.yaml"],
+    );
+    assert_eq!(named.status.code(), Some(0), "{}", text(&named.stdout));
+    for (policy, said) in [
+        (
+            "expo",
+            "`expo` is not a client policy; known policies: no_retry, fixed, exponential",
+        ),
+        ("custom", "a custom client is written in Rust"),
+        ("{ fixed: { dela: 1s } }", "unknown field `dela`"),
+    ] {
+        let output = retrylab_in(&folder.0, &["run", "--client", policy, "gives-up.yaml"]);
+        assert_eq!(output.status.code(), Some(2), "{policy}");
+        assert!(
+            text(&output.stderr).contains(said),
+            "{policy}: {}",
+            text(&output.stderr)
+        );
+    }
+}
+
+/// `--backend` runs a file on another backend, checked again for it: the sim network's
+/// latency is an error on `real`, the same file passes on `sim`.
+#[test]
+fn run_backend_checks_the_file_again_for_the_backend() {
+    let with_latency = "version: 1\nname: slow net\nnetwork: { latency: 5ms }\n\
+                        endpoints: { api: { script: [ { status: 200 } ] } }\n\
+                        operation: { endpoint: api }\nexpect: { attempts: 1 }\n";
+    let folder = Folder::with("backend", &[("slow.yaml", with_latency)]);
+    let sim = retrylab_in(&folder.0, &["run", "--backend", "sim", "slow.yaml"]);
+    assert_eq!(sim.status.code(), Some(0), "{}", text(&sim.stdout));
+    let real = retrylab_in(&folder.0, &["run", "--backend", "real", "slow.yaml"]);
+    assert_eq!(real.status.code(), Some(1));
+    let stdout = text(&real.stdout);
+    assert!(
+        stdout.starts_with("ERR   slow  invalid with the command line's overrides"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("with --backend real:\nslow.yaml:3:21 network.latency: the sim network's latency cannot be made on the real backend"),
+        "{stdout}"
+    );
+    let turmoil = retrylab_in(&folder.0, &["run", "--backend", "turmoil", "slow.yaml"]);
+    if cfg!(feature = "turmoil") {
+        assert_eq!(turmoil.status.code(), Some(0), "{}", text(&turmoil.stdout));
+    } else {
+        assert_eq!(turmoil.status.code(), Some(2));
+        assert!(text(&turmoil.stderr).contains("built without its `turmoil` feature"));
+    }
+    let unknown = retrylab_in(&folder.0, &["run", "--backend", "tcp", "slow.yaml"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `--format junit` is `JUnit` XML a `JUnit` reader takes: a test case per file and seed, the
+/// failed verdicts in the failure, skipped and invalid files as such.
+#[test]
+fn run_junit_parses_back_with_its_counts() {
+    let folder = Folder::with(
+        "junit",
+        &[
+            ("a-ok.yaml", PASSING),
+            ("b-fails.yaml", FAILING),
+            ("c-custom.yaml", CUSTOM),
+            ("d-invalid.yaml", "version: 1\nname: bad\nendpoints: {}\n"),
+        ],
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["run", "--format", "junit", "--seeds=1..2"])
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    assert_eq!(output.status.code(), Some(1));
+    let suites = junit_parser::from_reader(std::io::Cursor::new(output.stdout))
+        .expect("JUnit XML a reader parses");
+    // Two seeds each of the files that ran; one case each for the skipped and invalid.
+    assert_eq!(
+        (suites.tests, suites.failures, suites.skipped, suites.errors),
+        (6, 2, 1, 1)
+    );
+    assert_eq!(suites.suites.len(), 1);
+    let cases = &suites.suites[0].cases;
+    let names: Vec<&str> = cases.iter().map(|c| c.original_name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a-ok.yaml@seed-1",
+            "a-ok.yaml@seed-2",
+            "b-fails.yaml@seed-1",
+            "b-fails.yaml@seed-2",
+            "c-custom.yaml",
+            "d-invalid.yaml"
+        ]
+    );
+    let folder_name = folder.0.file_name().expect("a name").to_string_lossy();
+    assert!(
+        cases
+            .iter()
+            .all(|c| c.classname.as_deref() == Some(&*folder_name))
+    );
+    let failure = cases[2].status.failure_as_ref();
+    assert!(
+        failure.message.starts_with("FAIL outcome: "),
+        "{}",
+        failure.message
+    );
+    assert!(failure.text.contains("timeline"), "{}", failure.text);
+    assert!(cases[4].status.is_skipped());
+    assert!(
+        cases[4]
+            .status
+            .skipped_as_ref()
+            .message
+            .contains("custom client: mine")
+    );
+    // A failure's text ends with its offending attempts, never coloured in XML.
+    assert!(
+        failure.text.contains("offending attempts:"),
+        "{}",
+        failure.text
+    );
+    assert!(!failure.text.contains("\\u{1b}"), "{}", failure.text);
+    // An invalid file's errors are the one-line form, `file:line:col path: message`, not
+    // the drawing `check --format human` makes of them.
+    let error = cases[5].status.error_as_ref();
+    assert!(error.text.contains("operation"), "{}", error.text);
+    assert!(
+        error
+            .text
+            .lines()
+            .all(|line| line.contains("d-invalid.yaml:") && !line.contains('×')),
+        "{}",
+        error.text
+    );
+}
+
+/// `--update-snapshots` rewrites the snapshot of a file with `snapshot: true` from the run,
+/// byte for byte what the scenario suite compares; a snapshot that holds is left alone, and
+/// a changed file rewrites it.
+#[test]
+fn run_update_snapshots_rewrites_a_copy() {
+    let library = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let source = format!("{library}/scenarios/http/429-retry-after.yaml");
+    let committed =
+        format!("{library}/tests/tests/snapshots/scenarios__http__429-retry-after.snap");
+    let folder = Folder::with("snapshots", &[]);
+    let copy = folder.0.join("scenarios/http");
+    std::fs::create_dir_all(&copy).expect("a folder");
+    let yaml = std::fs::read_to_string(&source).expect("the library file");
+    assert!(
+        yaml.contains("\nsnapshot: true"),
+        "the file asks for a snapshot"
+    );
+    std::fs::write(copy.join("429-retry-after.yaml"), &yaml).expect("the copy");
+    let update = [
+        "run",
+        "scenarios",
+        "--update-snapshots",
+        "--snapshot-dir",
+        "snaps",
+    ];
+    let output = retrylab_in(&folder.0, &update);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let written = folder.0.join("snaps/scenarios__http__429-retry-after.snap");
+    assert!(
+        text(&output.stderr)
+            .contains("snapshot written: snaps/scenarios__http__429-retry-after.snap"),
+        "{}",
+        text(&output.stderr)
+    );
+    let snap = std::fs::read_to_string(&written).expect("the snapshot");
+    assert_eq!(
+        snap,
+        std::fs::read_to_string(&committed).expect("the committed snapshot")
+    );
+    let again = retrylab_in(&folder.0, &update);
+    assert!(
+        text(&again.stderr).contains("0 written, 1 unchanged"),
+        "{}",
+        text(&again.stderr)
+    );
+    // The scenario changed: its snapshot follows.
+    let renamed = yaml.replacen(
+        "name: 429 with Retry-After, then a 5xx burst, then a slow success",
+        "name: renamed",
+        1,
+    );
+    assert_ne!(renamed, yaml);
+    std::fs::write(copy.join("429-retry-after.yaml"), renamed).expect("the copy");
+    let changed = retrylab_in(&folder.0, &update);
+    assert_eq!(changed.status.code(), Some(0));
+    let snap = std::fs::read_to_string(&written).expect("the snapshot");
+    assert!(
+        snap.starts_with("---\nsource: harness/src/report/snapshot.rs\n---\nscenario: renamed\n"),
+        "{snap}"
+    );
+    // A file without `snapshot: true` has none: said, and nothing is written.
+    std::fs::write(folder.0.join("ok.yaml"), PASSING).expect("a file");
+    let none = retrylab_in(
+        &folder.0,
+        &[
+            "run",
+            "ok.yaml",
+            "--update-snapshots",
+            "--snapshot-dir",
+            "none",
+        ],
+    );
+    assert_eq!(none.status.code(), Some(0));
+    assert!(
+        text(&none.stderr).contains("snapshots: none to update"),
+        "{}",
+        text(&none.stderr)
+    );
+    assert!(!folder.0.join("none").exists());
+    // A snapshot records the file as written, not with another client.
+    let refused = retrylab_in(
+        &folder.0,
+        &["run", "ok.yaml", "--update-snapshots", "--client", "fixed"],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+/// Every template of `retrylab new`: written under the name given, commented, passing
+/// `check` without a warning and `run` (the simulated ones; `real` is checked only, as it
+/// runs on real sockets and time).
+#[test]
+fn new_writes_each_template_as_a_starter_that_passes() {
+    let folder = Folder::with("new", &[]);
+    for template in [
+        "5xx-burst",
+        "retry-after",
+        "duplicate-on-timeout",
+        "broker",
+        "fleet",
+        "real",
+    ] {
+        let name = format!("my-{template}");
+        let output = retrylab_in(&folder.0, &["new", &name, "--from", template]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{template}: {}",
+            text(&output.stderr)
+        );
+        let file = format!("{name}.yaml");
+        assert_eq!(
+            text(&output.stdout),
+            format!("wrote {file}; check it with `retrylab check {file}`\n")
+        );
+        let written = std::fs::read_to_string(folder.0.join(&file)).expect("the starter");
+        assert!(
+            written.starts_with("# A starter from `retrylab new --from "),
+            "{template}"
+        );
+        assert!(written.contains(&format!("\nname: {name}\n")), "{template}");
+        let check = retrylab_in(&folder.0, &["check", &file]);
+        assert_eq!(
+            text(&check.stdout),
+            format!("ok    {file}\n1 files, 0 with errors, 0 skipped\n"),
+            "{template}: {}",
+            text(&check.stderr)
+        );
+        assert_eq!(check.status.code(), Some(0));
+        if template != "real" {
+            let run = retrylab_in(&folder.0, &["run", &file]);
+            assert_eq!(
+                run.status.code(),
+                Some(0),
+                "{template}: {}",
+                text(&run.stdout)
+            );
+            assert!(
+                text(&run.stdout).contains("1 passed, 0 failed"),
+                "{template}"
+            );
+        }
+    }
+}
+
+/// `retrylab new` never overwrites a file, quotes a name YAML would misread, and refuses an
+/// unknown template listing the known ones (exit 2 each time).
+#[test]
+fn new_refuses_to_overwrite_and_names_its_templates() {
+    let folder = Folder::with("new-refuses", &[("taken.yaml", "mine\n")]);
+    let taken = retrylab_in(&folder.0, &["new", "taken", "--from", "fleet"]);
+    assert_eq!(taken.status.code(), Some(2));
+    assert!(text(&taken.stderr).contains("taken.yaml: already exists; not overwritten"));
+    assert_eq!(
+        std::fs::read_to_string(folder.0.join("taken.yaml")).expect("kept"),
+        "mine\n"
+    );
+    let odd = retrylab_in(&folder.0, &["new", "a: b #c.yml", "--from", "broker"]);
+    assert_eq!(odd.status.code(), Some(0), "{}", text(&odd.stderr));
+    let written = std::fs::read_to_string(folder.0.join("a: b #c.yml")).expect("written");
+    assert!(written.contains("\nname: \"a: b #c\"\n"), "{written}");
+    let check = retrylab_in(&folder.0, &["check", "a: b #c.yml"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    let unknown = retrylab_in(&folder.0, &["new", "x", "--from", "5xx"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr).contains(
+            "[possible values: 5xx-burst, retry-after, duplicate-on-timeout, broker, fleet, real]"
+        ),
+        "{}",
+        text(&unknown.stderr)
+    );
+    assert!(!folder.0.join("x.yaml").exists());
+    let nowhere = retrylab_in(&folder.0, &["new", "no/such/dir/x", "--from", "fleet"]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(text(&nowhere.stderr).contains("no/such/dir/x.yaml: cannot create"));
+}

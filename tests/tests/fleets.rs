@@ -216,6 +216,70 @@ fn amplification_is_requests_per_call_over_the_fleet() {
     );
     let report = herd("none", "{ amplification: { at_most: 5 } }").run_builtin();
     assert!(verdict_of(&report, "amplification").passed());
+    // Every call's five attempts are also its 99th percentile.
+    let report = herd("none", "{ amplification: { p99_at_most: 4 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert!(
+        v.message.starts_with(
+            "the 99th percentile of attempts per call is 5 (of 100 calls; max 5), more than 4 \
+             allowed"
+        ),
+        "{}",
+        v.message
+    );
+    let report = herd("none", "{ amplification: { at_most: 5, p99_at_most: 5 } }").run_builtin();
+    let v = verdict_of(&report, "amplification");
+    assert!(v.passed(), "{v:?}");
+    assert!(
+        v.message.ends_with("p99 5, max 5 (p99 at most 5 allowed)"),
+        "{}",
+        v.message
+    );
+}
+
+#[test]
+fn amplification_p99_catches_a_few_calls_the_total_hides() {
+    // The first 8 requests of 100 clients get 503 and retry once: 108 requests for 100
+    // calls is within 1.1 per call, but the 99th percentile call made 2 attempts.
+    let yaml = "version: 1\nname: few\n\
+                endpoints: { api: { script: [ { status: 503, times: 8 }, { status: 200 } ] } }\n\
+                operation: { endpoint: api, clients: 100 }\n\
+                client: { fixed: { delay: 1s, max_attempts: 3 } }\n\
+                expect: { amplification: { at_most: 1.1, p99_at_most: 1 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "few.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    assert_eq!(report.trace().attempts.len(), 108, "{}", report.summary());
+    let v = verdict_of(&report, "amplification");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    assert_eq!(
+        v.message,
+        "the 99th percentile of attempts per call is 2 (of 100 calls; max 2), more than 1 allowed"
+    );
+    // Neither bound: a load error naming the key.
+    let errors = Scenario::from_yaml_str(
+        &yaml.replace("{ at_most: 1.1, p99_at_most: 1 }", "{}"),
+        "few.yaml",
+    )
+    .err()
+    .unwrap_or_else(|| panic!("an empty amplification loaded"))
+    .to_string();
+    assert!(
+        errors.contains("expect.amplification: `amplification` bounds nothing"),
+        "{errors}"
+    );
+    let errors = Scenario::from_yaml_str(
+        &yaml.replace("p99_at_most: 1", "p99_at_most: 0"),
+        "few.yaml",
+    )
+    .err()
+    .unwrap_or_else(|| panic!("p99_at_most: 0 loaded"))
+    .to_string();
+    assert!(
+        errors.contains("expect.amplification.p99_at_most: 0 is below 1"),
+        "{errors}"
+    );
 }
 
 #[test]
@@ -305,23 +369,62 @@ fn attempts_of_a_fleet_on_its_own_hyper_clients_are_rebuilt_as_each_clients() {
 }
 
 #[test]
-fn retry_waves_larger_than_the_fleet_are_warned_of() {
+fn retry_waves_larger_than_the_fleet_are_a_load_error() {
     let yaml = "version: 1\nname: small\nendpoints: { api: {} }\n\
                 operation: { endpoint: api, clients: 3 }\n\
                 expect: { retry_waves: { k: 5, window: 1s, at_most: 0 } }\n";
-    let scenario = Scenario::from_yaml_str(yaml, "small.yaml").unwrap_or_else(|e| panic!("{e}"));
-    let warnings: Vec<String> = scenario
-        .warnings()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    assert_eq!(
-        warnings,
-        [
-            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, but the \
-          fleet has 3 (`operation.clients`): no window can hold one, so the check passes \
-          whatever the clients do"
-        ]
+    let errors = Scenario::from_yaml_str(yaml, "small.yaml")
+        .err()
+        .unwrap_or_else(|| panic!("a wave larger than the fleet loaded"))
+        .to_string();
+    assert!(
+        errors.starts_with(
+            "small.yaml:5:29 expect.retry_waves.k: a wave is 5 or more clients retrying, and \
+             the fleet has 3 (`operation.clients`): no run could show one"
+        ),
+        "{errors}"
+    );
+    assert!(
+        errors.contains("at most 3 (`operation.clients`)"),
+        "{errors}"
+    );
+    // `k` equal to the fleet loads.
+    assert!(Scenario::from_yaml_str(&yaml.replace("k: 5", "k: 3"), "small.yaml").is_ok());
+}
+
+#[test]
+fn retry_waves_are_not_judged_without_a_shared_failure() {
+    // Only the first request fails: one client retries, no window holds the failures of
+    // two, so no wave could have formed and the check cannot pass on it.
+    let yaml = "version: 1\nname: one failure\n\
+                endpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+                operation: { endpoint: api, clients: 10 }\n\
+                client: { fixed: { delay: 1s, max_attempts: 2 } }\n\
+                expect: { retry_waves: { k: 2, window: 100ms, at_most: 0 } }\n";
+    let report = Scenario::from_yaml_str(yaml, "one.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    assert_eq!(report.trace().attempts.len(), 11, "{}", report.summary());
+    let v = verdict_of(&report, "retry_waves");
+    assert!(v.judgement == Judgement::NotJudged, "{v:?}");
+    assert!(
+        v.message.contains("never saw a shared failure"),
+        "{}",
+        v.message
+    );
+    // The full-jitter herd shared its first failure: judged, and passed.
+    let passed = herd(
+        "full",
+        "{ retry_waves: { k: 50, window: 100ms, at_most: 0 } }",
+    )
+    .run_builtin();
+    let v = verdict_of(&passed, "retry_waves");
+    assert!(v.passed(), "{v:?}");
+    assert!(
+        v.message
+            .contains("1 shared failure, the first of 100 clients"),
+        "{}",
+        v.message
     );
 }
 
@@ -404,5 +507,232 @@ fn each_client_of_a_fleet_runs_its_calls_concurrency_at_a_time() {
             (2, 2, 1500),
             (2, 3, 1500),
         ]
+    );
+}
+
+#[test]
+fn late_requests_are_each_clients_own() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::{TokioExecutor, TokioTimer};
+    use std::time::Duration;
+
+    // Every call leaves a task behind that sends a request at 100ms on the client's own
+    // hyper client (no call tag). Clients 1 and 2 returned at 0s, so theirs are late;
+    // client 0's call runs until 1s, so its request is not, whatever the others did.
+    let yaml = "version: 1\nname: late fleet\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 3 }\ndrain: 10s\n\
+                expect: { late_requests: 2 }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "late.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|env: Env| async move {
+        let slow = env.client_index() == 0;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+                .pool_timer(TokioTimer::new())
+                .build(env.connector());
+            let _ = client.request(env.operation().request()).await;
+        });
+        if slow {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Ok::<_, String>(())
+    });
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let trace = report.trace();
+    assert_eq!(trace.attempts.len(), 3, "{}", trace.timeline());
+    let late: Vec<(u32, u32, u64)> = trace
+        .late_requests
+        .iter()
+        .map(|l| (l.client_id, l.call_id, l.at_ms))
+        .collect();
+    assert_eq!(late, [(1, 0, 100), (2, 0, 100)], "{}", report.summary());
+    assert!(verdict_of(&report, "late_requests").passed());
+    let text = report.snapshot_text();
+    assert!(
+        text.contains(
+            "late requests:\n  t=0.100s  api  client 1 call 0\n  t=0.100s  api  client 2 call 0\n"
+        ),
+        "{text}"
+    );
+    assert!(trace.to_json().contains(r#""client_id":2,"call_id":0"#));
+}
+
+#[test]
+fn a_key_naming_a_client_the_fleet_lacks_names_no_call() {
+    // Each of two clients sends its own key in place of the harness's: `key-7-3` looks like
+    // client 7's call 3, but the fleet has two clients, so the effect goes by the request's
+    // tags to the client and call that sent it.
+    let yaml = "version: 1\nname: keys\n\
+                endpoints: { api: { script: [ { status: 201, commit: arrival } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 2, \
+                idempotency_key: { header: Idempotency-Key } }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "keys.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run(|env: Env| async move {
+        let mut request = env.operation().request();
+        request
+            .headers_mut()
+            .insert("idempotency-key", http::HeaderValue::from_static("key-7-3"));
+        let response = env
+            .http_client()
+            .request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(response.status().as_u16())
+    });
+    assert_eq!(report.end(), &RunEnd::Completed, "{}", report.summary());
+    let mut effects: Vec<(u32, Option<u32>)> = report
+        .trace()
+        .effects
+        .iter()
+        .map(|e| (e.client_id, e.call_id))
+        .collect();
+    effects.sort();
+    assert_eq!(
+        effects,
+        [(0, Some(0)), (1, Some(0))],
+        "{}",
+        report.summary()
+    );
+    // The harness's own keys name their client in the same fleet.
+    let keyed = scenario.run(|env: Env| async move {
+        let response = env
+            .http_client()
+            .request(env.operation().request())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(response.status().as_u16())
+    });
+    let keys: Vec<(u32, Option<u32>, String)> = keyed
+        .trace()
+        .effects
+        .iter()
+        .map(|e| {
+            let key = e.key.map(|k| keyed.trace().name(k).to_owned());
+            (e.client_id, e.call_id, key.unwrap_or_default())
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            (0, Some(0), "key-0".to_owned()),
+            (1, Some(0), "key-1-0".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn request_checks_compare_each_clients_calls_apart() {
+    // Each client's call retries with its own key (`key-0`, `key-1-0`, `key-2-0`): the key
+    // stays the same within a call, though the fleet's calls 0 carry three keys.
+    let report = fleet(3, 1, "").run_builtin();
+    assert_eq!(report.trace().attempts.len(), 12, "{}", report.summary());
+    let yaml = "version: 1\nname: keys\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+                operation: { endpoint: api, method: POST, clients: 3, body: x, \
+                idempotency_key: { header: Idempotency-Key } }\n\
+                client: { fixed: { delay: 100ms, max_attempts: 3 } }\n\
+                expect: { same_idempotency_key: true, same_body: true }\n";
+    let report = Scenario::from_yaml_str(yaml, "keys.yaml")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin();
+    for check in ["same_idempotency_key", "same_body"] {
+        let v = verdict_of(&report, check);
+        assert!(v.passed(), "{v:?}\n{}", report.summary());
+        assert!(v.message.contains("requests: 9"), "{}", v.message);
+    }
+}
+
+#[test]
+fn the_adaptive_fleets_derived_bounds_catch_standard_mode() {
+    // scenarios/fleets/aws-adaptive-settles-under-a-rate-limiter.yaml with standard mode in
+    // adaptive mode's place: no client-side limiter, so the fleet neither settles under the
+    // bucket's rate nor keeps within twice what it admits.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/fleets/aws-adaptive-settles-under-a-rate-limiter.yaml"
+    );
+    let adaptive = Scenario::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut standard = adaptive.clone();
+    standard.client = Scenario::from_yaml_str(
+        "version: 1\nname: s\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+         client: { aws_standard: { max_attempts: 5 } }\n",
+        "s.yaml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .client;
+    standard.snapshot = false;
+    for seed in 0..3 {
+        let report = adaptive.run_builtin_with_seed(seed);
+        for check in ["max_rate", "amplification"] {
+            let v = verdict_of(&report, check);
+            assert!(v.passed(), "adaptive, seed {seed}: {v:?}");
+        }
+        let report = standard.run_builtin_with_seed(seed);
+        for check in ["max_rate", "amplification"] {
+            let v = verdict_of(&report, check);
+            assert!(
+                v.judgement == Judgement::Failed,
+                "standard, seed {seed}: {v:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_fleet_on_the_real_or_turmoil_backend_is_refused_not_run_as_one_client() {
+    use retrylab::scenario::BackendKind;
+
+    for (backend, word) in [
+        (BackendKind::Real, "real"),
+        (BackendKind::Turmoil, "turmoil"),
+    ] {
+        let mut scenario = fleet(3, 1, "{ uniform: [0s, 1s] }");
+        scenario.backend = backend;
+        // Loading and validating say which key and which backend.
+        let errors = scenario
+            .validate()
+            .err()
+            .unwrap_or_else(|| panic!("a fleet on {word} validated"))
+            .to_string();
+        for key in [
+            "operation.clients: a fleet of clients (`clients`)",
+            "operation.start: `start`",
+        ] {
+            assert!(
+                errors.contains(&format!("{key} on `backend: {word}` is not supported yet")),
+                "{errors}"
+            );
+        }
+        // Both ways to run give a not-runnable report with no attempt, not a run of one client.
+        let builtin = scenario.run_builtin();
+        let closure = scenario.run(|_env: Env| async move { Ok::<_, ()>(()) });
+        for report in [builtin, closure] {
+            assert_eq!(report.end(), &RunEnd::NotRunnable, "{}", report.summary());
+            assert!(report.trace().calls.is_empty());
+            assert!(report.trace().attempts.is_empty());
+            assert!(
+                report.summary().contains(&format!(
+                    "operation.clients: a fleet of clients (`clients`) on `backend: {word}` is \
+                     not supported yet"
+                )),
+                "{}",
+                report.summary()
+            );
+        }
+    }
+    // A YAML file says the same at the key's line.
+    let yaml = "version: 1\nname: x\nbackend: turmoil\nendpoints: { api: {} }\n\
+                operation: { endpoint: api, clients: 2 }\n";
+    let errors = Scenario::from_yaml_str(yaml, "x.yaml")
+        .err()
+        .unwrap_or_else(|| panic!("a turmoil fleet loaded"))
+        .to_string();
+    assert!(
+        errors.contains(
+            "x.yaml:5:29 operation.clients: a fleet of clients (`clients`) on `backend: turmoil` \
+             is not supported yet"
+        ),
+        "{errors}"
     );
 }

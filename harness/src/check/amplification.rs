@@ -1,11 +1,13 @@
-//! `amplification: { at_most }`: the requests the endpoints received per logical call, over
-//! the whole run (a fleet's calls together), is at most `at_most`.
+//! `amplification: { at_most, p99_at_most }`: the requests the endpoints received per
+//! logical call, over the whole run (a fleet's calls together), is at most `at_most`; and
+//! the attempts of one call, at the 99th percentile across the calls, at most
+//! `p99_at_most`.
 //!
 //! Retries multiply the load a service sees: a fleet whose every call retries four times
 //! sends five times the requests its callers asked for. The total ratio is what the service
-//! carries, so it is the one judged; the verdict also gives the 99th percentile and the
-//! largest count of one call's attempts, which show whether a few calls or all of them
-//! retried.
+//! carries; the 99th percentile tells a few calls that retried much from every call
+//! retrying, and bounds what the slowest calls' callers wait through. Each bound written is
+//! judged; the verdict gives both figures, and the largest count of one call's attempts.
 
 use super::{Ctx, verdict_on};
 use crate::report::Verdict;
@@ -29,32 +31,53 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: AmplificationSpec) -> Verdict {
         .map(|(client, call)| ctx.attempts_of(client, call).len())
         .collect();
     per_call.sort_unstable();
-    let spread = match per_call.last() {
-        Some(&max) => format!(
-            "; attempts per call: p99 {}, max {max}",
-            per_call[percentile_index(per_call.len(), 99)]
-        ),
+    // (p99, max) of the attempts per call; `None` with no call.
+    let spread = per_call
+        .last()
+        .map(|&max| (per_call[percentile_index(per_call.len(), 99)], max));
+    let spread_text = match spread {
+        Some((p99, max)) => format!("; attempts per call: p99 {p99}, max {max}"),
         None => String::new(),
     };
+    let total = format!(
+        "the endpoints received {received} requests for {calls} calls, {ratio:.3} per call"
+    );
     let mut problems = Vec::new();
-    if ratio > spec.at_most {
-        problems.push(format!(
-            "the endpoints received {received} requests for {calls} calls, {ratio:.3} per \
-             call, more than {} allowed{spread}",
-            spec.at_most
-        ));
+    if let Some(at_most) = spec.at_most.filter(|&at_most| ratio > at_most) {
+        problems.push(format!("{total}, more than {at_most} allowed{spread_text}"));
     }
+    if let (Some(bound), Some((p99, max))) = (spec.p99_at_most, spread) {
+        if p99 > bound as usize {
+            problems.push(format!(
+                "the 99th percentile of attempts per call is {p99} (of {} calls; max {max}), \
+                 more than {bound} allowed",
+                per_call.len()
+            ));
+        }
+    }
+    // The p99 judges the calls' attempts: with no attempt in any call there is nothing to
+    // rank, whatever reached the endpoints.
+    let attempted = per_call.iter().filter(|&&n| n > 0).count();
+    let evidence = match (spec.at_most, spec.p99_at_most) {
+        (Some(_), Some(_)) => received.min(attempted),
+        (Some(_), None) => received,
+        (None, _) => attempted,
+    };
     ctx.unless_unsettled(verdict_on(
         "amplification",
-        if calls == 0 { 0 } else { received },
+        if calls == 0 { 0 } else { evidence },
         || "no request reached an endpoint, so there was nothing to amplify".to_owned(),
         problems,
         || {
-            format!(
-                "the endpoints received {received} requests for {calls} calls, {ratio:.3} \
-                 per call (at most {} allowed){spread}",
-                spec.at_most
-            )
+            let at_most = spec
+                .at_most
+                .map(|x| format!(" (at most {x} allowed)"))
+                .unwrap_or_default();
+            let p99 = spec
+                .p99_at_most
+                .map(|n| format!(" (p99 at most {n} allowed)"))
+                .unwrap_or_default();
+            format!("{total}{at_most}{spread_text}{p99}")
         },
     ))
 }

@@ -14,7 +14,7 @@ pub(super) fn check(ctx: &Ctx<'_>, expected: u32) -> Verdict {
             .map(|l| {
                 format!(
                     "{} at {} on `{}`",
-                    ctx.call_name(0, l.call_id),
+                    ctx.call_name(l.client_id, l.call_id),
                     seconds(l.at_ms),
                     ctx.trace.name(l.endpoint)
                 )

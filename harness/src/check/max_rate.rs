@@ -1,5 +1,7 @@
-//! `max_rate: { window, at_most }`: no endpoint received more than `at_most` requests in any
-//! sliding window of `window` (a window `[t, t + window)` starting at any request).
+//! `max_rate: { window, at_most, from }`: no endpoint received more than `at_most` requests
+//! in any sliding window of `window` (a window `[t, t + window)` starting at any request);
+//! with `from`, only the requests that arrived at or after it count, so a scenario can bound
+//! the rate once it settled.
 //!
 //! Under a tolerance the window is narrowed by it, to 1 ms at least: two requests measured
 //! `window - tolerance` apart may really have been a whole window apart, so only requests
@@ -27,14 +29,25 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
             }
         )
     });
+    let from = spec.from.map_or(0, |f| f.as_ms());
+    // ` from 3.000s on`: where the counted requests begin, when not at the start.
+    let since = spec
+        .from
+        .map(|f| format!(" from {} on", seconds(f.as_ms())))
+        .unwrap_or_default();
     let mut problems = Vec::new();
     let mut seen = 0;
     for (name, ledger) in ctx.ledgers {
         if ctx.is_dead_letter(name) {
             continue;
         }
-        seen += ledger.requests.len();
-        let arrivals: Vec<u64> = ledger.requests.iter().map(|r| r.at_ms).collect();
+        let arrivals: Vec<u64> = ledger
+            .requests
+            .iter()
+            .map(|r| r.at_ms)
+            .filter(|&at| at >= from)
+            .collect();
+        seen += arrivals.len();
         // Arrivals are in order: a two-pointer sweep finds the fullest window.
         let mut first = 0;
         let mut worst: Option<(usize, usize)> = None;
@@ -49,7 +62,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
         }
         if let Some((f, l)) = worst {
             problems.push(format!(
-                "`{name}` received {} requests from {} to {}, within {} ({}at most {} allowed)",
+                "`{name}` received {} requests from {} to {}, within {} ({}at most {} allowed{since})",
                 l - f + 1,
                 seconds(arrivals[f]),
                 seconds(arrivals[l]),
@@ -65,11 +78,11 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: MaxRateSpec) -> Verdict {
     ctx.unless_unsettled(verdict_on(
         "max_rate",
         seen,
-        || "no request reached an endpoint, so there was no rate to bound".to_owned(),
+        || format!("no request reached an endpoint{since}, so there was no rate to bound"),
         problems,
         || {
             format!(
-                "no endpoint received more than {} requests in {}{}",
+                "no endpoint received more than {} requests in {}{}{since}",
                 spec.at_most,
                 seconds(window),
                 narrowed.map(|n| format!(" ({n})")).unwrap_or_default()

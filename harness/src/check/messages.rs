@@ -306,6 +306,7 @@ mod tests {
             scenario: &scenario,
             trace: &trace,
             ledgers: &report.ledgers,
+            request_calls: &report.request_calls,
             epoch_unix_ms: 0,
             long_polls: &report.long_polls,
             unsettled: None,

@@ -42,6 +42,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) scenario: &'a Scenario,
     pub(crate) trace: &'a Trace,
     pub(crate) ledgers: &'a [(String, LedgerSnapshot)],
+    /// The (client, call) of each request of each ledger, parallel to `ledgers`.
+    pub(crate) request_calls: &'a [Vec<Option<(u32, u32)>>],
     pub(crate) epoch_unix_ms: u64,
     pub(crate) long_polls: &'a [crate::trace::LongPoll],
     /// Why the run did not settle before judging, if it did not: what endpoints commit and
@@ -112,6 +114,7 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
             scenario,
             trace: &report.trace,
             ledgers: &report.ledgers,
+            request_calls: &report.request_calls,
             epoch_unix_ms,
             long_polls: &report.long_polls,
             unsettled: report.unsettled.as_deref(),
@@ -149,6 +152,7 @@ pub(crate) fn conforms_windows(
         scenario,
         trace: &report.trace,
         ledgers: &report.ledgers,
+        request_calls: &report.request_calls,
         epoch_unix_ms,
         long_polls: &report.long_polls,
         unsettled: report.unsettled.as_deref(),

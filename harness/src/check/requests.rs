@@ -8,25 +8,58 @@ use retrylab_endpoints::RequestRecord;
 use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 use crate::scenario::HeaderCheckSpec;
-use retrylab_endpoints::wire::{attempt_tag, call_tag};
+use retrylab_endpoints::wire::attempt_tag;
 
-/// The received requests of each call, in arrival order.
-fn by_call<'a>(ctx: &'a Ctx<'_>) -> BTreeMap<u32, Vec<&'a RequestRecord>> {
-    let mut calls: BTreeMap<u32, Vec<&RequestRecord>> = BTreeMap::new();
-    for (name, ledger) in ctx.ledgers {
+/// The received requests of each call, by (client, call), in arrival order.
+struct ByCall<'a> {
+    calls: BTreeMap<(u32, u32), Vec<&'a RequestRecord>>,
+    /// Requests no call could be found for (rebuilt ones that arrived before any call of
+    /// their client started): left out, rather than counted for some call they were not.
+    unattributed: usize,
+}
+
+/// The requests of each call, as the trace attributed them to their client and call: by the
+/// harness's tags, or for a client of its own by the call of its client running when each
+/// started.
+fn by_call<'a>(ctx: &'a Ctx<'_>) -> ByCall<'a> {
+    let mut calls: BTreeMap<(u32, u32), Vec<&RequestRecord>> = BTreeMap::new();
+    let mut unattributed = 0;
+    for (index, (name, ledger)) in ctx.ledgers.iter().enumerate() {
         // Hand-offs to a dead-letter endpoint are not requests of the operation.
         if ctx.is_dead_letter(name) {
             continue;
         }
-        for request in &ledger.requests {
-            let call = call_tag(&request.headers).unwrap_or(0);
-            calls.entry(call).or_default().push(request);
+        let of = ctx.request_calls.get(index);
+        for (i, request) in ledger.requests.iter().enumerate() {
+            match of.and_then(|of| of.get(i).copied().flatten()) {
+                Some(call) => calls.entry(call).or_default().push(request),
+                None => unattributed += 1,
+            }
         }
     }
     for requests in calls.values_mut() {
         requests.sort_by_key(|r| (r.at_ms, r.conn_id, attempt_tag(&r.headers).unwrap_or(0)));
     }
-    calls
+    ByCall {
+        calls,
+        unattributed,
+    }
+}
+
+impl ByCall<'_> {
+    /// The requests attributed to a call.
+    fn requests(&self) -> usize {
+        self.calls.values().map(Vec::len).sum()
+    }
+
+    /// `; 2 requests no call could be found for were left out`, or nothing.
+    fn left_out(&self) -> String {
+        match self.unattributed {
+            0 => String::new(),
+            1 => "; 1 request no call could be found for was left out".to_owned(),
+            n => format!("; {n} requests no call could be found for were left out"),
+        }
+    }
 }
 
 /// `same_idempotency_key: true`: every request of a call carried the same key (and one).
@@ -45,10 +78,11 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         })
         .unwrap_or_else(|| "Idempotency-Key".to_owned());
     let mut problems = Vec::new();
-    let calls = by_call(ctx);
-    let requests: usize = calls.values().map(Vec::len).sum();
-    let retried = retried_calls(&calls);
-    for (call, requests) in calls {
+    let by = by_call(ctx);
+    let requests = by.requests();
+    let left_out = by.left_out();
+    let retried = retried_calls(&by.calls);
+    for (&(client, call), requests) in &by.calls {
         let keys: Vec<Option<&[u8]>> = requests
             .iter()
             .map(|r| r.headers.get_bytes(header.as_str()))
@@ -66,11 +100,11 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
                 })
                 .collect();
             problems.push(Finding::call(
-                0,
+                client,
                 call,
                 format!(
                     "{}: {header} per request was [{}]",
-                    ctx.call_name(0, call),
+                    ctx.call_name(client, call),
                     shown.join(", ")
                 ),
             ));
@@ -81,27 +115,28 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         retried,
         || {
             format!(
-                "no call sent a second request ({requests} requests in all), so there was no \
-                 {header} to compare with a first"
+                "no call sent a second request ({requests} requests in all{left_out}), so there \
+                 was no {header} to compare with a first"
             )
         },
         problems,
-        || format!("every call's requests carried one {header} (requests: {requests})"),
+        || format!("every call's requests carried one {header} (requests: {requests}{left_out})"),
     ))
 }
 
 /// How many calls sent two requests or more: what `same_*` compares needs a second.
-fn retried_calls(calls: &BTreeMap<u32, Vec<&RequestRecord>>) -> usize {
+fn retried_calls(calls: &BTreeMap<(u32, u32), Vec<&RequestRecord>>) -> usize {
     calls.values().filter(|requests| requests.len() > 1).count()
 }
 
 /// `same_body: true`: every request of a call carried the same body.
 pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut problems = Vec::new();
-    let calls = by_call(ctx);
-    let requests: usize = calls.values().map(Vec::len).sum();
-    let retried = retried_calls(&calls);
-    for (call, requests) in calls {
+    let by = by_call(ctx);
+    let requests = by.requests();
+    let left_out = by.left_out();
+    let retried = retried_calls(&by.calls);
+    for (&(client, call), requests) in &by.calls {
         let same = requests.windows(2).all(|w| w[0].body == w[1].body);
         if same != expected {
             let differs = requests
@@ -109,11 +144,11 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
                 .position(|w| w[0].body != w[1].body)
                 .map_or(String::new(), |i| format!(" (request {} differs)", i + 2));
             problems.push(Finding::call(
-                0,
+                client,
                 call,
                 format!(
                     "{}: the bodies were {}{differs}",
-                    ctx.call_name(0, call),
+                    ctx.call_name(client, call),
                     if same {
                         "all the same"
                     } else {
@@ -128,12 +163,12 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         retried,
         || {
             format!(
-                "no call sent a second request ({requests} requests in all), so there was no \
-                 body to compare with a first"
+                "no call sent a second request ({requests} requests in all{left_out}), so there \
+                 was no body to compare with a first"
             )
         },
         problems,
-        || format!("bodies as expected (requests: {requests})"),
+        || format!("bodies as expected (requests: {requests}{left_out})"),
     ))
 }
 
@@ -142,16 +177,17 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
 /// fewer requests than there are values fails (the values past its last were never shown).
 pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
     let mut problems = Vec::new();
-    let calls = by_call(ctx);
-    let requests = calls.values().map(Vec::len).sum();
-    for (call, requests) in calls {
+    let by = by_call(ctx);
+    let requests = by.requests();
+    let left_out = by.left_out();
+    for (&(client, call), requests) in &by.calls {
         if requests.len() < spec.values.len() {
             problems.push(Finding::call(
-                0,
+                client,
                 call,
                 format!(
                     "{}: {} requests, fewer than the {} values of {} to compare",
-                    ctx.call_name(0, call),
+                    ctx.call_name(client, call),
                     requests.len(),
                     spec.values.len(),
                     spec.name
@@ -166,11 +202,11 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
                 .unwrap_or_default();
             if &got != want {
                 problems.push(Finding::call(
-                    0,
+                    client,
                     call,
                     format!(
                         "{}: request {} carried {}: {:?}, expected {:?}",
-                        ctx.call_name(0, call),
+                        ctx.call_name(client, call),
                         i + 1,
                         spec.name,
                         got,
@@ -184,12 +220,19 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
         "header",
         requests,
         || {
-            format!(
-                "no request reached an endpoint, so no {} to compare",
-                spec.name
-            )
+            if left_out.is_empty() {
+                format!(
+                    "no request reached an endpoint, so no {} to compare",
+                    spec.name
+                )
+            } else {
+                format!(
+                    "no request of a call reached an endpoint{left_out}, so no {} to compare",
+                    spec.name
+                )
+            }
         },
         problems,
-        || format!("{} carried the expected values", spec.name),
+        || format!("{} carried the expected values{left_out}", spec.name),
     ))
 }

@@ -8,6 +8,19 @@
 //! proportional to its length. Waves are counted without overlap: once a window holds `k`
 //! clients, the search goes on from its end.
 //!
+//! A pass needs evidence that there was something to be caught: some client retried, and
+//! the fleet saw a shared failure, a window of the same length in which failures of `k` or
+//! more distinct clients ended (a failure being an attempt its call retried after). Without
+//! one, no fleet however synchronised could have made a wave of `k`, so the verdict is not
+//! judged and says which was missing. Waves found fail the check either way.
+//!
+//! Windows start at every retry, not at the shared failure instants: a fleet without jitter
+//! retries a whole backoff delay after the failure it shared (1 s later, then 2 s after
+//! that), so a window anchored at the failure would hold none of those retries unless the
+//! delay were shorter than the window. Sliding over the retries finds the spike wherever the
+//! delay put it; the shared failure is what the verdict requires before a pass means
+//! anything.
+//!
 //! Under a tolerance the window is narrowed by it, to 1 ms at least, as `max_rate`'s is:
 //! only retries closer than that surely shared a window.
 
@@ -31,6 +44,23 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryWavesSpec) -> Verdict {
         .map(|a| (a.start_ms, a.client_id))
         .collect();
     retries.sort_unstable();
+    // Failures a retry followed, by the instant each ended: (end, client).
+    let mut failures: Vec<(u64, u32)> = Vec::new();
+    for (client, call) in ctx.calls() {
+        let attempts = ctx.attempts_of(client, call);
+        for pair in attempts.windows(2) {
+            let (before, after) = (pair[0], pair[1]);
+            if after.n == before.n + 1 {
+                // An attempt its call retried after ended before the retry started; one the
+                // run cut short has no end, and shows no instant it was seen to fail.
+                if let Some(end) = before.end_ms {
+                    failures.push((end, client));
+                }
+            }
+        }
+    }
+    failures.sort_unstable();
+    let shared = waves(&failures, window, spec.k);
     let waves = waves(&retries, window, spec.k);
     let clients = ctx.scenario.operation.clients.max(1);
     let described: Vec<String> = waves
@@ -72,6 +102,33 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryWavesSpec) -> Verdict {
             }
         ));
     }
+    let shared_text = match shared.first() {
+        Some(first) => format!(
+            "; {} shared failure{}, the first of {} clients from {} to {}",
+            shared.len(),
+            if shared.len() == 1 { "" } else { "s" },
+            first.clients,
+            seconds(first.from_ms),
+            seconds(first.to_ms)
+        ),
+        None => String::new(),
+    };
+    if problems.is_empty() && shared.is_empty() {
+        let why = if retries.is_empty() {
+            "no client retried, so there was no wave to look for".to_owned()
+        } else {
+            format!(
+                "{} retries, but no {} window{narrowed} held the failures of {} or more of the \
+                 {clients} clients: the fleet never saw a shared failure for a wave to follow \
+                 ({} failures a retry followed)",
+                retries.len(),
+                seconds(window),
+                spec.k,
+                failures.len()
+            )
+        };
+        return Verdict::not_judged("retry_waves", why);
+    }
     verdict_on(
         "retry_waves",
         retries.len(),
@@ -85,7 +142,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: RetryWavesSpec) -> Verdict {
             };
             format!(
                 "{found} of {} held retries of {} or more of the {clients} clients{narrowed} \
-                 ({} retries; at most {} waves allowed)",
+                 ({} retries; at most {} waves allowed{shared_text})",
                 seconds(window),
                 spec.k,
                 retries.len(),
@@ -103,9 +160,10 @@ struct Wave {
     to_ms: u64,
 }
 
-/// The waves in `retries` (sorted by start): windows of `window` ms, each starting at a
-/// retry, that hold retries of `k` or more distinct clients, taken without overlap from the
-/// earliest.
+/// The waves in `retries` (instants and clients, sorted): windows of `window` ms, each
+/// starting at an instant of the list, that hold instants of `k` or more distinct clients,
+/// taken without overlap from the earliest. Run on the retries' starts it finds waves, on
+/// the failures' ends shared failures.
 fn waves(retries: &[(u64, u32)], window: u64, k: u32) -> Vec<Wave> {
     let clients = retries.iter().map(|r| r.1 as usize + 1).max().unwrap_or(0);
     // Retries in the window, per client, and how many clients have any: a two-pointer
@@ -185,5 +243,40 @@ mod tests {
         let one: Vec<(u64, u32)> = (0..50).map(|i| (i, 3)).collect();
         assert!(waves(&one, 100, 2).is_empty());
         assert_eq!(waves(&one, 100, 1).len(), 1);
+    }
+
+    /// Why windows start at retries rather than at shared failure instants: ten clients
+    /// fail together at 0-2 ms and all retry 1 s later. A window anchored at the shared
+    /// failure, `[0, 100 ms)`, holds none of the retries; the windows sliding over the
+    /// retries find the one wave.
+    #[test]
+    fn a_lockstep_retry_a_delay_after_the_shared_failure_is_a_wave() {
+        let failures: Vec<(u64, u32)> = (0..10).map(|c| (u64::from(c % 3), c)).collect();
+        let mut failures = failures;
+        failures.sort_unstable();
+        let mut retries: Vec<(u64, u32)> = failures.iter().map(|&(t, c)| (t + 1000, c)).collect();
+        retries.sort_unstable();
+        let shared = waves(&failures, 100, 8);
+        assert_eq!(
+            shared,
+            [Wave {
+                clients: 10,
+                from_ms: 0,
+                to_ms: 2
+            }]
+        );
+        let anchored = retries
+            .iter()
+            .filter(|r| r.0 < shared[0].from_ms + 100)
+            .count();
+        assert_eq!(anchored, 0);
+        assert_eq!(
+            waves(&retries, 100, 8),
+            [Wave {
+                clients: 10,
+                from_ms: 1000,
+                to_ms: 1002
+            }]
+        );
     }
 }

@@ -252,6 +252,9 @@ pub struct Report {
     pub(crate) snapshot_skipped: Option<String>,
     /// What each endpoint recorded, by endpoint name (for the request checks).
     pub(crate) ledgers: Vec<(String, retrylab_endpoints::LedgerSnapshot)>,
+    /// The (client, call) of each request of each ledger, as the trace attributed it
+    /// (`None`: no call could be found for it).
+    pub(crate) request_calls: Vec<Vec<Option<(u32, u32)>>>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
     pub(crate) long_polls: Vec<crate::trace::LongPoll>,
     /// Things that do not fail the run but most likely are not what the author meant (an
@@ -533,6 +536,16 @@ impl Report {
             }
         }
         out
+    }
+
+    /// The name of the insta snapshot this run is compared with, when the scenario sets
+    /// `snapshot: true` and the run used its snapshot seed: the file's path without its
+    /// extension, folders joined with `__` (`scenarios__http__429` for
+    /// `scenarios/http/429.yaml`). The snapshot is `<name>.snap` in the test crate's
+    /// `tests/snapshots`, holding [`Report::snapshot_text`]; `retrylab run
+    /// --update-snapshots` writes it there.
+    pub fn snapshot_name(&self) -> Option<&str> {
+        self.snapshot.as_deref()
     }
 
     /// The report as snapshot text: calls, the compacted attempt timeline, connections,

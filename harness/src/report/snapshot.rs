@@ -117,14 +117,33 @@ pub(crate) fn render(report: &Report) -> String {
     if !trace.late_requests.is_empty() {
         out.push_str("late requests:\n");
         for late in &trace.late_requests {
+            // `client 2 call 0` in a fleet, `call 0` otherwise, as verdicts name calls.
+            let client = if late.client_id == 0 {
+                String::new()
+            } else {
+                format!("client {} ", late.client_id)
+            };
             let _ = writeln!(
                 out,
-                "  t={}  {}  call {}",
+                "  t={}  {}  {client}call {}",
                 instants.show(late.at_ms),
                 trace.name(late.endpoint),
                 late.call_id
             );
         }
+    }
+    if !trace.unattributed.is_empty() {
+        // Rebuilt attempts that started before any call of their client: no call's.
+        let ids: Vec<String> = trace
+            .unattributed
+            .iter()
+            .map(|id| format!("#{id}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "unattributed attempts (no call of their client had started): {}",
+            ids.join(", ")
+        );
     }
     out.push_str("verdicts:\n");
     for verdict in report.verdicts() {

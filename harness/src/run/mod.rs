@@ -86,6 +86,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// recorded up to that point.
 struct Live {
     header: Vec<(String, String)>,
+    /// The client instances of the run (`operation.clients`).
+    clients: u32,
     recorder: Recorder,
     network: Net,
     endpoints: Vec<(String, Endpoint)>,
@@ -304,6 +306,7 @@ fn failed_report(name: String, seed: u64, end: RunEnd, message: String) -> Repor
         snapshot: None,
         snapshot_skipped: None,
         ledgers: Vec::new(),
+        request_calls: Vec::new(),
         long_polls: Vec::new(),
         warnings: Vec::new(),
         unsettled: None,
@@ -332,6 +335,7 @@ fn salvaged_report(
     let assembled = assemble::assemble(
         live.header,
         end_ms,
+        live.clients,
         live.calls.snapshot(),
         live.recorder,
         &live.network,
@@ -346,6 +350,7 @@ fn salvaged_report(
         snapshot: None,
         snapshot_skipped: None,
         ledgers: assembled.ledgers,
+        request_calls: assembled.request_calls,
         long_polls: live.watchdog.long_polls(),
         warnings: Vec::new(),
         unsettled: None,
@@ -548,6 +553,7 @@ where
     let log = CallLog::default();
     *live_lock(live) = Some(Live {
         header: trace_header(&plan),
+        clients: plan.clients,
         recorder: recorder.clone(),
         network: network.clone(),
         endpoints: endpoints.clone(),
@@ -625,7 +631,15 @@ where
         Some(calls) => serve::calls_of(&endpoints, calls),
         None => log.snapshot(),
     };
-    let assembled = assemble::assemble(header, end_ms, calls, recorder, &network, &endpoints);
+    let assembled = assemble::assemble(
+        header,
+        end_ms,
+        plan.clients,
+        calls,
+        recorder,
+        &network,
+        &endpoints,
+    );
     let mut verdicts = Vec::new();
     let limit_ms = u64::try_from(plan.max_virtual_time.as_millis()).unwrap_or(u64::MAX);
     // The built-in client records its decisions: a retry it was sleeping towards when the
@@ -686,6 +700,7 @@ where
             watchdog.long_polls()
         },
         ledgers: assembled.ledgers,
+        request_calls: assembled.request_calls,
         warnings: Vec::new(),
         unsettled,
     }

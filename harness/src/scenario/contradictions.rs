@@ -84,7 +84,6 @@ impl Scenario {
         };
         rules.limits();
         rules.unreachable_steps();
-        rules.retry_waves();
         if let Some(client) = BuiltIn::of(self) {
             rules.refused_by_broker();
             rules.attempt_counts(&client);
@@ -252,27 +251,6 @@ impl Contradictions<'_> {
                     ),
                 );
             }
-        }
-    }
-
-    /// `retry_waves` against the fleet's size: a wave is `k` distinct clients, so a fleet
-    /// of fewer has none, and the check passes whatever the clients do.
-    fn retry_waves(&mut self) {
-        let Some(waves) = self.s.expect.retry_waves else {
-            return;
-        };
-        let clients = self.s.operation.clients.max(1);
-        if waves.k > clients {
-            self.warn(
-                &["retry_waves"],
-                "expect.retry_waves.k",
-                format!(
-                    "a wave is {} or more clients retrying, but the fleet has {clients} \
-                     (`operation.clients`): no window can hold one, so the check passes \
-                     whatever the clients do",
-                    waves.k
-                ),
-            );
         }
     }
 

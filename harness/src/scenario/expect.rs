@@ -512,12 +512,16 @@ pub enum EffectsSpec {
     AtLeastOnce,
 }
 
-/// `max_rate: { window, at_most }`.
+/// `max_rate: { window, at_most, from }`.
 ///
 /// ```
 /// use retrylab::scenario::{MaxRateSpec, Millis};
 /// let m: MaxRateSpec = serde_saphyr::from_str("{ window: 1s, at_most: 10 }").unwrap();
 /// assert_eq!(m.window, Millis::from_secs(1));
+/// assert_eq!(m.from, None);
+/// let settled: MaxRateSpec =
+///     serde_saphyr::from_str("{ window: 1s, at_most: 10, from: 3s }").unwrap();
+/// assert_eq!(settled.from, Some(Millis::from_secs(3)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -528,6 +532,10 @@ pub struct MaxRateSpec {
     pub window: Millis,
     /// Requests allowed in any window.
     pub at_most: u64,
+    /// Only requests that arrived at or after this instant count: the rate once something
+    /// has settled (a fleet's start, an outage's end), not while it settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Millis>,
 }
 
 /// `header: { name, values: [...] }`.
@@ -618,20 +626,28 @@ impl IdempotentBy {
     }
 }
 
-/// `amplification: { at_most: x }`: requests received per logical call.
+/// `amplification: { at_most: x, p99_at_most: n }`: requests received per logical call over
+/// the run, and attempts of one call at the 99th percentile; one of the two at least.
 ///
 /// ```
 /// use retrylab::scenario::AmplificationSpec;
 /// let a: AmplificationSpec = serde_saphyr::from_str("{ at_most: 1.5 }").unwrap();
-/// assert_eq!(a.at_most, 1.5);
+/// assert_eq!((a.at_most, a.p99_at_most), (Some(1.5), None));
+/// let both: AmplificationSpec = serde_saphyr::from_str("{ at_most: 1.5, p99_at_most: 3 }").unwrap();
+/// assert_eq!(both.p99_at_most, Some(3));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct AmplificationSpec {
-    /// The bound, at least 1.
-    pub at_most: f64,
+    /// Requests the endpoints received per logical call over the whole run, at least 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    /// Attempts of one logical call at the 99th percentile across the calls (nearest rank),
+    /// at least 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_at_most: Option<u32>,
 }
 
 /// `retry_waves: { k, window, at_most }`: at most `at_most` windows in which `k` or more

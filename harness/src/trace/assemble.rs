@@ -10,6 +10,7 @@ use retrylab_endpoints::{
     CloseKind, DedupeOutcome, Endpoint, LedgerSnapshot, RequestId, RequestRecord, ResponseOutcome,
 };
 
+use super::call_windows::CallWindows;
 use super::record::Recorder;
 use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, ConnEvent, ConnEventKind, ConnUse, Effect, EndKind,
@@ -27,13 +28,19 @@ pub(crate) struct Assembled {
     pub(crate) unmatched: Vec<String>,
     /// Each endpoint's ledger, by endpoint name, in the scenario's order.
     pub(crate) ledgers: Vec<(String, LedgerSnapshot)>,
+    /// The (client, call) of each request of each ledger (in the order of `ledgers`, by
+    /// request index): `None` for a hand-off, and for a request no call of its client could
+    /// be found for, which no check may count for a call it did not belong to.
+    pub(crate) request_calls: Vec<Vec<Option<(u32, u32)>>>,
 }
 
 /// Assembles the trace from every source. `header` is the trace header (backend, seed, the
-/// pinned configuration).
+/// pinned configuration); `clients` the run's client instances (`operation.clients`), which
+/// tells the harness's idempotency keys from look-alikes.
 pub(crate) fn assemble(
     header: Vec<(String, String)>,
     end_ms: u64,
+    clients: u32,
     calls: Vec<Call>,
     recorder: Recorder,
     network: &Net,
@@ -69,12 +76,15 @@ pub(crate) fn assemble(
     let mut messages = Vec::new();
     let mut late_requests = Vec::new();
     let mut unmatched = Vec::new();
+    let mut request_calls = Vec::with_capacity(ledgers.len());
+    // Rebuilt attempts that started before any call of their client had: no call to give.
+    let mut unattributed = Vec::new();
     // Built on first use: only clients that bypass the harness surfaces need it.
     let mut segments: Option<SegmentIndex> = None;
     // Without a segment log (real sockets, turmoil), attempts are rebuilt from the
     // endpoints' instants.
     let from_endpoints = !network.logs_segments();
-    let idle = IdleCalls::new(&calls);
+    let windows = CallWindows::new(&calls);
 
     for (index, ledger) in ledgers.iter().enumerate() {
         let endpoint = endpoint_names[index];
@@ -82,6 +92,7 @@ pub(crate) fn assemble(
         // The attempt each request of this ledger was, by request index: dedupe's answers
         // name earlier requests, which the timeline shows as attempts.
         let mut attempt_of: Vec<Option<u32>> = Vec::with_capacity(ledger.requests.len());
+        let mut call_of: Vec<Option<(u32, u32)>> = Vec::with_capacity(ledger.requests.len());
         for request in &ledger.requests {
             let attempt_id = wire::attempt_tag(&request.headers);
             let call_id = wire::call_tag(&request.headers);
@@ -105,11 +116,13 @@ pub(crate) fn assemble(
             if request.headers.first_value(&HAND_OFF_HEADER_NAME).is_some() {
                 // A built-in client's dead-letter hand-off: an effect, not an attempt.
                 attempt_of.push(None);
+                call_of.push(None);
                 continue;
             }
             match attempt_id.and_then(|id| attempts.get_mut((id as usize).checked_sub(1)?)) {
                 Some(attempt) => {
                     attempt_of.push(Some(attempt.id));
+                    call_of.push(Some((attempt.client_id, attempt.call_id)));
                     // A request resent on another connection is the same attempt: the
                     // answer it shows is that of its last request.
                     attempt.answered_by = answered_by;
@@ -130,40 +143,50 @@ pub(crate) fn assemble(
                         Instants::Segments(segments.get_or_insert_with(|| SegmentIndex::new(&log)))
                     };
                     let id = attempts.len() as u32 + 1;
-                    let mut attempt =
-                        reconstruct(instants, &mut interner, request, response, &calls, id);
+                    let mut attempt = reconstruct(instants, &mut interner, request, response, id);
                     // The client that opened the connection made the request (client 0
                     // unless a fleet's other client did); the call is that client's call
                     // running when it started.
-                    let client = clients_of_conns.get(&request.conn_id).copied();
-                    if let Some(client) = client.filter(|&c| c != 0) {
-                        attempt.client_id = client;
-                        attempt.call_id =
-                            call_of_client_by_window(&calls, client, attempt.start_ms).unwrap_or(0);
-                    } else if fleet {
-                        attempt.call_id =
-                            call_of_client_by_window(&calls, 0, attempt.start_ms).unwrap_or(0);
+                    let client = clients_of_conns.get(&request.conn_id).copied().unwrap_or(0);
+                    attempt.client_id = client;
+                    let call = windows.call_at(client, attempt.start_ms);
+                    match call {
+                        Some(call) => attempt.call_id = call,
+                        // Its `call_id` stays 0, and the index leaves it out of call 0.
+                        None => unattributed.push(id),
                     }
                     attempt.answered_by = answered_by;
                     attempts.push(attempt);
                     attempt_of.push(Some(id));
+                    call_of.push(call.map(|call| (client, call)));
                     // Without a call tag a request names no call; one that arrived while no
-                    // call was running came from a call that had returned (a task it left
-                    // behind, say).
-                    if call_id.is_none() && idle.at(request.at_ms) {
+                    // call of its client was running came from one of its calls that had
+                    // returned (a task it left behind, say). Other clients' calls, running
+                    // or not, say nothing about it.
+                    let returned = call_id
+                        .is_none()
+                        .then(|| windows.returned_before(client, request.at_ms))
+                        .flatten();
+                    if let Some(call_id) = returned {
                         late_requests.push(LateRequest {
                             at_ms: request.at_ms,
                             endpoint,
-                            call_id: call_by_window(&calls, request.at_ms).unwrap_or(0),
+                            client_id: client,
+                            call_id,
                             attempt_id: Some(id),
                         });
                     }
                 }
             }
             if let Some(call_id) = call_id {
-                // The call of the request's client: in a fleet, every client has a call 0.
+                // The call of the request's client: in a fleet, every client has a call 0,
+                // and the harness's surfaces send the client's tag beside the call's.
+                let client_id = if fleet {
+                    wire::client_tag(&request.headers).unwrap_or(0)
+                } else {
+                    0
+                };
                 let call = if fleet {
-                    let client_id = wire::client_tag(&request.headers).unwrap_or(0);
                     fleet_calls
                         .get(&(client_id, call_id))
                         .and_then(|&i| calls.get(i))
@@ -175,12 +198,14 @@ pub(crate) fn assemble(
                     late_requests.push(LateRequest {
                         at_ms: request.at_ms,
                         endpoint,
+                        client_id,
                         call_id,
                         attempt_id,
                     });
                 }
             }
         }
+        request_calls.push(call_of);
         // Which call and attempt each request's effect went to: a stored message goes to the
         // same ones.
         let mut attributed = BTreeMap::new();
@@ -193,20 +218,25 @@ pub(crate) fn assemble(
             // the harness's surfaces send the client's tag with the call's, and otherwise the
             // client that opened the request's connection made it (0 unless a fleet runs).
             let key_text = effect.key.as_ref().and_then(|k| k.to_str().ok());
-            let client_id = key_text
-                .and_then(wire::client_of_key)
+            // A key names its client and call only when it is one the run handed out: of a
+            // client the run had (`key-7-3` in a fleet of 5, or in a run of one client, is
+            // some other key), and then both come from it.
+            let owner = key_text
+                .and_then(|k| Some((wire::client_of_key(k, clients)?, wire::call_of_key(k)?)));
+            let client_id = owner
+                .map(|(client, _)| client)
                 .or_else(|| request.and_then(|r| wire::client_tag(&r.headers)))
                 .or_else(|| request.and_then(|r| clients_of_conns.get(&r.conn_id).copied()))
                 .unwrap_or(0);
-            let call_id = key_text
-                .and_then(wire::call_of_key)
+            let call_id = owner
+                .map(|(_, call)| call)
                 .or_else(|| {
                     effect
                         .call_tag
                         .as_ref()
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                 })
-                .or_else(|| call_of_client_by_window(&calls, client_id, effect.at_ms));
+                .or_else(|| windows.call_at(client_id, effect.at_ms));
             let key = effect
                 .key
                 .as_ref()
@@ -249,11 +279,12 @@ pub(crate) fn assemble(
     if !attempts.is_sorted_by_key(order) {
         attempts.sort_by_key(order);
     }
-    renumber(&mut attempts);
+    unattributed.sort_unstable();
+    renumber(&mut attempts, &unattributed);
     effects.sort_by_key(|e| (e.at_ms, e.attempt_id));
     // Stable: each broker's messages stay in the order it stored them.
     messages.sort_by_key(|m| m.at_ms);
-    late_requests.sort_by_key(|l| (l.at_ms, l.attempt_id));
+    late_requests.sort_by_key(|l| (l.at_ms, l.client_id, l.attempt_id));
     let connections = if from_endpoints {
         endpoint_connection_events(&ledgers, &endpoint_names)
     } else {
@@ -289,6 +320,7 @@ pub(crate) fn assemble(
             calls,
             late_requests,
             decisions,
+            unattributed,
             end_ms,
         },
         unmatched,
@@ -297,6 +329,7 @@ pub(crate) fn assemble(
             .map(|(name, _)| name.clone())
             .zip(ledgers)
             .collect(),
+        request_calls,
     }
 }
 
@@ -354,64 +387,6 @@ fn call_by_id(calls: &[Call], call_id: u32) -> Option<&Call> {
     }
 }
 
-/// The instants at which no call was running, though one had started: every call started
-/// by then had returned.
-struct IdleCalls {
-    /// The calls' start instants, ascending.
-    starts: Vec<u64>,
-    /// For each prefix of `starts`, the latest end among its calls (`u64::MAX`: one of them
-    /// never returned).
-    latest_end: Vec<u64>,
-}
-
-impl IdleCalls {
-    fn new(calls: &[Call]) -> IdleCalls {
-        let mut spans: Vec<(u64, u64)> = calls
-            .iter()
-            .map(|c| (c.start_ms, c.end_ms.unwrap_or(u64::MAX)))
-            .collect();
-        spans.sort_unstable();
-        let latest_end = spans
-            .iter()
-            .scan(0, |latest, (_, end)| {
-                *latest = (*latest).max(*end);
-                Some(*latest)
-            })
-            .collect();
-        IdleCalls {
-            starts: spans.iter().map(|(start, _)| *start).collect(),
-            latest_end,
-        }
-    }
-
-    /// Whether every call started by `at_ms` had returned before it (as for tagged
-    /// requests, a request in the very millisecond its call returned is not late).
-    fn at(&self, at_ms: u64) -> bool {
-        let started = self.starts.partition_point(|start| *start <= at_ms);
-        started
-            .checked_sub(1)
-            .is_some_and(|last| self.latest_end[last] < at_ms)
-    }
-}
-
-/// The call whose window contains `at_ms`, for sequential calls without a call tag.
-fn call_by_window(calls: &[Call], at_ms: u64) -> Option<u32> {
-    calls
-        .iter()
-        .rev()
-        .find(|c| c.start_ms <= at_ms)
-        .map(|c| c.call_id)
-}
-
-/// The call of `client` that started last at or before `at_ms`.
-fn call_of_client_by_window(calls: &[Call], client: u32, at_ms: u64) -> Option<u32> {
-    calls
-        .iter()
-        .rev()
-        .find(|c| c.client_id == client && c.start_ms <= at_ms)
-        .map(|c| c.call_id)
-}
-
 /// Where a rebuilt attempt's instants come from.
 #[derive(Clone, Copy)]
 enum Instants<'a> {
@@ -432,7 +407,6 @@ fn reconstruct(
     interner: &mut Interner,
     request: &retrylab_endpoints::RequestRecord,
     response: Option<&retrylab_endpoints::ResponseRecord>,
-    calls: &[Call],
     id: u32,
 ) -> Attempt {
     let conn = ConnId(request.conn_id);
@@ -502,11 +476,11 @@ fn reconstruct(
         .path_and_query()
         .map_or("/", |p| p.as_str())
         .to_owned();
-    let call_id = call_by_window(calls, start_ms).unwrap_or(0);
     Attempt {
         id,
+        // The caller attributes the attempt to its client and call.
         client_id: 0,
-        call_id,
+        call_id: 0,
         n: 0,
         conn_id: Some(request.conn_id),
         conn: if request.seq == 1 {
@@ -599,7 +573,9 @@ impl SegmentIndex {
 }
 
 /// Gives reconstructed attempts their position within their call, keeping surface attempts'.
-fn renumber(attempts: &mut [Attempt]) {
+/// Unattributed ones (`unattributed`, sorted ids) have no call to hold a position in: they
+/// keep 0.
+fn renumber(attempts: &mut [Attempt], unattributed: &[u32]) {
     let mut next: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for attempt in attempts.iter() {
         if !attempt.reconstructed {
@@ -609,7 +585,10 @@ fn renumber(attempts: &mut [Attempt]) {
             *n = (*n).max(attempt.n);
         }
     }
-    for attempt in attempts.iter_mut().filter(|a| a.reconstructed) {
+    for attempt in attempts
+        .iter_mut()
+        .filter(|a| a.reconstructed && unattributed.binary_search(&a.id).is_err())
+    {
         let n = next
             .entry((attempt.client_id, attempt.call_id))
             .or_insert(0);

@@ -60,7 +60,10 @@ impl<'t> TraceIndex<'t> {
         let mut calls: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
         let mut by_id = Vec::with_capacity(trace.attempts.len());
         for (i, a) in trace.attempts.iter().enumerate() {
-            calls.entry((a.client_id, a.call_id)).or_default().push(i);
+            // An attempt no call could be named for is no call's, call 0's least of all.
+            if trace.unattributed.is_empty() || trace.unattributed.binary_search(&a.id).is_err() {
+                calls.entry((a.client_id, a.call_id)).or_default().push(i);
+            }
             by_id.push((a.id, i));
         }
         let by_id = ById::new(by_id);
@@ -237,5 +240,24 @@ mod tests {
                 None
             ]
         );
+    }
+
+    /// An attempt no call could be named for is in no call's attempts, though its
+    /// `call_id` reads 0, and can still be looked up by id.
+    #[test]
+    fn unattributed_attempts_are_no_calls() {
+        let mut stray = attempt(0, 0, 0, 0, Some(1));
+        stray.id = 9;
+        let mut first = attempt(0, 0, 1, 5, Some(6));
+        first.id = 1;
+        let trace = Trace {
+            attempts: vec![stray, first],
+            unattributed: vec![9],
+            ..Trace::default()
+        };
+        let index = TraceIndex::new(&trace);
+        let of_call_0: Vec<u32> = index.attempts_of(0, 0).iter().map(|a| a.id).collect();
+        assert_eq!(of_call_0, [1]);
+        assert_eq!(index.attempt(9).map(|a| a.start_ms), Some(0));
     }
 }

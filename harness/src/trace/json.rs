@@ -24,6 +24,10 @@ struct TraceDoc<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     messages: Vec<MessageDoc<'a>>,
     late_requests: Vec<LateDoc<'a>>,
+    /// Only when some attempt could be attributed to no call, so that other traces read as
+    /// before.
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    unattributed_attempts: &'a [u32],
     end_ms: u64,
     /// Only when more than one client made calls, so that other traces read as before.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +126,7 @@ struct MessageDoc<'a> {
 struct LateDoc<'a> {
     at_ms: u64,
     endpoint: &'a str,
+    client_id: u32,
     call_id: u32,
     attempt_id: Option<u32>,
 }
@@ -266,10 +271,12 @@ impl Trace {
                 .map(|l| LateDoc {
                     at_ms: l.at_ms,
                     endpoint: name(l.endpoint),
+                    client_id: l.client_id,
                     call_id: l.call_id,
                     attempt_id: l.attempt_id,
                 })
                 .collect(),
+            unattributed_attempts: &self.unattributed,
             end_ms: self.end_ms,
             fleet: self.fleet(),
         };

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::policy::Observed;
 
 pub(crate) mod assemble;
+mod call_windows;
 pub(crate) mod index;
 pub(crate) mod redaction;
 mod render;
@@ -382,6 +383,8 @@ pub struct LateRequest {
     pub at_ms: u64,
     /// The endpoint.
     pub endpoint: Name,
+    /// The client whose call it belongs to (0 unless a fleet runs).
+    pub client_id: u32,
     /// The call it belongs to.
     pub call_id: u32,
     /// The attempt, when known.
@@ -412,6 +415,11 @@ pub struct Trace {
     pub late_requests: Vec<LateRequest>,
     /// Decisions of the reference client, in order.
     pub decisions: Vec<DecisionRecord>,
+    /// Attempts (by id, ascending) rebuilt from what the endpoints received, that started
+    /// before any call of their client had: no call can be named for them. Their `call_id`
+    /// is 0 and their `n` 0, and no check counts them for a call (they are left out of every
+    /// call's attempts); the report lists them.
+    pub unattributed: Vec<u32>,
     /// The virtual instant the run ended.
     pub end_ms: u64,
 }
@@ -446,17 +454,42 @@ pub struct Interner {
     /// FNV-1a: the index hashes a few short names per attempt, where `SipHash`'s setup
     /// dominates. It is only looked up, never iterated, so no output depends on its order.
     index: fnv::FnvHashMap<String, Name>,
+    /// The names interned or looked up last, newest first: a run interns the same few
+    /// (its method, its path, the client's state) on every attempt, and comparing a short
+    /// text with a handful of names costs less than hashing it and probing the index.
+    recent: [Option<Name>; RECENT_NAMES],
 }
+
+/// How many names [`Interner`] compares a text with before it looks in its index.
+const RECENT_NAMES: usize = 4;
 
 impl Interner {
     /// The name for `text`, allocating only the first time it is seen.
     pub fn intern(&mut self, text: &str) -> Name {
-        if let Some(name) = self.index.get(text) {
-            return *name;
+        let names = &self.names;
+        let hit = self
+            .recent
+            .iter()
+            .map_while(|recent| *recent)
+            .position(|name| names.get(name.0 as usize).is_some_and(|n| n == text));
+        if let Some(i) = hit {
+            // Moved to the front, so the few names of one attempt stay in the cache.
+            self.recent[..=i].rotate_right(1);
+            if let Some(name) = self.recent[0] {
+                return name;
+            }
         }
-        let name = Name(self.names.len() as u32);
-        self.names.push(text.to_owned());
-        self.index.insert(text.to_owned(), name);
+        let name = match self.index.get(text) {
+            Some(name) => *name,
+            None => {
+                let name = Name(self.names.len() as u32);
+                self.names.push(text.to_owned());
+                self.index.insert(text.to_owned(), name);
+                name
+            }
+        };
+        self.recent.rotate_right(1);
+        self.recent[0] = Some(name);
         name
     }
 
@@ -467,7 +500,11 @@ impl Interner {
             .enumerate()
             .map(|(i, n)| (n.clone(), Name(i as u32)))
             .collect();
-        Interner { names, index }
+        Interner {
+            names,
+            index,
+            recent: [None; RECENT_NAMES],
+        }
     }
 
     /// The text of an interned name.
@@ -520,6 +557,28 @@ impl Spent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names come back the same whether the recent names or the index answer: more texts
+    /// than the cache holds, in turns, from an empty interner and from one made of names.
+    #[test]
+    fn interning_answers_the_same_from_the_cache_and_the_index() {
+        let texts = ["POST", "/orders", "a", "b", "c", "d", "e"];
+        for mut interner in [
+            Interner::default(),
+            Interner::from_names(vec!["e".to_owned(), "POST".to_owned()]),
+        ] {
+            let first: Vec<Name> = texts.iter().map(|t| interner.intern(t)).collect();
+            for round in 0..3 {
+                for (i, text) in texts.iter().enumerate().skip(round) {
+                    assert_eq!(interner.intern(text), first[i], "{text} in round {round}");
+                    assert_eq!(interner.intern("POST"), first[0]);
+                    assert_eq!(interner.name(first[i]), *text);
+                }
+            }
+            let distinct: std::collections::BTreeSet<Name> = first.iter().copied().collect();
+            assert_eq!(distinct.len(), texts.len());
+        }
+    }
 
     fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -> Attempt {
         Attempt {

@@ -63,6 +63,25 @@ struct State {
     /// The client of a fleet each connection was opened by, for the clients other than the
     /// first (conn id -> client index); a rebuilt attempt on none of them is client 0's.
     client_of_conn: BTreeMap<u64, u32>,
+    /// The virtual instant read last and its milliseconds: an attempt's head, its end and
+    /// the decision after it often come at one instant, whose milliseconds are then not
+    /// worked out again.
+    last_read: Option<(tokio::time::Instant, u64)>,
+}
+
+impl State {
+    /// Virtual milliseconds now on `clock`.
+    fn now_ms(&mut self, clock: &VirtualClock) -> u64 {
+        let at = tokio::time::Instant::now();
+        match self.last_read {
+            Some((last, ms)) if last == at => ms,
+            _ => {
+                let ms = clock.ms_at(at);
+                self.last_read = Some((at, ms));
+                ms
+            }
+        }
+    }
 }
 
 /// Why a run was stopped from inside.
@@ -121,8 +140,8 @@ impl Recorder {
         if !self.shared.limit.take() {
             return None;
         }
-        let now = self.shared.clock.now_ms();
         let mut state = self.state();
+        let now = state.now_ms(&self.shared.clock);
         let method = state.interner.intern(method);
         let path = state.interner.intern(path);
         let id = state.attempts.len() as u32 + 1;
@@ -234,8 +253,8 @@ impl Recorder {
         conn_id: Option<u64>,
         retry_after: Option<&str>,
     ) {
-        let now = self.shared.clock.now_ms();
         let mut state = self.state();
+        let now = state.now_ms(&self.shared.clock);
         let retry_after = retry_after.map(|text| state.interner.intern(text));
         let conn_use = conn_id.map(|conn| {
             let seen = state.used.get_or_insert(conn, 0);
@@ -258,8 +277,8 @@ impl Recorder {
     /// The attempt ended now, with `end`; `failure` replaces the outcome when the attempt
     /// failed before a head arrived (or broke while its body was read).
     pub(crate) fn end(&self, attempt: u32, end: EndKind, failure: Option<AttemptOutcome>) {
-        let now = self.shared.clock.now_ms();
         let mut state = self.state();
+        let now = state.now_ms(&self.shared.clock);
         let connecting = state.connecting.get(u64::from(attempt)) == Some(true);
         let unnamed = attempt_mut(&mut state, attempt).is_some_and(|a| a.conn_id.is_none());
         if let (true, Some(conn)) = (unnamed, state.placed_on.get(u64::from(attempt))) {
@@ -285,8 +304,8 @@ impl Recorder {
 
     /// Records the reference client's decision after `attempt_id`.
     pub(crate) fn decision(&self, attempt_id: u32, kind: DecisionKind, state: Option<&str>) {
-        let at_ms = self.shared.clock.now_ms();
         let mut state_guard = self.state();
+        let at_ms = state_guard.now_ms(&self.shared.clock);
         let state = state.map(|text| state_guard.interner.intern(text));
         state_guard.decisions.push(DecisionRecord {
             attempt_id,

@@ -114,16 +114,41 @@ impl Validator<'_> {
                     "at least 1",
                 );
             }
+            // A wave is `k` distinct clients: a smaller fleet has none, and the check would
+            // pass whatever its clients did.
+            if w.k > o.clients {
+                self.err_expected(
+                    "expect.retry_waves.k",
+                    format!(
+                        "a wave is {} or more clients retrying, and the fleet has {} \
+                         (`operation.clients`): no run could show one",
+                        w.k, o.clients
+                    ),
+                    format!("at most {} (`operation.clients`)", o.clients),
+                );
+            }
         }
         if let Some(a) = &e.amplification {
-            if !(a.at_most.is_finite() && a.at_most >= 1.0) {
+            if let Some(at_most) = a.at_most.filter(|x| !(x.is_finite() && *x >= 1.0)) {
                 self.err_expected(
                     "expect.amplification.at_most",
-                    format!(
-                        "{} is below 1: every call makes at least one request",
-                        a.at_most
-                    ),
+                    format!("{at_most} is below 1: every call makes at least one request"),
                     "a number of at least 1",
+                );
+            }
+            if a.p99_at_most == Some(0) {
+                self.err_expected(
+                    "expect.amplification.p99_at_most",
+                    "0 is below 1: every call makes at least one attempt",
+                    "a count of at least 1",
+                );
+            }
+            if a.at_most.is_none() && a.p99_at_most.is_none() {
+                self.err_expected(
+                    "expect.amplification",
+                    "`amplification` bounds nothing",
+                    "`at_most` (requests per call over the run), `p99_at_most` (attempts of \
+                     one call at the 99th percentile), or both",
                 );
             }
         }

@@ -1,0 +1,320 @@
+//! One file's runs under `retrylab run`: a row per seed, or one for a file that did not run.
+
+use retrylab::scenario::{ClientSpec, MAX_SWEEP_CALLS, Scenario};
+use retrylab::suite::{Clients, ScenarioFile};
+use retrylab::{Judgement, Report};
+
+use crate::files::{Load, load};
+use crate::run::{Format, Plan, Seeds};
+
+/// How one run of the command line ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Every verdict passed.
+    Passed,
+    /// A verdict failed or could not be judged.
+    Failed,
+    /// The file does not load (its errors are the row's summary).
+    Invalid,
+    /// Not run: the scenario names a custom client, which only Rust code can register, or
+    /// needs a feature of retrylab this build lacks.
+    Skipped,
+}
+
+impl Status {
+    /// The table's mark.
+    pub(crate) fn mark(self) -> &'static str {
+        match self {
+            Status::Passed => "ok",
+            Status::Failed => "FAIL",
+            Status::Invalid => "ERR",
+            Status::Skipped => "skip",
+        }
+    }
+
+    /// The JSON `status`.
+    fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Invalid => "invalid",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One run, or a file that did not run, as every format prints it.
+pub(crate) struct Row {
+    /// The file's name without extension, `@seed-<n>` added when the file runs several seeds.
+    pub(crate) name: String,
+    /// The file as given or found (`scenarios/http/429.yaml`).
+    pub(crate) file: String,
+    /// The seed of the run; none for a file that did not run.
+    pub(crate) seed: Option<u64>,
+    pub(crate) status: Status,
+    pub(crate) detail: String,
+    /// A failed run's report (verdicts, calls, timeline), an invalid file's errors.
+    pub(crate) summary: Option<String>,
+    /// A failed run's verdicts that did not pass, one line each (`FAIL outcome: ...`).
+    pub(crate) failed: Vec<String>,
+    /// A passed fleet's view (its outcomes and attempts per bucket), printed after the
+    /// table; a failed run's summary has it already.
+    pub(crate) fleet: Option<Vec<String>>,
+    pub(crate) json: Option<serde_json::Value>,
+}
+
+impl Row {
+    /// A file, or a seed of one, that did not run: skipped or invalid, and why.
+    fn not_run(
+        file: &ScenarioFile,
+        name: String,
+        status: Status,
+        detail: String,
+        why: String,
+        json: bool,
+    ) -> Row {
+        Row {
+            json: json.then(|| not_run_json(&name, status, &why)),
+            name,
+            file: file.display.clone(),
+            seed: None,
+            status,
+            detail,
+            // A skipped file's reason is its detail; only errors get a section of their own.
+            summary: (status == Status::Invalid).then_some(why),
+            failed: Vec::new(),
+            fleet: None,
+        }
+    }
+}
+
+/// The scenario with the command line's `--backend` and `--client` in place of its own,
+/// checked again as a whole: what the file asks of the old backend or client may not hold
+/// for the new one.
+fn overridden(mut scenario: Scenario, plan: &Plan) -> Result<Scenario, String> {
+    let mut what = Vec::new();
+    if let Some(backend) = plan.backend {
+        scenario.backend = backend;
+        what.push(format!("--backend {}", backend.name()));
+    }
+    if let Some(client) = &plan.client {
+        scenario.client = client.clone();
+        what.push(format!("--client {}", client.name()));
+    }
+    if what.is_empty() {
+        return Ok(scenario);
+    }
+    scenario
+        .validate()
+        .map(|()| scenario)
+        .map_err(|errors| format!("with {}:\n{errors}", what.join(" ")))
+}
+
+/// Runs `file` as `plan` says: a row per seed, or one row for a file that did not run.
+pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) -> Vec<Row> {
+    let json = plan.format == Format::Json;
+    let name = file.test_name.clone();
+    let scenario = match load(file) {
+        Ok(scenario) => scenario,
+        // Sound, but not for this build (`backend: turmoil` without the feature).
+        Err(Load::Lacking { feature, error }) => {
+            let detail = format!("skipped (needs retrylab's `{feature}` feature)");
+            return vec![Row::not_run(
+                file,
+                name,
+                Status::Skipped,
+                detail,
+                error,
+                json,
+            )];
+        }
+        Err(Load::Invalid(errors)) => {
+            // Every format prints an invalid file's errors one line each: JSON's `why`, the
+            // JUnit error's text and the human summary alike.
+            let detail = "invalid scenario".to_owned();
+            return vec![Row::not_run(
+                file,
+                name,
+                Status::Invalid,
+                detail,
+                errors.to_string(),
+                json,
+            )];
+        }
+    };
+    let scenario = match overridden(scenario, plan) {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            let detail = "invalid with the command line's overrides".to_owned();
+            return vec![Row::not_run(
+                file,
+                name,
+                Status::Invalid,
+                detail,
+                error,
+                json,
+            )];
+        }
+    };
+    if let ClientSpec::Custom(client) = &scenario.client {
+        let why = format!(
+            "skipped: the client is `custom: {client}`, which only Rust code can register \
+             (retrylab::scenario_main! with a client registry), or run it with --client and \
+             a reference policy"
+        );
+        let detail = format!("skipped (custom client: {client})");
+        return vec![Row::not_run(file, name, Status::Skipped, detail, why, json)];
+    }
+    // Loading bounded the file's own range (`retrylab::scenario::MAX_SEEDS`); the command
+    // line's was bounded in seeds, and its calls are bounded here as a file's are. The seeds
+    // are walked, never collected, so nothing is spent per seed before a run.
+    let seeds = match (plan.seeds, &scenario.seeds, scenario.effective_seed()) {
+        (Seeds::Range(range), _, _) => {
+            let o = &scenario.operation;
+            let calls = u128::from(range.len()) * u128::from(o.calls) * u128::from(o.clients);
+            if calls > u128::from(MAX_SWEEP_CALLS) {
+                let why = format!(
+                    "{}: --seeds={range} makes {calls} calls ({} seeds of {} calls), at most \
+                     {MAX_SWEEP_CALLS} in a sweep of seeds",
+                    file.display,
+                    range.len(),
+                    u128::from(o.calls) * u128::from(o.clients)
+                );
+                let detail = "not runnable".to_owned();
+                return vec![Row::not_run(file, name, Status::Invalid, detail, why, json)];
+            }
+            range.iter()
+        }
+        (Seeds::Sweep, Some(range), _) => range.iter(),
+        (_, _, Ok(seed)) => seed..=seed,
+        (_, _, Err(error)) => {
+            let detail = "not runnable".to_owned();
+            let why = error.to_string();
+            return vec![Row::not_run(file, name, Status::Invalid, detail, why, json)];
+        }
+    };
+    let many = seeds.start() != seeds.end();
+    let mut rows = Vec::new();
+    for seed in seeds {
+        let name = if many {
+            format!("{}@seed-{seed}", file.test_name)
+        } else {
+            file.test_name.clone()
+        };
+        let report = match clients.run(&scenario, seed) {
+            Ok(report) => report,
+            Err(error) => {
+                let detail = "not runnable".to_owned();
+                let mut row =
+                    Row::not_run(file, name, Status::Invalid, detail, error.to_string(), json);
+                row.seed = Some(seed);
+                rows.push(row);
+                continue;
+            }
+        };
+        let status = if report.passed() {
+            Status::Passed
+        } else {
+            Status::Failed
+        };
+        if let Some(snapshots) = plan.snapshots.as_mut() {
+            snapshots.record(&file.display, &report);
+        }
+        let trace = report.trace();
+        let detail = format!(
+            "{} attempts, {} calls, ended at {}",
+            trace.attempts.len(),
+            trace.calls.len(),
+            retrylab::trace::seconds(trace.end_ms)
+        );
+        rows.push(Row {
+            json: json.then(|| report_json(&name, status, &report)),
+            summary: (status == Status::Failed).then(|| failure_summary(&report, plan.format)),
+            failed: report
+                .failures()
+                .map(|v| format!("{} {}: {}", v.judgement.mark(), v.check, v.message))
+                .collect(),
+            fleet: (status == Status::Passed)
+                .then(|| trace.fleet().map(|view| view.lines()))
+                .flatten(),
+            name,
+            file: file.display.clone(),
+            seed: Some(seed),
+            status,
+            detail,
+        });
+    }
+    rows
+}
+
+/// A failed run's summary, then the attempts its failed verdicts name, marked: coloured only
+/// in the human table on a terminal without `NO_COLOR`, as `JUnit` XML would carry the
+/// escapes as text.
+fn failure_summary(report: &Report, format: Format) -> String {
+    use std::io::IsTerminal as _;
+    let colour = format == Format::Human
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let style = retrylab::diagnostic::Style::coloured(colour);
+    let mut text = report.summary();
+    if let Some(marked) = retrylab::diagnostic::offending_attempts(report, &style) {
+        text.push_str(&marked);
+    }
+    text
+}
+
+/// A file that did not run: its name, why, and nothing else.
+fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "status": status.name(),
+        "passed": false,
+        "why": why,
+    })
+}
+
+/// One run: its name, seed, status, every verdict with its findings (call and attempt),
+/// the warnings, the report text (the snapshot's, stable across runs and machines) and
+/// the trace.
+fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value {
+    let verdicts: Vec<serde_json::Value> = report
+        .verdicts()
+        .iter()
+        .map(|v| {
+            let findings: Vec<serde_json::Value> = v
+                .findings
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "client": f.call.map(|c| c.client),
+                        "call": f.call.map(|c| c.call),
+                        "attempt": f.attempt,
+                        "message": f.message,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "check": v.check,
+                "judgement": match v.judgement {
+                    Judgement::Passed => "passed",
+                    Judgement::Failed => "failed",
+                    _ => "not_judged",
+                },
+                "message": v.message,
+                "findings": findings,
+            })
+        })
+        .collect();
+    let trace = serde_json::from_str::<serde_json::Value>(&report.trace().to_json())
+        .unwrap_or(serde_json::Value::Null);
+    serde_json::json!({
+        "name": name,
+        "seed": report.seed(),
+        "status": status.name(),
+        "passed": status == Status::Passed,
+        "verdicts": verdicts,
+        "warnings": report.warnings(),
+        "report": report.snapshot_text(),
+        "trace": trace,
+    })
+}

@@ -344,8 +344,12 @@ pub mod adapters;
 mod backend;
 mod check;
 pub mod client;
+#[cfg(feature = "diagnostics")]
+pub mod diagnostic;
 pub mod env;
 pub mod overrides;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod policy;
 pub mod prelude;
 mod report;

@@ -1003,8 +1003,25 @@ fn run_junit_parses_back_with_its_counts() {
             .message
             .contains("custom client: mine")
     );
+    // A failure's text ends with its offending attempts, never coloured in XML.
+    assert!(
+        failure.text.contains("offending attempts:"),
+        "{}",
+        failure.text
+    );
+    assert!(!failure.text.contains("\\u{1b}"), "{}", failure.text);
+    // An invalid file's errors are the one-line form, `file:line:col path: message`, not
+    // the drawing `check --format human` makes of them.
     let error = cases[5].status.error_as_ref();
     assert!(error.text.contains("operation"), "{}", error.text);
+    assert!(
+        error
+            .text
+            .lines()
+            .all(|line| line.contains("d-invalid.yaml:") && !line.contains('×')),
+        "{}",
+        error.text
+    );
 }
 
 /// `--update-snapshots` rewrites the snapshot of a file with `snapshot: true` from the run,

@@ -224,37 +224,7 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
     let mut problems = Vec::new();
     let mut judged = 0;
     for (client, call) in ctx.calls() {
-        let views: Vec<AttemptView> = ctx
-            .attempts_of(client, call)
-            .iter()
-            .filter_map(|a| {
-                let outcome = a.outcome.observed()?;
-                let end = a.end_ms?;
-                let at = a.head_ms.unwrap_or(end);
-                let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
-                    .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
-                if let Some(raw) = a.retry_after {
-                    view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
-                }
-                if let Some(answer) = answers.get(&a.id) {
-                    for (name, value) in &answer.headers {
-                        if name != "retry-after" {
-                            view = view.with_header(name, value);
-                        }
-                    }
-                    if let Some(status) = a.outcome.status() {
-                        let code =
-                            conformance
-                                .policy()
-                                .error_code(status, &answer.headers, &answer.body);
-                        if let Some(code) = code {
-                            view = view.with_error_code(&code);
-                        }
-                    }
-                }
-                Some(view)
-            })
-            .collect();
+        let views = views_of(ctx, &answers, &conformance, client, call);
         judged += views.len();
         let history = ClientHistory {
             client_index: client,
@@ -275,7 +245,8 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
                     client,
                     call,
                     format!("{}: {}", ctx.call_name(client, call), violation.message),
-                ),
+                )
+                .attempt(violation.attempt),
             ));
         }
     }
@@ -298,4 +269,77 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
             )
         },
     )
+}
+
+/// Retry windows by call: (client, call, window).
+#[cfg(feature = "plot")]
+pub(crate) type CallWindows = Vec<(u32, u32, crate::policy::RetryWindow)>;
+
+/// The windows `spec` allows each retry of each call in, as (client, call, window), judged
+/// on the same views of the attempts as [`check`]: what a plot shades.
+#[cfg(feature = "plot")]
+pub(crate) fn windows(ctx: &Ctx<'_>, spec: &PolicySpec) -> Result<CallWindows, String> {
+    let answers = answers(ctx);
+    let (spec, _) = with_open_count(spec);
+    let policy = spec.policy().map_err(|why| why.to_string())?;
+    let mut conformance = Conformance::new(policy)
+        .with_tolerance_ms(ctx.tolerance.ms())
+        .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()));
+    let mut out = Vec::new();
+    for (client, call) in ctx.calls() {
+        let views = views_of(ctx, &answers, &conformance, client, call);
+        conformance = conformance.with_client(ClientHistory {
+            client_index: client,
+            call_index: call,
+            attempts_before: 0,
+        });
+        out.extend(
+            conformance
+                .windows(&views)
+                .into_iter()
+                .map(|w| (client, call, w)),
+        );
+    }
+    Ok(out)
+}
+
+/// The attempts of one call as the policy sees them: those that ended, with their
+/// `Retry-After`, the scripted answer's headers and the policy's error code.
+fn views_of(
+    ctx: &Ctx<'_>,
+    answers: &BTreeMap<u32, Answer>,
+    conformance: &Conformance,
+    client: u32,
+    call: u32,
+) -> Vec<AttemptView> {
+    ctx.attempts_of(client, call)
+        .iter()
+        .filter_map(|a| {
+            let outcome = a.outcome.observed()?;
+            let end = a.end_ms?;
+            let at = a.head_ms.unwrap_or(end);
+            let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
+                .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
+            if let Some(raw) = a.retry_after {
+                view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
+            }
+            if let Some(answer) = answers.get(&a.id) {
+                for (name, value) in &answer.headers {
+                    if name != "retry-after" {
+                        view = view.with_header(name, value);
+                    }
+                }
+                if let Some(status) = a.outcome.status() {
+                    let code =
+                        conformance
+                            .policy()
+                            .error_code(status, &answer.headers, &answer.body);
+                    if let Some(code) = code {
+                        view = view.with_error_code(&code);
+                    }
+                }
+            }
+            Some(view)
+        })
+        .collect()
 }

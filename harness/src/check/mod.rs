@@ -135,6 +135,34 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
     marker::apply(scenario, report);
 }
 
+/// The windows the scenario's `conforms_to` policy allows each retry of `report`'s calls
+/// in, as (client, call, window); `None` when the scenario has no `conforms_to`. Computed on
+/// the views of the attempts the check judges.
+#[cfg(feature = "plot")]
+pub(crate) fn conforms_windows(
+    scenario: &Scenario,
+    report: &Report,
+) -> Option<Result<conforms::CallWindows, String>> {
+    let spec = scenario.expect.conforms_to.as_ref()?;
+    let epoch_unix_ms = match scenario.epoch_unix_ms() {
+        Ok(ms) => ms,
+        Err(error) => return Some(Err(error.to_string())),
+    };
+    let ctx = Ctx {
+        scenario,
+        trace: &report.trace,
+        ledgers: &report.ledgers,
+        request_calls: &report.request_calls,
+        epoch_unix_ms,
+        long_polls: &report.long_polls,
+        unsettled: report.unsettled.as_deref(),
+        end: &report.end,
+        tolerance: Tolerance(scenario.tolerance_ms()),
+        index: TraceIndex::new(&report.trace),
+    };
+    Some(conforms::windows(&ctx, spec))
+}
+
 /// Why the run's evidence is incomplete, when it is: the run ended before every call
 /// returned (a limit, a panic, the wall clock), so no expectation can be judged on it.
 fn incomplete(report: &Report) -> Option<String> {

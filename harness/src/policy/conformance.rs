@@ -96,6 +96,17 @@ pub struct Conformance {
     attempt_timeout_ms: Option<u64>,
 }
 
+/// When a policy lets the retry after attempt `after` start ([`Conformance::windows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryWindow {
+    /// The attempt the retry follows.
+    pub after: u32,
+    /// The earliest instant the retry may start, in ms of virtual time.
+    pub earliest_ms: u64,
+    /// The latest, in ms of virtual time.
+    pub latest_ms: u64,
+}
+
 /// A retry that landed in a uniform window, for the pinned-bound check. It keeps the facts,
 /// not their text: every jittered retry of a call lands, and only a pinned finding is
 /// described (a string per landing was most of the judging of a long jittered call).
@@ -226,6 +237,62 @@ impl Conformance {
         }
         if self.tolerance_ms == 0 {
             out.extend(pinned(&landings));
+        }
+        self.client.call_index = self.client.call_index.saturating_add(1);
+        self.client.attempts_before = self
+            .client
+            .attempts_before
+            .saturating_add(attempts.len() as u64);
+        out
+    }
+
+    /// The windows the policy allows one call's retries in, as instants of virtual time:
+    /// after each attempt a next one followed, the next may start from `earliest_ms` to
+    /// `latest_ms` (before any tolerance). The policy's state is replayed as
+    /// [`Conformance::check_call`] replays it, so the windows of a call follow from the calls
+    /// before it; a plot shades them.
+    ///
+    /// ```
+    /// use retrylab::policy::{AttemptView, Conformance, FixedConfig, Observed, RetryWindow};
+    /// use std::time::Duration;
+    ///
+    /// let policy = FixedConfig { delay: Duration::from_millis(100), ..Default::default() };
+    /// let attempts = [
+    ///     AttemptView::new(1, Observed::Status(503), 0, Some(10), 10),
+    ///     AttemptView::new(2, Observed::Status(200), 110, Some(120), 120),
+    /// ];
+    /// let windows = Conformance::new(policy.into_policy()).windows(&attempts);
+    /// assert_eq!(windows, [RetryWindow { after: 1, earliest_ms: 110, latest_ms: 110 }]);
+    /// ```
+    pub fn windows(&mut self, attempts: &[AttemptView]) -> Vec<RetryWindow> {
+        let mut out = Vec::new();
+        for (i, ctx) in attempts.iter().enumerate() {
+            let history = CallHistory::new(&attempts[..i], &self.client);
+            let next = attempts.get(i + 1);
+            if let (
+                Envelope::Retry {
+                    min_ms,
+                    max_ms,
+                    from,
+                    ..
+                },
+                Some(_),
+            ) = (self.policy.envelope(ctx, &history), next)
+            {
+                let anchor = ctx.anchor_ms(from);
+                out.push(RetryWindow {
+                    after: ctx.n,
+                    earliest_ms: anchor.saturating_add(min_ms),
+                    latest_ms: anchor.saturating_add(max_ms),
+                });
+            }
+            let step = match next {
+                Some(nx) => Next::Retried {
+                    start_ms: nx.start_ms,
+                },
+                None => Next::Stopped,
+            };
+            self.policy.record(ctx, &history, step);
         }
         self.client.call_index = self.client.call_index.saturating_add(1);
         self.client.attempts_before = self

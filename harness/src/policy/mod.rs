@@ -47,7 +47,7 @@ pub use attempt::{
 };
 pub use aws::{AwsConfig, AwsRetry};
 pub use classify::{RetryOn, RetryOnItem, RetryOnParseError};
-pub use conformance::{Conformance, Violation, ViolationKind, conforms};
+pub use conformance::{Conformance, RetryWindow, Violation, ViolationKind, conforms};
 pub use exponential::{Exponential, ExponentialConfig};
 pub use fibonacci::{Fibonacci, FibonacciConfig};
 pub use fixed::{Fixed, FixedConfig};

@@ -4,11 +4,41 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::ValueEnum;
+
 use crate::files::{Load, files, load};
+
+/// How `retrylab check` prints errors and warnings.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckFormat {
+    /// Each drawn with its source lines (`retrylab::diagnostic`).
+    Human,
+    /// One line each, the form goldens and scripts read.
+    Short,
+}
+
+/// How `check` draws its errors (on standard error) and warnings (on standard output), or
+/// `None` for one line each.
+fn drawing(format: Option<CheckFormat>) -> [Option<retrylab::diagnostic::Style>; 2] {
+    use std::io::IsTerminal as _;
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let terminals = [
+        std::io::stderr().is_terminal(),
+        std::io::stdout().is_terminal(),
+    ];
+    terminals.map(|terminal| match format {
+        Some(CheckFormat::Short) => None,
+        None if !terminal => None,
+        _ => Some(retrylab::diagnostic::Style::coloured(
+            terminal && !no_colour,
+        )),
+    })
+}
 
 /// Checks every file `paths` names: `ok`, `skip` or `error` for each, its warnings, then
 /// the counts.
-pub(crate) fn check(paths: &[PathBuf]) -> ExitCode {
+pub(crate) fn check(paths: &[PathBuf], format: Option<CheckFormat>) -> ExitCode {
+    let [errors_drawn, warnings_drawn] = drawing(format);
     let files = match files(paths) {
         Ok(files) => files,
         Err(error) => {
@@ -26,6 +56,12 @@ pub(crate) fn check(paths: &[PathBuf]) -> ExitCode {
         match load(file).map(|s| s.warnings()) {
             Ok(warnings) => {
                 let _ = writeln!(out, "ok    {}", file.display);
+                if let (Some(style), false) = (&warnings_drawn, warnings.is_empty()) {
+                    let source = retrylab::diagnostic::source_of(&file.path);
+                    let drawn = retrylab::diagnostic::render_warnings(&warnings, &source, style);
+                    let _ = write!(out, "{drawn}");
+                    continue;
+                }
                 for warning in warnings {
                     let _ = writeln!(out, "warning: {warning}");
                 }
@@ -43,7 +79,13 @@ pub(crate) fn check(paths: &[PathBuf]) -> ExitCode {
                 let _ = writeln!(out, "error {}", file.display);
                 // The error follows its file's line on a terminal, where both streams meet.
                 let _ = out.flush();
-                eprintln!("{error}");
+                match &errors_drawn {
+                    Some(style) => {
+                        let source = retrylab::diagnostic::source_of(&file.path);
+                        eprint!("{}", retrylab::diagnostic::render(&error, &source, style));
+                    }
+                    None => eprintln!("{error}"),
+                }
             }
         }
     }

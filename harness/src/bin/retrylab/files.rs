@@ -61,8 +61,8 @@ pub(crate) enum Load {
         feature: &'static str,
         error: String,
     },
-    /// It is wrong: its errors.
-    Invalid(String),
+    /// It is wrong: its errors, kept whole so that `check` can draw each under its line.
+    Invalid(retrylab::scenario::ScenarioErrors),
 }
 
 pub(crate) fn load(file: &ScenarioFile) -> Result<Scenario, Load> {
@@ -71,6 +71,6 @@ pub(crate) fn load(file: &ScenarioFile) -> Result<Scenario, Load> {
             feature,
             error: e.to_string(),
         },
-        None => Load::Invalid(e.to_string()),
+        None => Load::Invalid(e),
     })
 }

@@ -6,6 +6,7 @@
 //! retrylab run scenarios --format junit > retrylab.xml   # one test case per file and seed
 //! retrylab run scenarios/http/429.yaml --seeds=0..99 --client exponential
 //! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
+//! retrylab plot scenarios/http/429.yaml -o timeline.svg   # the run drawn (or .png)
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! retrylab schema > schema.json          # the JSON Schema of scenario files
@@ -22,6 +23,7 @@ mod check;
 mod files;
 mod junit;
 mod new;
+mod plot;
 mod policy;
 mod row;
 mod run;
@@ -65,6 +67,24 @@ enum Command {
         /// Scenario files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// `human` draws each error and warning under its source line, with what was
+        /// expected and the did-you-mean; `short` prints one line each (`file:line:col path:
+        /// message`). Default: `human` on a terminal, `short` otherwise. Colour only on a
+        /// terminal, and never with `NO_COLOR` set.
+        #[arg(long, value_enum)]
+        format: Option<check::CheckFormat>,
+    },
+    /// Draw a scenario's run on its virtual time axis, as SVG or PNG (by the output's
+    /// extension): attempts coloured by outcome, gaps, the windows `conforms_to` allows,
+    /// Retry-After instants, effects, fault windows, a fleet's attempts per bucket. Exit
+    /// status 0 when drawn (a failed run too), 2 when the file does not load or run, or the
+    /// plot cannot be written.
+    Plot {
+        /// The scenario file.
+        path: PathBuf,
+        /// Where the plot goes: `timeline.svg` or `timeline.png`.
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// Serve a scenario's endpoints on real sockets for a client in any language, then judge
     /// what it did.
@@ -139,7 +159,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(&args),
-        Command::Check { paths } => check::check(&paths),
+        Command::Check { paths, format } => check::check(&paths, format),
+        Command::Plot { path, output } => plot::plot(&path, &output),
         Command::Serve {
             path,
             bind,

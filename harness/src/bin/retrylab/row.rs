@@ -128,14 +128,16 @@ pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) 
                 json,
             )];
         }
-        Err(Load::Invalid(error)) => {
+        Err(Load::Invalid(errors)) => {
+            // Every format prints an invalid file's errors one line each: JSON's `why`, the
+            // JUnit error's text and the human summary alike.
             let detail = "invalid scenario".to_owned();
             return vec![Row::not_run(
                 file,
                 name,
                 Status::Invalid,
                 detail,
-                error,
+                errors.to_string(),
                 json,
             )];
         }
@@ -227,7 +229,7 @@ pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) 
         );
         rows.push(Row {
             json: json.then(|| report_json(&name, status, &report)),
-            summary: (status == Status::Failed).then(|| report.summary()),
+            summary: (status == Status::Failed).then(|| failure_summary(&report, plan.format)),
             failed: report
                 .failures()
                 .map(|v| format!("{} {}: {}", v.judgement.mark(), v.check, v.message))
@@ -243,6 +245,22 @@ pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) 
         });
     }
     rows
+}
+
+/// A failed run's summary, then the attempts its failed verdicts name, marked: coloured only
+/// in the human table on a terminal without `NO_COLOR`, as `JUnit` XML would carry the
+/// escapes as text.
+fn failure_summary(report: &Report, format: Format) -> String {
+    use std::io::IsTerminal as _;
+    let colour = format == Format::Human
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let style = retrylab::diagnostic::Style::coloured(colour);
+    let mut text = report.summary();
+    if let Some(marked) = retrylab::diagnostic::offending_attempts(report, &style) {
+        text.push_str(&marked);
+    }
+    text
 }
 
 /// A file that did not run: its name, why, and nothing else.

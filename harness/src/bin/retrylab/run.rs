@@ -52,10 +52,17 @@ pub(crate) struct RunArgs {
     update_snapshots: bool,
     /// Where `--update-snapshots` writes: the `tests/snapshots` of the crate whose scenario
     /// suite compares them (`<name>.snap`, the name from the file's path as given:
-    /// `scenarios/http/429.yaml` -> `scenarios__http__429.snap`).
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
-    snapshot_dir: PathBuf,
+    /// `scenarios/http/429.yaml` -> `scenarios__http__429.snap`). Without it, `tests/snapshots`
+    /// here, as the library finds it outside cargo, and only if that folder already exists:
+    /// a folder no suite reads would take the snapshots silently.
+    #[arg(long, value_name = "DIR", requires = "update_snapshots")]
+    snapshot_dir: Option<PathBuf>,
 }
+
+/// The folder `--update-snapshots` writes to without `--snapshot-dir`, relative to the
+/// current directory as the library's snapshot folder is when cargo has not set
+/// `CARGO_MANIFEST_DIR`.
+const DEFAULT_SNAPSHOT_DIR: &str = "tests/snapshots";
 
 /// The value bare `--seeds` stands for.
 const SWEEP: &str = "sweep";
@@ -165,14 +172,28 @@ impl RunArgs {
                     .to_owned(),
             );
         }
+        let snapshots = match (self.update_snapshots, &self.snapshot_dir) {
+            (false, _) => None,
+            (true, Some(dir)) => Some(Snapshots::new(dir.clone())),
+            (true, None) => {
+                let dir = PathBuf::from(DEFAULT_SNAPSHOT_DIR);
+                if !dir.is_dir() {
+                    return Err(format!(
+                        "--update-snapshots: {DEFAULT_SNAPSHOT_DIR} does not exist here, so no \
+                         suite compares snapshots there; name the folder the scenario suite \
+                         reads with --snapshot-dir (from the repository root, \
+                         tests/tests/snapshots)"
+                    ));
+                }
+                Some(Snapshots::new(dir))
+            }
+        };
         Ok(Plan {
             seeds,
             format: self.format,
             backend,
             client,
-            snapshots: self
-                .update_snapshots
-                .then(|| Snapshots::new(self.snapshot_dir.clone())),
+            snapshots,
         })
     }
 }

@@ -72,7 +72,8 @@ const SWEEP: &str = "sweep";
 pub(crate) enum Format {
     /// A table, and the timeline of every failure.
     Human,
-    /// One JSON object per run, with the snapshot text (stable across runs and machines).
+    /// One JSON document: `runs`, an object per run with the snapshot text (stable across
+    /// runs and machines), and `totals`.
     Json,
     /// `JUnit` XML: a test suite per folder, a test case per file and seed; failures carry
     /// the failed verdicts, skipped files why, invalid files their errors.

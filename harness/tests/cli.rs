@@ -147,6 +147,13 @@ fn json_tells_skipped_from_passed_and_structures_verdicts() {
     assert_eq!(findings.len(), 2);
     assert_eq!(findings[1]["call"], 1);
     assert_eq!(findings[1]["client"], 0);
+    // Each run holds its trace as a JSON object, the same document `Trace::to_json` writes.
+    let attempts = runs[1]["trace"]["attempts"].as_array().expect("the trace");
+    assert_eq!(attempts.len(), 4);
+    assert_eq!(
+        runs[0]["trace"]["attempts"].as_array().map(Vec::len),
+        Some(1)
+    );
 }
 
 /// Nothing ran, so nothing was verified: that is not a success.

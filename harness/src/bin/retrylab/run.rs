@@ -244,8 +244,15 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match plan.format {
         Format::Json => {
-            let runs: Vec<serde_json::Value> =
+            let runs: Result<Vec<serde_json::Value>, String> =
                 rows.iter_mut().filter_map(|r| r.json.take()).collect();
+            let runs = match runs {
+                Ok(runs) => runs,
+                Err(error) => {
+                    eprintln!("error: writing JSON: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let document = serde_json::json!({
                 "runs": runs,
                 "totals": {
@@ -255,11 +262,15 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
                     "skipped": skipped,
                 },
             });
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&document).unwrap_or_default()
-            );
+            match serde_json::to_string_pretty(&document) {
+                Ok(text) => {
+                    let _ = writeln!(out, "{text}");
+                }
+                Err(error) => {
+                    eprintln!("error: writing JSON: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
         Format::Junit => match crate::junit::render(&rows) {
             Ok(xml) => {

@@ -864,6 +864,40 @@ fn run_seeds_range_runs_each_seed_and_refuses_bad_ranges() {
         );
         assert!(output.stdout.is_empty(), "{args:?}");
     }
+    // RETRYLAB_SEED and --seeds both choose seeds: refused for a range and for a sweep
+    // alike (a sweep used to run the file's seeds and leave the variable's out).
+    let swept = "version: 1\nname: swept\nseeds: 1..3\nendpoints: { api: {} }\n\
+                 operation: { endpoint: api }\n";
+    std::fs::write(folder.0.join("swept.yaml"), swept).expect("a file");
+    for (args, said) in [
+        (
+            &["run", "--seeds", "swept.yaml"][..],
+            "--seeds and RETRYLAB_SEED",
+        ),
+        (
+            &["run", "--seeds=sweep", "swept.yaml"],
+            "--seeds and RETRYLAB_SEED",
+        ),
+        (
+            &["run", "--seeds=3..5", "ok.yaml"],
+            "--seeds=3..5 and RETRYLAB_SEED",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .args(args)
+            .current_dir(&folder.0)
+            .env("RETRYLAB_SEED", "7")
+            .output()
+            .expect("retrylab runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("{said} both choose the seeds")),
+            "{args:?}: {stderr}"
+        );
+    }
+    let sweep = retrylab_in(&folder.0, &["run", "--seeds", "swept.yaml"]);
+    assert_eq!(sweep.status.code(), Some(0), "{}", text(&sweep.stderr));
 }
 
 /// A file whose own client gives up at the first 503, where three attempts would succeed.

@@ -22,8 +22,9 @@ pub(crate) struct RunArgs {
     paths: Vec<PathBuf>,
     /// Which seeds to run. Bare `--seeds`: every seed of each file's `seeds:` sweep (a file
     /// without one runs its `seed`); `--seeds=3..7`: seeds 3 to 7 of every file, at most
-    /// 10,000. The value needs the `=`: `--seeds 3..7` would read `3..7` as a path. Without
-    /// the option: the scenario's `seed` (or `RETRYLAB_SEED`).
+    /// 10,000 (`--seeds=sweep` is bare `--seeds`). The value needs the `=`: `--seeds 3..7`
+    /// would read `3..7` as a path. Without the option: the scenario's `seed` (or
+    /// `RETRYLAB_SEED`, which either form of the option refuses to be combined with).
     #[arg(
         long,
         value_name = "A..B",
@@ -137,16 +138,26 @@ impl RunArgs {
                         range.len()
                     ));
                 }
-                // Two sources of seeds and no rule to prefer one: refused, not guessed.
-                if retrylab::overrides::seed().is_ok_and(|s| s.is_some()) {
-                    return Err(format!(
-                        "--seeds={text} and {} both choose the seeds: unset one",
-                        retrylab::overrides::SEED_VAR
-                    ));
-                }
                 Seeds::Range(range)
             }
         };
+        // Two sources of seeds and no rule to prefer one: refused, not guessed, for a sweep
+        // (which would run the file's seeds and quietly leave the variable's out) as for a
+        // range.
+        if let (Some(text), true) = (
+            self.seeds.as_deref(),
+            retrylab::overrides::seed().is_ok_and(|s| s.is_some()),
+        ) {
+            let option = if text == SWEEP {
+                "--seeds".to_owned()
+            } else {
+                format!("--seeds={text}")
+            };
+            return Err(format!(
+                "{option} and {} both choose the seeds: unset one",
+                retrylab::overrides::SEED_VAR
+            ));
+        }
         let backend = self.backend.map(|b| match b {
             Backend::Sim => BackendKind::Sim,
             Backend::Turmoil => BackendKind::Turmoil,

@@ -299,4 +299,20 @@ mod tests {
             );
         }
     }
+
+    /// A request the trace attributed to no call is left out of every call, and the verdict
+    /// says how many were.
+    #[test]
+    fn requests_of_no_call_are_left_out_and_counted() {
+        let verdict = super::super::with_edited_report(
+            BURST,
+            |report| report.request_calls[0][0] = None,
+            |ctx| super::same_body(ctx, true),
+        );
+        assert!(verdict.passed(), "{verdict:?}");
+        assert_eq!(
+            verdict.message,
+            "bodies as expected (requests: 3; 1 request no call could be found for was left out)"
+        );
+    }
 }

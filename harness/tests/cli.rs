@@ -147,6 +147,13 @@ fn json_tells_skipped_from_passed_and_structures_verdicts() {
     assert_eq!(findings.len(), 2);
     assert_eq!(findings[1]["call"], 1);
     assert_eq!(findings[1]["client"], 0);
+    // Each run holds its trace as a JSON object, the same document `Trace::to_json` writes.
+    let attempts = runs[1]["trace"]["attempts"].as_array().expect("the trace");
+    assert_eq!(attempts.len(), 4);
+    assert_eq!(
+        runs[0]["trace"]["attempts"].as_array().map(Vec::len),
+        Some(1)
+    );
 }
 
 /// Nothing ran, so nothing was verified: that is not a success.
@@ -857,6 +864,40 @@ fn run_seeds_range_runs_each_seed_and_refuses_bad_ranges() {
         );
         assert!(output.stdout.is_empty(), "{args:?}");
     }
+    // RETRYLAB_SEED and --seeds both choose seeds: refused for a range and for a sweep
+    // alike (a sweep used to run the file's seeds and leave the variable's out).
+    let swept = "version: 1\nname: swept\nseeds: 1..3\nendpoints: { api: {} }\n\
+                 operation: { endpoint: api }\n";
+    std::fs::write(folder.0.join("swept.yaml"), swept).expect("a file");
+    for (args, said) in [
+        (
+            &["run", "--seeds", "swept.yaml"][..],
+            "--seeds and RETRYLAB_SEED",
+        ),
+        (
+            &["run", "--seeds=sweep", "swept.yaml"],
+            "--seeds and RETRYLAB_SEED",
+        ),
+        (
+            &["run", "--seeds=3..5", "ok.yaml"],
+            "--seeds=3..5 and RETRYLAB_SEED",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .args(args)
+            .current_dir(&folder.0)
+            .env("RETRYLAB_SEED", "7")
+            .output()
+            .expect("retrylab runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("{said} both choose the seeds")),
+            "{args:?}: {stderr}"
+        );
+    }
+    let sweep = retrylab_in(&folder.0, &["run", "--seeds", "swept.yaml"]);
+    assert_eq!(sweep.status.code(), Some(0), "{}", text(&sweep.stderr));
 }
 
 /// A file whose own client gives up at the first 503, where three attempts would succeed.
@@ -1103,6 +1144,53 @@ fn run_update_snapshots_rewrites_a_copy() {
         text(&none.stderr)
     );
     assert!(!folder.0.join("none").exists());
+    // Without --snapshot-dir, tests/snapshots is used only where it exists: from a folder
+    // without one (the repository's root among them, whose suite reads
+    // tests/tests/snapshots), no stray folder is made and the command is refused.
+    let defaulted = retrylab_in(&folder.0, &["run", "scenarios", "--update-snapshots"]);
+    assert_eq!(defaulted.status.code(), Some(2));
+    assert!(
+        text(&defaulted.stderr).contains("tests/snapshots does not exist here")
+            && text(&defaulted.stderr).contains("--snapshot-dir"),
+        "{}",
+        text(&defaulted.stderr)
+    );
+    assert!(!folder.0.join("tests").exists());
+    std::fs::create_dir_all(folder.0.join("tests/snapshots")).expect("a folder");
+    let existing = retrylab_in(&folder.0, &["run", "scenarios", "--update-snapshots"]);
+    assert_eq!(
+        existing.status.code(),
+        Some(0),
+        "{}",
+        text(&existing.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(
+            folder
+                .0
+                .join("tests/snapshots/scenarios__http__429-retry-after.snap")
+        )
+        .expect("the snapshot"),
+        std::fs::read_to_string(&written).expect("the snapshot")
+    );
+    // The root of this repository has no tests/snapshots: refused there too.
+    let root = retrylab_in(
+        std::path::Path::new(library),
+        &[
+            "run",
+            "scenarios/http/429-retry-after.yaml",
+            "--update-snapshots",
+        ],
+    );
+    assert_eq!(root.status.code(), Some(2), "{}", text(&root.stderr));
+    assert!(
+        !std::path::Path::new(library)
+            .join("tests/snapshots")
+            .exists()
+    );
+    // --snapshot-dir means nothing without --update-snapshots.
+    let alone = retrylab_in(&folder.0, &["run", "ok.yaml", "--snapshot-dir", "x"]);
+    assert_eq!(alone.status.code(), Some(2));
     // A snapshot records the file as written, not with another client.
     let refused = retrylab_in(
         &folder.0,
@@ -1186,6 +1274,22 @@ fn new_refuses_to_overwrite_and_names_its_templates() {
     assert!(written.contains("\nname: \"a: b #c\"\n"), "{written}");
     let check = retrylab_in(&folder.0, &["check", "a: b #c.yml"]);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    // Names YAML would read as null or a boolean are quoted, so the file loads by its name.
+    for (word, file) in [
+        ("null", "null.yaml"),
+        ("True", "True.yaml"),
+        ("yes", "yes.yaml"),
+    ] {
+        let made = retrylab_in(&folder.0, &["new", word, "--from", "fleet"]);
+        assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+        let written = std::fs::read_to_string(folder.0.join(file)).expect("written");
+        assert!(
+            written.contains(&format!("\nname: \"{word}\"\n")),
+            "{written}"
+        );
+        let check = retrylab_in(&folder.0, &["check", file]);
+        assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    }
     let unknown = retrylab_in(&folder.0, &["new", "x", "--from", "5xx"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(

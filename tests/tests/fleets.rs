@@ -662,7 +662,8 @@ fn the_adaptive_fleets_derived_bounds_catch_standard_mode() {
     .unwrap_or_else(|e| panic!("{e}"))
     .client;
     standard.snapshot = false;
-    for seed in 0..3 {
+    // The seeds the file's comment cites.
+    for seed in 0..=5 {
         let report = adaptive.run_builtin_with_seed(seed);
         for check in ["max_rate", "amplification"] {
             let v = verdict_of(&report, check);
@@ -734,5 +735,57 @@ fn a_fleet_on_the_real_or_turmoil_backend_is_refused_not_run_as_one_client() {
              is not supported yet"
         ),
         "{errors}"
+    );
+}
+
+/// The README's Fleets example is `scenarios/fleets/twenty-clients-spread-starts-full-jitter.yaml`
+/// (the README shows the file after its schema line), and what the README says of it holds:
+/// 123 requests for 20 calls with seed 0, and with `jitter: none`, `retry_waves` failing
+/// with the text it quotes.
+#[test]
+fn the_readmes_fleet_example_is_the_scenario_file_and_its_figures_hold() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let file = "scenarios/fleets/twenty-clients-spread-starts-full-jitter.yaml";
+    let yaml = std::fs::read_to_string(format!("{root}/{file}")).expect("the scenario file");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("the README");
+    let (schema_line, shown) = yaml.split_once('\n').expect("more than one line");
+    assert!(
+        schema_line.starts_with("# yaml-language-server:"),
+        "{schema_line}"
+    );
+    assert!(
+        readme.contains(&format!("```yaml\n{shown}```")),
+        "the README's Fleets example differs from {file}"
+    );
+    assert!(
+        readme.contains(&format!("]({file})")),
+        "the README links {file}"
+    );
+
+    let report = Scenario::from_yaml_str(&yaml, file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin_with_seed(0);
+    assert!(report.passed(), "{}", report.summary());
+    let requests = "the endpoints received 123 requests for 20 calls";
+    let v = verdict_of(&report, "amplification");
+    assert!(v.message.starts_with(requests), "{}", v.message);
+    assert!(
+        readme.contains("It passes (123 requests for 20 calls with seed 0)"),
+        "the README quotes the figure the run gives"
+    );
+
+    let lockstep = yaml.replacen("jitter: full", "jitter: none", 1);
+    assert_ne!(lockstep, yaml);
+    let report = Scenario::from_yaml_str(&lockstep, file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run_builtin_with_seed(0);
+    let v = verdict_of(&report, "retry_waves");
+    assert!(v.judgement == Judgement::Failed, "{v:?}");
+    let quoted = "4 waves of 10 or more of the 20 clients retrying within 0.100s, at most 0 \
+                  allowed: 20 clients retried from 1.001s to 1.050s; ";
+    assert!(v.message.starts_with(quoted), "{}", v.message);
+    assert!(
+        readme.contains(&format!("retry_waves: {quoted}...")),
+        "the README quotes the failure the run gives"
     );
 }

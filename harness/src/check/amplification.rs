@@ -58,15 +58,26 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: AmplificationSpec) -> Verdict {
     // The p99 judges the calls' attempts: with no attempt in any call there is nothing to
     // rank, whatever reached the endpoints.
     let attempted = per_call.iter().filter(|&&n| n > 0).count();
-    let evidence = match (spec.at_most, spec.p99_at_most) {
-        (Some(_), Some(_)) => received.min(attempted),
-        (Some(_), None) => received,
-        (None, _) => attempted,
+    let no_request = || "no request reached an endpoint, so there was nothing to amplify";
+    let no_attempt = || {
+        format!(
+            "no call has an attempt of its own ({received} requests reached the endpoints, \
+             none attributed to a call), so there is no 99th percentile to rank"
+        )
+    };
+    // The message says which evidence was missing: the one the bounds written judge on.
+    let (evidence, nothing) = match (spec.at_most, spec.p99_at_most) {
+        _ if calls == 0 => (0, "no call ran, so there was nothing to amplify".to_owned()),
+        (Some(_), Some(_)) if received == 0 => (0, no_request().to_owned()),
+        (Some(_), Some(_)) => (attempted, no_attempt()),
+        (Some(_), None) => (received, no_request().to_owned()),
+        (None, _) if received == 0 => (0, no_request().to_owned()),
+        (None, _) => (attempted, no_attempt()),
     };
     ctx.unless_unsettled(verdict_on(
         "amplification",
-        if calls == 0 { 0 } else { evidence },
-        || "no request reached an endpoint, so there was nothing to amplify".to_owned(),
+        evidence,
+        || nothing,
         problems,
         || {
             let at_most = spec
@@ -90,6 +101,46 @@ fn percentile_index(n: usize, p: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::percentile_index;
+    use crate::scenario::AmplificationSpec;
+
+    const BURST: &str = include_str!("../../templates/5xx-burst.yaml");
+
+    /// With requests received but none of them a call's (every attempt unattributed), the
+    /// p99 cannot be judged and says so, rather than claiming no request arrived; the total
+    /// ratio still judges what arrived.
+    #[test]
+    fn not_judged_says_which_evidence_was_missing() {
+        let judge = |spec: AmplificationSpec| {
+            super::super::with_edited_report(
+                BURST,
+                |report| {
+                    let trace = &mut report.trace;
+                    trace.unattributed = trace.attempts.iter().map(|a| a.id).collect();
+                    trace.unattributed.sort_unstable();
+                },
+                |ctx| super::check(ctx, spec),
+            )
+        };
+        let p99 = judge(AmplificationSpec {
+            at_most: None,
+            p99_at_most: Some(4),
+        });
+        assert_eq!(
+            p99.judgement,
+            crate::report::Judgement::NotJudged,
+            "{p99:?}"
+        );
+        assert!(
+            p99.message
+                .contains("no call has an attempt of its own (4 requests reached the endpoints"),
+            "{p99:?}"
+        );
+        let total = judge(AmplificationSpec {
+            at_most: Some(4.0),
+            p99_at_most: None,
+        });
+        assert!(total.passed(), "{total:?}");
+    }
 
     #[test]
     fn nearest_rank() {

@@ -289,41 +289,14 @@ mod tests {
         assert_eq!(report.trace().message_lines().len(), 62);
     }
 
-    /// Runs `yaml` with seed 0, lets `edit` change its trace, and gives `judge` the
-    /// context the checks read, over the edited trace.
-    fn with_edited_trace<T>(
-        yaml: &str,
-        edit: impl FnOnce(&mut crate::trace::Trace),
-        judge: impl FnOnce(&crate::check::Ctx<'_>) -> T,
-    ) -> T {
-        use crate::check::{Ctx, Tolerance};
-        use crate::trace::index::TraceIndex;
-        let scenario = Scenario::from_yaml_str(yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
-        let report = scenario.run_builtin_with_seed(0);
-        let mut trace = report.trace.clone();
-        edit(&mut trace);
-        judge(&Ctx {
-            scenario: &scenario,
-            trace: &trace,
-            ledgers: &report.ledgers,
-            request_calls: &report.request_calls,
-            epoch_unix_ms: 0,
-            long_polls: &report.long_polls,
-            unsettled: None,
-            end: &report.end,
-            tolerance: Tolerance(0),
-            index: TraceIndex::new(&trace),
-        })
-    }
-
     /// A keyless message's finding names and links the client of its call (a fleet's
     /// second client, here, by editing the trace: fleets are not run yet).
     #[test]
     fn keyless_findings_name_the_client_of_their_call() {
         let yaml = scenario("{}", 2, "", "  distinct_keys: true\n");
-        let findings = with_edited_trace(
+        let findings = super::super::with_edited_report(
             &yaml,
-            |trace| trace.calls[1].client_id = 1,
+            |report| report.trace.calls[1].client_id = 1,
             |ctx| {
                 let keyless = super::super::distinct_keys::check(ctx, true).findings;
                 let duplicates = super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 });
@@ -350,11 +323,11 @@ mod tests {
         );
         // One message per call: no duplicate.
         assert_eq!(findings.1.judgement, Judgement::Passed);
-        let twice = with_edited_trace(
+        let twice = super::super::with_edited_report(
             &yaml,
-            |trace| {
-                trace.calls[1].client_id = 1;
-                trace.messages[0].call_id = Some(1);
+            |report| {
+                report.trace.calls[1].client_id = 1;
+                report.trace.messages[0].call_id = Some(1);
             },
             |ctx| super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 }),
         );
@@ -379,9 +352,9 @@ mod tests {
     #[test]
     fn an_unattributed_keyless_message_is_reported() {
         let yaml = scenario("{}", 2, "", "  duplicates: { at_most: 0 }\n");
-        let verdict = with_edited_trace(
+        let verdict = super::super::with_edited_report(
             &yaml,
-            |trace| trace.messages[1].call_id = None,
+            |report| report.trace.messages[1].call_id = None,
             |ctx| super::super::duplicates::check(ctx, AtMostSpec { at_most: 0 }),
         );
         assert_eq!(verdict.judgement, Judgement::Failed);

@@ -356,3 +356,29 @@ pub(crate) fn verdict<P: Into<Finding>>(
     }
     Verdict::fail(check, message).with_findings(problems)
 }
+
+/// Runs `yaml` with seed 0, lets `edit` change its report (its trace, or what the trace
+/// attributed requests to), and gives `judge` the context the checks read, over the edited
+/// report.
+#[cfg(test)]
+pub(super) fn with_edited_report<T>(
+    yaml: &str,
+    edit: impl FnOnce(&mut crate::Report),
+    judge: impl FnOnce(&Ctx<'_>) -> T,
+) -> T {
+    let scenario = crate::Scenario::from_yaml_str(yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let mut report = scenario.run_builtin_with_seed(0);
+    edit(&mut report);
+    judge(&Ctx {
+        scenario: &scenario,
+        trace: &report.trace,
+        ledgers: &report.ledgers,
+        request_calls: &report.request_calls,
+        epoch_unix_ms: 0,
+        long_polls: &report.long_polls,
+        unsettled: None,
+        end: &report.end,
+        tolerance: Tolerance(0),
+        index: crate::trace::index::TraceIndex::new(&report.trace),
+    })
+}

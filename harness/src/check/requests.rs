@@ -21,7 +21,11 @@ struct ByCall<'a> {
 /// The requests of each call, as the trace attributed them to their client and call: by the
 /// harness's tags, or for a client of its own by the call of its client running when each
 /// started.
-fn by_call<'a>(ctx: &'a Ctx<'_>) -> ByCall<'a> {
+///
+/// A ledger without its list of calls, or with a list of another length, is an error of the
+/// harness, not requests no call could be found for: the check `check` fails naming the
+/// endpoint, rather than passing on requests it left out.
+fn by_call<'a>(ctx: &'a Ctx<'_>, check: &str) -> Result<ByCall<'a>, Verdict> {
     let mut calls: BTreeMap<(u32, u32), Vec<&RequestRecord>> = BTreeMap::new();
     let mut unattributed = 0;
     for (index, (name, ledger)) in ctx.ledgers.iter().enumerate() {
@@ -29,9 +33,23 @@ fn by_call<'a>(ctx: &'a Ctx<'_>) -> ByCall<'a> {
         if ctx.is_dead_letter(name) {
             continue;
         }
-        let of = ctx.request_calls.get(index);
-        for (i, request) in ledger.requests.iter().enumerate() {
-            match of.and_then(|of| of.get(i).copied().flatten()) {
+        let of = match ctx.request_calls.get(index) {
+            Some(of) if of.len() == ledger.requests.len() => of,
+            other => {
+                return Err(Verdict::fail(
+                    check,
+                    format!(
+                        "internal error: endpoint {name} received {} requests but the trace \
+                         attributed {} of them to calls (or to none); not judged on a partial \
+                         attribution",
+                        ledger.requests.len(),
+                        other.map_or(0, Vec::len)
+                    ),
+                ));
+            }
+        };
+        for (request, call) in ledger.requests.iter().zip(of) {
+            match *call {
                 Some(call) => calls.entry(call).or_default().push(request),
                 None => unattributed += 1,
             }
@@ -40,10 +58,10 @@ fn by_call<'a>(ctx: &'a Ctx<'_>) -> ByCall<'a> {
     for requests in calls.values_mut() {
         requests.sort_by_key(|r| (r.at_ms, r.conn_id, attempt_tag(&r.headers).unwrap_or(0)));
     }
-    ByCall {
+    Ok(ByCall {
         calls,
         unattributed,
-    }
+    })
 }
 
 impl ByCall<'_> {
@@ -78,7 +96,10 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
         })
         .unwrap_or_else(|| "Idempotency-Key".to_owned());
     let mut problems = Vec::new();
-    let by = by_call(ctx);
+    let by = match by_call(ctx, "same_idempotency_key") {
+        Ok(by) => by,
+        Err(verdict) => return verdict,
+    };
     let requests = by.requests();
     let left_out = by.left_out();
     let retried = retried_calls(&by.calls);
@@ -132,7 +153,10 @@ fn retried_calls(calls: &BTreeMap<(u32, u32), Vec<&RequestRecord>>) -> usize {
 /// `same_body: true`: every request of a call carried the same body.
 pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut problems = Vec::new();
-    let by = by_call(ctx);
+    let by = match by_call(ctx, "same_body") {
+        Ok(by) => by,
+        Err(verdict) => return verdict,
+    };
     let requests = by.requests();
     let left_out = by.left_out();
     let retried = retried_calls(&by.calls);
@@ -177,7 +201,10 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
 /// fewer requests than there are values fails (the values past its last were never shown).
 pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
     let mut problems = Vec::new();
-    let by = by_call(ctx);
+    let by = match by_call(ctx, "header") {
+        Ok(by) => by,
+        Err(verdict) => return verdict,
+    };
     let requests = by.requests();
     let left_out = by.left_out();
     for (&(client, call), requests) in &by.calls {
@@ -235,4 +262,57 @@ pub(super) fn header(ctx: &Ctx<'_>, spec: &HeaderCheckSpec) -> Verdict {
         problems,
         || format!("{} carried the expected values{left_out}", spec.name),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    const BURST: &str = include_str!("../../templates/5xx-burst.yaml");
+
+    /// A ledger whose requests have no list of calls (or a shorter one) fails the check as
+    /// an error of the harness, rather than counting the requests as left out and passing.
+    #[test]
+    fn a_missing_attribution_fails_instead_of_leaving_requests_out() {
+        let judged =
+            super::super::with_edited_report(BURST, |_| {}, |ctx| super::same_body(ctx, true));
+        assert!(judged.passed(), "{judged:?}");
+        for keep in [0, 1] {
+            let verdict = super::super::with_edited_report(
+                BURST,
+                |report| {
+                    report
+                        .request_calls
+                        .iter_mut()
+                        .for_each(|of| of.truncate(keep));
+                    if keep == 0 {
+                        report.request_calls.clear();
+                    }
+                },
+                |ctx| super::same_body(ctx, true),
+            );
+            assert!(!verdict.passed(), "{verdict:?}");
+            assert!(
+                verdict.message.contains("endpoint api received 4 requests")
+                    && verdict
+                        .message
+                        .contains(&format!("attributed {keep} of them")),
+                "{verdict:?}"
+            );
+        }
+    }
+
+    /// A request the trace attributed to no call is left out of every call, and the verdict
+    /// says how many were.
+    #[test]
+    fn requests_of_no_call_are_left_out_and_counted() {
+        let verdict = super::super::with_edited_report(
+            BURST,
+            |report| report.request_calls[0][0] = None,
+            |ctx| super::same_body(ctx, true),
+        );
+        assert!(verdict.passed(), "{verdict:?}");
+        assert_eq!(
+            verdict.message,
+            "bodies as expected (requests: 3; 1 request no call could be found for was left out)"
+        );
+    }
 }

@@ -296,6 +296,27 @@ mod tests {
             .run_builtin()
     }
 
+    /// An attempt no call could be named for is listed by id after the calls, and its own
+    /// line says `unattributed` rather than naming call 0.
+    #[test]
+    fn unattributed_attempts_are_listed_and_named_so() {
+        let mut report = sim_report();
+        let first = report.trace.attempts[0].id;
+        report.trace.unattributed = vec![first];
+        let text = super::render(&report);
+        assert!(
+            text.contains(&format!(
+                "\nunattributed attempts (no call of their client had started): #{first}\n"
+            )),
+            "{text}"
+        );
+        let line = report.trace.attempt_line(&report.trace.attempts[0]);
+        assert!(
+            line.ends_with("  unattributed") || line.contains("  unattributed  "),
+            "{line}"
+        );
+    }
+
     /// `report` as if the real backend had run it: its header says so, every instant is late
     /// by a jitter that grows with `jitter`, the call's result quotes the server's `port`, and
     /// a verdict quotes a measured gap.

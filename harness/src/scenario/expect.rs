@@ -643,10 +643,12 @@ impl IdempotentBy {
 pub struct AmplificationSpec {
     /// Requests the endpoints received per logical call over the whole run, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub at_most: Option<f64>,
     /// Attempts of one logical call at the 99th percentile across the calls (nearest rank),
     /// at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub p99_at_most: Option<u32>,
 }
 

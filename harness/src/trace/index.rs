@@ -61,7 +61,7 @@ impl<'t> TraceIndex<'t> {
         let mut by_id = Vec::with_capacity(trace.attempts.len());
         for (i, a) in trace.attempts.iter().enumerate() {
             // An attempt no call could be named for is no call's, call 0's least of all.
-            if trace.unattributed.is_empty() || trace.unattributed.binary_search(&a.id).is_err() {
+            if !trace.is_unattributed(a.id) {
                 calls.entry((a.client_id, a.call_id)).or_default().push(i);
             }
             by_id.push((a.id, i));
@@ -259,5 +259,37 @@ mod tests {
         let of_call_0: Vec<u32> = index.attempts_of(0, 0).iter().map(|a| a.id).collect();
         assert_eq!(of_call_0, [1]);
         assert_eq!(index.attempt(9).map(|a| a.start_ms), Some(0));
+    }
+
+    /// The trace's own `call_attempts` and `gap_before` leave an unattributed attempt out as
+    /// the index does: numbered 0 and ended before call 0's #1 started, it would otherwise
+    /// be the attempt that #1 follows, with a made-up gap. The lines say `unattributed`,
+    /// never `call 0`, and have no gap, whether rendered alone or through the index.
+    #[test]
+    fn unattributed_attempts_have_no_gap_and_no_call() {
+        let mut stray = attempt(0, 0, 0, 0, Some(1));
+        stray.id = 9;
+        let mut first = attempt(0, 0, 1, 5, Some(6));
+        first.id = 1;
+        let mut second = attempt(0, 0, 2, 10, Some(12));
+        second.id = 2;
+        let trace = Trace {
+            names: vec!["GET".to_owned()],
+            attempts: vec![stray, first, second],
+            unattributed: vec![9],
+            ..Trace::default()
+        };
+        let of_call_0: Vec<u32> = trace.call_attempts(0).map(|a| a.id).collect();
+        assert_eq!(of_call_0, [1, 2]);
+        let index = TraceIndex::new(&trace);
+        let gaps: Vec<_> = (0..trace.attempts.len()).map(|i| index.gap(i)).collect();
+        let expected: Vec<_> = trace.attempts.iter().map(|a| trace.gap_before(a)).collect();
+        assert_eq!(gaps, expected);
+        assert_eq!(gaps, [None, None, Some(4)]);
+        let stray_line = trace.attempt_line(&trace.attempts[0]);
+        assert!(stray_line.contains("  unattributed"), "{stray_line}");
+        assert!(!stray_line.contains("call 0"), "{stray_line}");
+        let first_line = trace.attempt_line(&trace.attempts[1]);
+        assert!(!first_line.contains("gap"), "{first_line}");
     }
 }

@@ -140,6 +140,24 @@ impl Trace {
     /// assert!(json.starts_with(r#"{"header":[],"calls":[],"attempts":[]"#));
     /// ```
     pub fn to_json(&self) -> String {
+        // Plain data with string keys: serializing it cannot fail.
+        self.with_doc(|doc| serde_json::to_string(doc).unwrap_or_default())
+    }
+
+    /// [`Trace::to_json`] as a JSON value, for a document that holds the trace among other
+    /// things: no text to write and parse back. An error would be one of the harness.
+    ///
+    /// ```
+    /// let trace = retrylab::trace::Trace::default();
+    /// let value = trace.to_json_value().unwrap();
+    /// assert_eq!(value["attempts"], serde_json::json!([]));
+    /// ```
+    pub fn to_json_value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        self.with_doc(|doc| serde_json::to_value(doc))
+    }
+
+    /// Builds the trace's document and hands it to `write`.
+    fn with_doc<T>(&self, write: impl FnOnce(&TraceDoc<'_>) -> T) -> T {
         let name = |n: Name| self.name(n);
         let index = TraceIndex::new(self);
         let doc = TraceDoc {
@@ -280,7 +298,6 @@ impl Trace {
             end_ms: self.end_ms,
             fleet: self.fleet(),
         };
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_string(&doc).unwrap_or_default()
+        write(&doc)
     }
 }

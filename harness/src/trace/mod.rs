@@ -430,14 +430,27 @@ impl Trace {
         self.names.get(name.0 as usize).map_or("?", String::as_str)
     }
 
-    /// The attempts of one call, in order.
+    /// The attempts of one call, in order. Unattributed attempts are no call's, though
+    /// their `call_id` reads 0.
     pub fn call_attempts(&self, call_id: u32) -> impl Iterator<Item = &Attempt> {
-        self.attempts.iter().filter(move |a| a.call_id == call_id)
+        self.attempts
+            .iter()
+            .filter(move |a| a.call_id == call_id && !self.is_unattributed(a.id))
+    }
+
+    /// Whether the attempt `id` is one no call could be named for (see
+    /// [`Trace::unattributed`]); a binary search, as the ids are kept sorted.
+    pub fn is_unattributed(&self, id: u32) -> bool {
+        !self.unattributed.is_empty() && self.unattributed.binary_search(&id).is_ok()
     }
 
     /// `gap(n+1) = start(n+1) - end(n)` within the call of `attempt`, or `None` for the first
-    /// attempt of a call (or when the previous attempt never ended).
+    /// attempt of a call (or when the previous attempt never ended), and for an
+    /// unattributed attempt, which has no call to have a gap in.
     pub fn gap_before(&self, attempt: &Attempt) -> Option<u64> {
+        if self.is_unattributed(attempt.id) {
+            return None;
+        }
         let previous = self
             .call_attempts(attempt.call_id)
             .filter(|a| a.client_id == attempt.client_id && a.n + 1 == attempt.n)

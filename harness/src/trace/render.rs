@@ -341,7 +341,10 @@ impl Trace {
         if let Some(gap) = gap {
             let _ = write!(line, "  gap {}", instants.show(gap));
         }
-        if a.client_id != 0 || self.calls.len() > 1 {
+        // An unattributed attempt's `call_id` (0) names no call, so it is not shown as one.
+        if self.is_unattributed(a.id) {
+            line.push_str("  unattributed");
+        } else if a.client_id != 0 || self.calls.len() > 1 {
             let _ = write!(line, "  call {}", a.call_id);
         }
         if a.client_id != 0 {

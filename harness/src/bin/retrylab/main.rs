@@ -4,9 +4,9 @@
 //! retrylab run scenarios                 # every scenario, a table, timelines of failures
 //! retrylab run scenarios/http --format json
 //! retrylab run scenarios --format junit > retrylab.xml   # one test case per file and seed
-//! retrylab run scenarios/http/429.yaml --seeds=0..99 --client exponential
-//! retrylab check scenarios/http/429.yaml # parse and validate only; warn of contradictions
-//! retrylab plot scenarios/http/429.yaml -o timeline.svg   # the run drawn (or .png)
+//! retrylab run scenarios/http/429-retry-after.yaml --seeds=0..99 --client exponential
+//! retrylab check scenarios/http/429-retry-after.yaml # parse and validate only; warn of contradictions
+//! retrylab plot scenarios/http/429-retry-after.yaml -o timeline.svg   # the run drawn (or .png)
 //! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! retrylab schema > schema.json          # the JSON Schema of scenario files

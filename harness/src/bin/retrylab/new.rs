@@ -106,6 +106,12 @@ fn file_path(name: &Path) -> PathBuf {
     }
 }
 
+/// Plain words YAML reads as something other than text (null, a boolean in YAML 1.1 or
+/// 1.2, a special float), compared ignoring case: a name spelled like one is quoted.
+const NOT_TEXT: &[&str] = &[
+    "null", "true", "false", "yes", "no", "on", "off", "y", "n", "nan", "inf",
+];
+
 /// `text` with its top-level `name:` set to `name`: plain when YAML reads it back as the
 /// same text, else double-quoted (a JSON string is a YAML double-quoted scalar).
 fn named(text: &str, name: &str) -> Option<String> {
@@ -113,7 +119,8 @@ fn named(text: &str, name: &str) -> Option<String> {
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
-        && !name.ends_with(' ');
+        && !name.ends_with(' ')
+        && !NOT_TEXT.iter().any(|word| word.eq_ignore_ascii_case(name));
     let value = if plain {
         name.to_owned()
     } else {

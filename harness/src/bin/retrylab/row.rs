@@ -60,7 +60,8 @@ pub(crate) struct Row {
     /// A passed fleet's view (its outcomes and attempts per bucket), printed after the
     /// table; a failed run's summary has it already.
     pub(crate) fleet: Option<Vec<String>>,
-    pub(crate) json: Option<serde_json::Value>,
+    /// The run as JSON (with `--format json`), or why it could not be written as JSON.
+    pub(crate) json: Option<Result<serde_json::Value, String>>,
 }
 
 impl Row {
@@ -74,7 +75,7 @@ impl Row {
         json: bool,
     ) -> Row {
         Row {
-            json: json.then(|| not_run_json(&name, status, &why)),
+            json: json.then(|| Ok(not_run_json(&name, status, &why))),
             name,
             file: file.display.clone(),
             seed: None,
@@ -276,7 +277,7 @@ fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
 /// One run: its name, seed, status, every verdict with its findings (call and attempt),
 /// the warnings, the report text (the snapshot's, stable across runs and machines) and
 /// the trace.
-fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value {
+fn report_json(name: &str, status: Status, report: &Report) -> Result<serde_json::Value, String> {
     let verdicts: Vec<serde_json::Value> = report
         .verdicts()
         .iter()
@@ -305,9 +306,11 @@ fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value
             })
         })
         .collect();
-    let trace = serde_json::from_str::<serde_json::Value>(&report.trace().to_json())
-        .unwrap_or(serde_json::Value::Null);
-    serde_json::json!({
+    let trace = report
+        .trace()
+        .to_json_value()
+        .map_err(|error| format!("{name}: the trace as JSON: {error}"))?;
+    Ok(serde_json::json!({
         "name": name,
         "seed": report.seed(),
         "status": status.name(),
@@ -316,5 +319,5 @@ fn report_json(name: &str, status: Status, report: &Report) -> serde_json::Value
         "warnings": report.warnings(),
         "report": report.snapshot_text(),
         "trace": trace,
-    })
+    }))
 }

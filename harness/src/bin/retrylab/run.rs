@@ -22,8 +22,9 @@ pub(crate) struct RunArgs {
     paths: Vec<PathBuf>,
     /// Which seeds to run. Bare `--seeds`: every seed of each file's `seeds:` sweep (a file
     /// without one runs its `seed`); `--seeds=3..7`: seeds 3 to 7 of every file, at most
-    /// 10,000. The value needs the `=`: `--seeds 3..7` would read `3..7` as a path. Without
-    /// the option: the scenario's `seed` (or `RETRYLAB_SEED`).
+    /// 10,000 (`--seeds=sweep` is bare `--seeds`). The value needs the `=`: `--seeds 3..7`
+    /// would read `3..7` as a path. Without the option: the scenario's `seed` (or
+    /// `RETRYLAB_SEED`, which either form of the option refuses to be combined with).
     #[arg(
         long,
         value_name = "A..B",
@@ -52,10 +53,17 @@ pub(crate) struct RunArgs {
     update_snapshots: bool,
     /// Where `--update-snapshots` writes: the `tests/snapshots` of the crate whose scenario
     /// suite compares them (`<name>.snap`, the name from the file's path as given:
-    /// `scenarios/http/429.yaml` -> `scenarios__http__429.snap`).
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
-    snapshot_dir: PathBuf,
+    /// `scenarios/http/429.yaml` -> `scenarios__http__429.snap`). Without it, `tests/snapshots`
+    /// here, as the library finds it outside cargo, and only if that folder already exists:
+    /// a folder no suite reads would take the snapshots silently.
+    #[arg(long, value_name = "DIR", requires = "update_snapshots")]
+    snapshot_dir: Option<PathBuf>,
 }
+
+/// The folder `--update-snapshots` writes to without `--snapshot-dir`, relative to the
+/// current directory as the library's snapshot folder is when cargo has not set
+/// `CARGO_MANIFEST_DIR`.
+const DEFAULT_SNAPSHOT_DIR: &str = "tests/snapshots";
 
 /// The value bare `--seeds` stands for.
 const SWEEP: &str = "sweep";
@@ -65,7 +73,8 @@ const SWEEP: &str = "sweep";
 pub(crate) enum Format {
     /// A table, and the timeline of every failure.
     Human,
-    /// One JSON object per run, with the snapshot text (stable across runs and machines).
+    /// One JSON document: `runs`, an object per run with the snapshot text (stable across
+    /// runs and machines), and `totals`.
     Json,
     /// `JUnit` XML: a test suite per folder, a test case per file and seed; failures carry
     /// the failed verdicts, skipped files why, invalid files their errors.
@@ -129,16 +138,26 @@ impl RunArgs {
                         range.len()
                     ));
                 }
-                // Two sources of seeds and no rule to prefer one: refused, not guessed.
-                if retrylab::overrides::seed().is_ok_and(|s| s.is_some()) {
-                    return Err(format!(
-                        "--seeds={text} and {} both choose the seeds: unset one",
-                        retrylab::overrides::SEED_VAR
-                    ));
-                }
                 Seeds::Range(range)
             }
         };
+        // Two sources of seeds and no rule to prefer one: refused, not guessed, for a sweep
+        // (which would run the file's seeds and quietly leave the variable's out) as for a
+        // range.
+        if let (Some(text), true) = (
+            self.seeds.as_deref(),
+            retrylab::overrides::seed().is_ok_and(|s| s.is_some()),
+        ) {
+            let option = if text == SWEEP {
+                "--seeds".to_owned()
+            } else {
+                format!("--seeds={text}")
+            };
+            return Err(format!(
+                "{option} and {} both choose the seeds: unset one",
+                retrylab::overrides::SEED_VAR
+            ));
+        }
         let backend = self.backend.map(|b| match b {
             Backend::Sim => BackendKind::Sim,
             Backend::Turmoil => BackendKind::Turmoil,
@@ -165,14 +184,28 @@ impl RunArgs {
                     .to_owned(),
             );
         }
+        let snapshots = match (self.update_snapshots, &self.snapshot_dir) {
+            (false, _) => None,
+            (true, Some(dir)) => Some(Snapshots::new(dir.clone())),
+            (true, None) => {
+                let dir = PathBuf::from(DEFAULT_SNAPSHOT_DIR);
+                if !dir.is_dir() {
+                    return Err(format!(
+                        "--update-snapshots: {DEFAULT_SNAPSHOT_DIR} does not exist here, so no \
+                         suite compares snapshots there; name the folder the scenario suite \
+                         reads with --snapshot-dir (from the repository root, \
+                         tests/tests/snapshots)"
+                    ));
+                }
+                Some(Snapshots::new(dir))
+            }
+        };
         Ok(Plan {
             seeds,
             format: self.format,
             backend,
             client,
-            snapshots: self
-                .update_snapshots
-                .then(|| Snapshots::new(self.snapshot_dir.clone())),
+            snapshots,
         })
     }
 }
@@ -222,8 +255,15 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match plan.format {
         Format::Json => {
-            let runs: Vec<serde_json::Value> =
+            let runs: Result<Vec<serde_json::Value>, String> =
                 rows.iter_mut().filter_map(|r| r.json.take()).collect();
+            let runs = match runs {
+                Ok(runs) => runs,
+                Err(error) => {
+                    eprintln!("error: writing JSON: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let document = serde_json::json!({
                 "runs": runs,
                 "totals": {
@@ -233,11 +273,15 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
                     "skipped": skipped,
                 },
             });
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&document).unwrap_or_default()
-            );
+            match serde_json::to_string_pretty(&document) {
+                Ok(text) => {
+                    let _ = writeln!(out, "{text}");
+                }
+                Err(error) => {
+                    eprintln!("error: writing JSON: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
         Format::Junit => match crate::junit::render(&rows) {
             Ok(xml) => {

@@ -58,7 +58,24 @@ pub(crate) struct Ctx<'a> {
     pub(crate) index: TraceIndex<'a>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// What the checks read of `report`, a run of `scenario` whose virtual clock started at
+    /// `epoch_unix_ms`.
+    fn new(scenario: &'a Scenario, report: &'a Report, epoch_unix_ms: u64) -> Ctx<'a> {
+        Ctx {
+            scenario,
+            trace: &report.trace,
+            ledgers: &report.ledgers,
+            request_calls: &report.request_calls,
+            epoch_unix_ms,
+            long_polls: &report.long_polls,
+            unsettled: report.unsettled.as_deref(),
+            end: &report.end,
+            tolerance: Tolerance(scenario.tolerance_ms()),
+            index: TraceIndex::new(&report.trace),
+        }
+    }
+
     /// The calls of the run, as (client, call) pairs in order.
     pub(crate) fn calls(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.trace.calls.iter().map(|c| (c.client_id, c.call_id))
@@ -110,18 +127,7 @@ impl Ctx<'_> {
 /// consumed, then applies `must_fail` and `status: known_failure`.
 pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64) {
     let verdicts = {
-        let ctx = Ctx {
-            scenario,
-            trace: &report.trace,
-            ledgers: &report.ledgers,
-            request_calls: &report.request_calls,
-            epoch_unix_ms,
-            long_polls: &report.long_polls,
-            unsettled: report.unsettled.as_deref(),
-            end: &report.end,
-            tolerance: Tolerance(scenario.tolerance_ms()),
-            index: TraceIndex::new(&report.trace),
-        };
+        let ctx = Ctx::new(scenario, report, epoch_unix_ms);
         evaluate(&ctx)
     };
     match incomplete(report) {
@@ -148,18 +154,7 @@ pub(crate) fn conforms_windows(
         Ok(ms) => ms,
         Err(error) => return Some(Err(error.to_string())),
     };
-    let ctx = Ctx {
-        scenario,
-        trace: &report.trace,
-        ledgers: &report.ledgers,
-        request_calls: &report.request_calls,
-        epoch_unix_ms,
-        long_polls: &report.long_polls,
-        unsettled: report.unsettled.as_deref(),
-        end: &report.end,
-        tolerance: Tolerance(scenario.tolerance_ms()),
-        index: TraceIndex::new(&report.trace),
-    };
+    let ctx = Ctx::new(scenario, report, epoch_unix_ms);
     Some(conforms::windows(&ctx, spec))
 }
 
@@ -369,16 +364,5 @@ pub(super) fn with_edited_report<T>(
     let scenario = crate::Scenario::from_yaml_str(yaml, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
     let mut report = scenario.run_builtin_with_seed(0);
     edit(&mut report);
-    judge(&Ctx {
-        scenario: &scenario,
-        trace: &report.trace,
-        ledgers: &report.ledgers,
-        request_calls: &report.request_calls,
-        epoch_unix_ms: 0,
-        long_polls: &report.long_polls,
-        unsettled: None,
-        end: &report.end,
-        tolerance: Tolerance(0),
-        index: crate::trace::index::TraceIndex::new(&report.trace),
-    })
+    judge(&Ctx::new(&scenario, &report, 0))
 }

@@ -182,6 +182,15 @@ pub struct ClientHistory {
     pub attempts_before: u64,
 }
 
+impl ClientHistory {
+    /// Moves past a call of `attempts` attempts: the next call is the client's next, with
+    /// those attempts behind it.
+    pub(crate) fn call_done(&mut self, attempts: usize) {
+        self.call_index = self.call_index.saturating_add(1);
+        self.attempts_before = self.attempts_before.saturating_add(attempts as u64);
+    }
+}
+
 /// The empty client history of a first call, for callers without a fleet.
 pub const NO_CLIENT_HISTORY: ClientHistory = ClientHistory {
     client_index: 0,

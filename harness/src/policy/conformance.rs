@@ -238,11 +238,7 @@ impl Conformance {
         if self.tolerance_ms == 0 {
             out.extend(pinned(&landings));
         }
-        self.client.call_index = self.client.call_index.saturating_add(1);
-        self.client.attempts_before = self
-            .client
-            .attempts_before
-            .saturating_add(attempts.len() as u64);
+        self.client.call_done(attempts.len());
         out
     }
 
@@ -294,11 +290,7 @@ impl Conformance {
             };
             self.policy.record(ctx, &history, step);
         }
-        self.client.call_index = self.client.call_index.saturating_add(1);
-        self.client.attempts_before = self
-            .client
-            .attempts_before
-            .saturating_add(attempts.len() as u64);
+        self.client.call_done(attempts.len());
         out
     }
 

@@ -11,18 +11,60 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Uri, request, uri};
+use http::{Method, Uri, Version, request, uri};
 
 use crate::headers::{LayoutCache, RequestHeaders};
 
-/// What a record keeps of a request.
-pub(crate) struct Kept {
-    /// The request target.
-    pub uri: Arc<Uri>,
-    /// The headers.
-    pub headers: RequestHeaders,
-    /// The body.
-    pub body: Bytes,
+/// A received request's head as an endpoint keeps it: copies of what hyper handed over,
+/// taken as soon as it hands the request to the endpoint, so that nothing of hyper's read
+/// buffer outlives that hand-over and hyper can reuse the buffer for the next read.
+#[derive(Debug)]
+pub struct RequestHead {
+    pub(crate) method: Method,
+    pub(crate) version: Version,
+    pub(crate) uri: Arc<Uri>,
+    pub(crate) headers: RequestHeaders,
+}
+
+impl RequestHead {
+    /// The method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The request target, as written.
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// The headers, in a `HeaderMap`'s order.
+    pub fn headers(&self) -> &RequestHeaders {
+        &self.headers
+    }
+
+    /// The head as `http::request::Parts` again, for code written against those (it
+    /// allocates a `HeaderMap` and a copy of each value; the extensions are empty).
+    pub fn to_parts(&self) -> request::Parts {
+        let (mut parts, ()) = http::Request::new(()).into_parts();
+        parts.method = self.method.clone();
+        parts.version = self.version;
+        parts.uri = Uri::clone(&self.uri);
+        parts.headers = self.headers.to_header_map();
+        parts
+    }
+}
+
+impl From<&request::Parts> for RequestHead {
+    /// A copy of `parts`' method, version, target and headers (for tests, and for asking a
+    /// [`Gate`](crate::Gate) outside an endpoint).
+    fn from(parts: &request::Parts) -> Self {
+        Recent::default().head(parts.clone())
+    }
 }
 
 /// What the previous request on a ledger kept, for the next one to share.
@@ -34,9 +76,10 @@ pub(crate) struct Recent {
 }
 
 impl Recent {
-    /// Copies of `parts`' target and headers and of `body`, shared with the previous request's
-    /// where they are the same bytes.
-    pub(crate) fn keep(&mut self, parts: &request::Parts, body: &Bytes) -> Kept {
+    /// Copies of `parts`' target and headers, shared with the previous request's where they
+    /// are the same bytes. `parts` (and with it every slice of hyper's read buffer it holds)
+    /// is dropped here.
+    pub(crate) fn head(&mut self, parts: request::Parts) -> RequestHead {
         let uri = match &self.uri {
             Some(last) if same_target(last, &parts.uri) => Arc::clone(last),
             _ => {
@@ -45,18 +88,23 @@ impl Recent {
                 uri
             }
         };
-        let body = if body.is_empty() {
+        RequestHead {
+            method: parts.method,
+            version: parts.version,
+            uri,
+            headers: self.layout.headers(&parts.headers),
+        }
+    }
+
+    /// A copy of `body`, shared with the previous request's where it is the same bytes.
+    pub(crate) fn body(&mut self, body: &Bytes) -> Bytes {
+        if body.is_empty() {
             Bytes::new()
         } else if self.body == *body {
             self.body.clone()
         } else {
             self.body = Bytes::copy_from_slice(body);
             self.body.clone()
-        };
-        Kept {
-            uri,
-            headers: self.layout.headers(&parts.headers),
-            body,
         }
     }
 }
@@ -124,7 +172,9 @@ mod tests {
             );
             let (parts, ()) = request.into_parts();
             let body = owned.slice(43..45);
-            let kept = Recent::default().keep(&parts, &body);
+            let mut recent = Recent::default();
+            let kept = recent.head(parts.clone());
+            let kept_body = recent.body(&body);
 
             assert_eq!(*kept.uri, uri);
             assert_eq!(kept.uri.to_string(), uri.to_string());
@@ -140,8 +190,8 @@ mod tests {
                 .map(|(n, v)| (n.clone(), v.as_bytes().to_vec(), v.is_sensitive()))
                 .collect();
             assert_eq!(kept_pairs, pairs);
-            assert_eq!(kept.body, "{}");
-            assert!(!within(&kept.body));
+            assert_eq!(kept_body, "{}");
+            assert!(!within(&kept_body));
             assert!(kept.headers.get_bytes("x-c").is_some_and(|v| !within(v)));
             if let Some(path) = kept.uri.path_and_query() {
                 assert!(!within(path.as_str().as_bytes()));
@@ -164,19 +214,22 @@ mod tests {
         };
         let body = Bytes::from_static(b"{}");
         let mut recent = Recent::default();
-        let first = recent.keep(&request("http://api/orders", "1"), &body);
-        let second = recent.keep(&request("http://api/orders", "2"), &body);
+        let first = recent.head(request("http://api/orders", "1"));
+        let first_body = recent.body(&body);
+        let second = recent.head(request("http://api/orders", "2"));
+        let second_body = recent.body(&body);
         assert!(Arc::ptr_eq(&first.uri, &second.uri));
-        assert_eq!(first.body.as_ptr(), second.body.as_ptr());
+        assert_eq!(first_body.as_ptr(), second_body.as_ptr());
         assert_eq!(
             second.headers.get_bytes("x-retrylab-attempt"),
             Some(&b"2"[..])
         );
         // Another target, an authority that differs only in case, another body: copies.
-        let third = recent.keep(&request("http://API/orders", "3"), &Bytes::from("[]"));
+        let third = recent.head(request("http://API/orders", "3"));
+        let third_body = recent.body(&Bytes::from("[]"));
         assert!(!Arc::ptr_eq(&second.uri, &third.uri));
         assert_eq!(third.uri.to_string(), "http://API/orders");
-        assert_eq!(third.body, "[]");
-        assert_eq!(first.body, "{}");
+        assert_eq!(third_body, "[]");
+        assert_eq!(first_body, "{}");
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, StatusCode, request};
+use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
@@ -16,6 +16,7 @@ use crate::config::EndpointConfig;
 use crate::connect::{ConnectAction, ConnectSchedule};
 use crate::crash::{Lives, ScriptState};
 use crate::dedupe::DedupeTable;
+use crate::detach::RequestHead;
 use crate::draw::Draw;
 use crate::gate::Gate;
 use crate::headers::RequestHeaders;
@@ -213,7 +214,8 @@ pub(crate) struct Arrival {
     pub(crate) conn_id: u64,
     pub(crate) seq: u32,
     pub(crate) inbound: Range<u64>,
-    pub(crate) parts: request::Parts,
+    /// The head, already copied out of hyper's request (see [`Ledger::keep_head`]).
+    pub(crate) head: RequestHead,
     pub(crate) body: Bytes,
 }
 
@@ -502,15 +504,19 @@ impl Endpoint {
             conn_id,
             seq,
             inbound,
-            parts,
+            head,
             body,
         } = arrival;
-        if inner.gate.as_ref().is_some_and(|gate| !gate.admit(&parts)) {
+        if inner
+            .gate
+            .as_ref()
+            .is_some_and(|gate| !gate.admit_head(&head))
+        {
             return None;
         }
-        let kept = inner.ledger.keep(&parts, &body);
-        let key = header(&kept.headers, inner.key_header.as_ref());
-        let call_tag = kept.headers.get(&CALL_HEADER_NAME);
+        let body = inner.ledger.keep_body(&body);
+        let key = header(&head.headers, inner.key_header.as_ref());
+        let call_tag = head.headers.get(&CALL_HEADER_NAME);
 
         let mut state = self.lock();
         // A request reaching a crashed endpoint (its host's connections are reset an instant
@@ -521,14 +527,14 @@ impl Endpoint {
         let id = inner.ledger.next_request_id();
         let route = state.routes.iter().position(|r| {
             r.matcher
-                .matches(&parts.method, parts.uri.path(), &parts.headers)
+                .matches_received(&head.method, head.uri.path(), &head.headers)
         });
 
         // The bucket is in front of everything else: a request that finds it empty is
         // answered by it, and neither dedupe nor a script sees it.
         let limited = match &mut state.limiter {
             Some(limiter) => {
-                match limiter.admit(&parts.headers, now_ms, inner.clock().now_system()) {
+                match limiter.admit(&head.headers, now_ms, inner.clock().now_system()) {
                     Admit::Token => None,
                     Admit::Empty(response) => Some(Arc::new(response)),
                 }
@@ -540,7 +546,7 @@ impl Endpoint {
         let read = inner
             .broker
             .as_ref()
-            .map(|broker| broker.read(&parts.method, parts.uri.path(), &kept.body, key.as_ref()));
+            .map(|broker| broker.read(&head.method, head.uri.path(), &body, key.as_ref()));
         let (route, send, refused) = match read {
             None => (route, None, None),
             Some(Ok(send)) => (route, Some(send), None),
@@ -565,10 +571,10 @@ impl Endpoint {
                 // Dedupe's own answer (a rejection or a replay), if it answers.
                 let answer = match (
                     &mut state.dedupe,
-                    header(&kept.headers, inner.dedupe_header.as_ref()),
+                    header(&head.headers, inner.dedupe_header.as_ref()),
                 ) {
                     (Some(table), Some(value)) => {
-                        let decision = table.begin(&value, &kept.body, id, now_ms);
+                        let decision = table.begin(&value, &body, id, now_ms);
                         dedupe = decision.outcome();
                         dedupe_key = Some(value);
                         table.answer(decision, inner.clock().now_system())
@@ -579,7 +585,7 @@ impl Endpoint {
                     Some(response) => Err(response),
                     None => {
                         let route_state = &mut state.routes[route];
-                        let scope_key = scope_key(route_state.scope, conn_id, &kept.headers, &key);
+                        let scope_key = scope_key(route_state.scope, conn_id, &head.headers, &key);
                         Ok(route_state.choose(&scope_key, Duration::from_millis(now_ms)))
                     }
                 }
@@ -595,10 +601,10 @@ impl Endpoint {
             conn_id,
             seq,
             at_ms: now_ms,
-            method: parts.method,
-            uri: kept.uri,
-            headers: kept.headers,
-            body: kept.body,
+            method: head.method,
+            uri: head.uri,
+            headers: head.headers,
+            body,
             inbound,
             route,
             step: step_index,
@@ -966,7 +972,7 @@ mod tests {
             conn_id,
             seq: 0,
             inbound: 0..0,
-            parts,
+            head: crate::detach::Recent::default().head(parts),
             body: Bytes::new(),
         }
     }

@@ -3,6 +3,8 @@
 
 use http::request;
 
+use crate::detach::RequestHead;
+
 /// Decides, for each request an endpoint has read completely, whether it reaches the
 /// endpoint's routes and scripts.
 ///
@@ -57,4 +59,13 @@ pub trait Gate: Send + Sync {
     /// Whether the request with these parts (its body read completely) may proceed to the
     /// endpoint's routes. Called once per request, in arrival order.
     fn admit(&self, parts: &request::Parts) -> bool;
+
+    /// [`admit`](Self::admit), asked with the copy of the request's head the endpoint keeps;
+    /// the endpoint calls this one. By default it builds `request::Parts` from `head` (a
+    /// `HeaderMap` and a copy of each value) and asks `admit`; a gate that can judge from the
+    /// head itself implements it to spare those allocations on every request. Both must
+    /// answer alike.
+    fn admit_head(&self, head: &RequestHead) -> bool {
+        self.admit(&head.to_parts())
+    }
 }

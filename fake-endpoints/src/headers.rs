@@ -139,6 +139,17 @@ impl RequestHeaders {
             .map(|(_, range, _)| &self.values[range])
     }
 
+    /// The bytes of every value of `name`, a name already parsed (see
+    /// [`first_bytes`](Self::first_bytes)), in the order received.
+    pub(crate) fn all_bytes<'a>(
+        &'a self,
+        name: &'a HeaderName,
+    ) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.spans()
+            .filter(move |(n, _, _)| *n == name)
+            .map(|(_, range, _)| &self.values[range])
+    }
+
     /// Copies of every value of `name` (any ASCII case), in the order received.
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = HeaderValue> + 'a {
         self.spans()

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, Uri};
 
 use crate::connect::ConnectAction;
-use crate::detach::{Kept, Recent};
+use crate::detach::{Recent, RequestHead};
 use crate::headers::RequestHeaders;
 use crate::step::{Branch, Fail};
 
@@ -360,14 +360,22 @@ impl Ledger {
         RequestId(self.lock().requests.len() as u64)
     }
 
-    /// What the record of a request with `parts` and `body` keeps: copies, shared with the
-    /// previous request's where they are the same bytes.
-    pub(crate) fn keep(&self, parts: &http::request::Parts, body: &Bytes) -> Kept {
+    /// What the record of a request with `parts` keeps of its head: copies, shared with the
+    /// previous request's where they are the same bytes. Taken when the request is handed
+    /// over, so that hyper can reuse its read buffer for the next read.
+    pub(crate) fn keep_head(&self, parts: http::request::Parts) -> RequestHead {
+        self.recent().head(parts)
+    }
+
+    /// What the record of a request keeps of its `body`: a copy, shared with the previous
+    /// request's where it is the same bytes.
+    pub(crate) fn keep_body(&self, body: &Bytes) -> Bytes {
+        self.recent().body(body)
+    }
+
+    fn recent(&self) -> MutexGuard<'_, Recent> {
         // Only a cache: a panic while it was held leaves nothing a record relies on.
-        self.recent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keep(parts, body)
+        self.recent.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn push_request(&self, record: RequestRecord) {

@@ -68,6 +68,7 @@ pub use conn::{ConnInfo, ConnectionControl, NoReset};
 pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
 pub use crash::ScriptState;
 pub use dedupe::{DedupeDecision, DedupeTable};
+pub use detach::RequestHead;
 pub use draw::{Draw, Draws};
 pub use endpoint::Endpoint;
 pub use gate::Gate;

@@ -10,8 +10,9 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::header::CONTENT_TYPE;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue, StatusCode};
 
+use crate::headers::RequestHeaders;
 use crate::retry_after::RetryAfter;
 use crate::step::{Respond, SentResponse};
 use crate::wire::CLIENT_HEADER_NAME;
@@ -196,10 +197,15 @@ impl Limiter {
 
     /// A request with `headers` arrives at `now_ms` (the virtual wall clock reading `wall`):
     /// take a token or answer it.
-    pub(crate) fn admit(&mut self, headers: &HeaderMap, now_ms: u64, wall: SystemTime) -> Admit {
+    pub(crate) fn admit(
+        &mut self,
+        headers: &RequestHeaders,
+        now_ms: u64,
+        wall: SystemTime,
+    ) -> Admit {
         let key = match self.config.scope {
             LimitScope::Endpoint => None,
-            LimitScope::Client => headers.get(&CLIENT_HEADER_NAME).cloned(),
+            LimitScope::Client => headers.get(&CLIENT_HEADER_NAME),
         };
         let full = u64::from(self.config.burst) * TOKEN;
         let rate = self.config.millitokens_per_second;
@@ -241,6 +247,7 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderMap;
     use std::time::UNIX_EPOCH;
 
     fn retry_after(admit: Admit) -> Option<String> {
@@ -252,17 +259,17 @@ mod tests {
         }
     }
 
-    fn client(name: &'static str) -> HeaderMap {
+    fn client(name: &'static str) -> RequestHeaders {
         let mut h = HeaderMap::new();
         h.insert(CLIENT_HEADER_NAME.clone(), HeaderValue::from_static(name));
-        h
+        RequestHeaders::from(&h)
     }
 
     #[test]
     fn a_full_bucket_answers_burst_requests_then_throttles_until_the_refill() {
         // 2 tokens a second: one every 500 ms exactly.
         let mut l = Limiter::new(RateLimit::per_second(2).burst(3));
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         for _ in 0..3 {
             assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         }
@@ -290,7 +297,7 @@ mod tests {
         let rate = RateLimit::per_second(3);
         assert_eq!(rate.wait_for_token(0), 334);
         let mut l = Limiter::new(rate.clone().burst(2));
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         assert!(matches!(l.admit(&h, 333, UNIX_EPOCH), Admit::Empty(_)));
@@ -315,7 +322,7 @@ mod tests {
     fn waiting_exactly_retry_after_finds_a_token() {
         // One token every 2.5 s (0.4 a second).
         let mut l = Limiter::new(RateLimit::millitokens_per_second(400));
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         for at in [1, 700, 1499, 1500, 2000, 2499] {
             let seconds: u64 = retry_after(l.admit(&h, at, UNIX_EPOCH))
@@ -356,7 +363,7 @@ mod tests {
         own.headers
             .push((http::header::RETRY_AFTER, HeaderValue::from_static("9")));
         let mut l = Limiter::new(RateLimit::per_second(1).when_empty(own));
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         let Admit::Empty(r) = l.admit(&h, 0, UNIX_EPOCH) else {
             panic!("the bucket is empty")
@@ -368,7 +375,7 @@ mod tests {
     #[test]
     fn a_bucket_never_holds_more_than_burst() {
         let mut l = Limiter::new(RateLimit::per_second(10).burst(2));
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         // Take one token at 0, then an hour idle refills the bucket to two, not 36,001.
         assert!(matches!(l.admit(&h, 0, UNIX_EPOCH), Admit::Token));
         assert!(matches!(l.admit(&h, 3_600_000, UNIX_EPOCH), Admit::Token));
@@ -381,7 +388,7 @@ mod tests {
 
     #[test]
     fn presets_answer_as_aws_and_rocketmq_do() {
-        let h = HeaderMap::new();
+        let h = RequestHeaders::from(&HeaderMap::new());
         let mut aws = Limiter::new(RateLimit::per_second(1).aws_throttling());
         aws.admit(&h, 0, UNIX_EPOCH);
         let Admit::Empty(r) = aws.admit(&h, 0, UNIX_EPOCH) else {

@@ -5,6 +5,7 @@ use std::fmt::Debug;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
 use crate::draw::Draws;
+use crate::headers::RequestHeaders;
 use crate::step::{Step, header_pair};
 use crate::timeline::Window;
 
@@ -42,6 +43,21 @@ impl Matcher {
                 .headers
                 .iter()
                 .all(|(name, value)| headers.get_all(name).iter().any(|v| v == value))
+    }
+
+    /// [`matches`](Self::matches) for the headers an endpoint keeps of a request.
+    pub(crate) fn matches_received(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &RequestHeaders,
+    ) -> bool {
+        self.method.as_ref().is_none_or(|m| m == method)
+            && self.path.as_deref().is_none_or(|p| p == path)
+            && self
+                .headers
+                .iter()
+                .all(|(name, value)| headers.all_bytes(name).any(|v| v == value.as_bytes()))
     }
 }
 
@@ -205,6 +221,27 @@ mod tests {
         assert!(route.matcher.matches(&Method::POST, "/orders", &headers));
         assert!(!route.matcher.matches(&Method::GET, "/orders", &headers));
         assert!(!route.matcher.matches(&Method::POST, "/orders/1", &headers));
+        // The same answers from the headers an endpoint keeps.
+        let kept = RequestHeaders::from(&headers);
+        assert!(
+            route
+                .matcher
+                .matches_received(&Method::POST, "/orders", &kept)
+        );
+        assert!(
+            !route
+                .matcher
+                .matches_received(&Method::GET, "/orders", &kept)
+        );
+        // Only the other value: no match, as with the map.
+        let mut other = HeaderMap::new();
+        other.append("x-tenant", HeaderValue::from_static("other"));
+        let other = RequestHeaders::from(&other);
+        assert!(
+            !route
+                .matcher
+                .matches_received(&Method::POST, "/orders", &other)
+        );
         assert!(
             Route::any()
                 .matcher

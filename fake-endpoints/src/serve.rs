@@ -18,6 +18,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::body::ResponseBody;
 use crate::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
+use crate::detach::RequestHead;
 use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
 use crate::step::{Fail, Pace, SentResponse};
@@ -136,11 +137,18 @@ impl Service<Request<Incoming>> for EndpointService {
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let seq = self.conn.begin_request();
+        // The head is copied out, and hyper's parts dropped, here rather than in the future:
+        // hyper reads the connection again before it first polls the future, and while any
+        // slice of its read buffer (the target, a header value) is alive it cannot reuse the
+        // buffer and allocates a fresh one for that read.
+        let (parts, body) = request.into_parts();
+        let head = self.endpoint.inner.ledger.keep_head(parts);
         Box::pin(handle(
             self.endpoint.clone(),
             Arc::clone(&self.conn),
             seq,
-            request,
+            head,
+            body,
         ))
     }
 }
@@ -150,9 +158,9 @@ async fn handle(
     endpoint: Endpoint,
     conn: Arc<ConnShared>,
     seq: u32,
-    request: Request<Incoming>,
+    head: RequestHead,
+    body: Incoming,
 ) -> Result<Response<ResponseBody>, Infallible> {
-    let (parts, body) = request.into_parts();
     let body = match body.collect().await {
         Ok(body) => body.to_bytes(),
         // The client went away mid-body: hyper is closing the connection, nothing to answer.
@@ -163,7 +171,7 @@ async fn handle(
         conn_id: conn.conn_id,
         seq,
         inbound,
-        parts,
+        head,
         body,
     });
     // Refused by the gate, which promises that nothing answers, or not admitted by a crashed

@@ -266,7 +266,10 @@ impl ::wiremock::Respond for ScriptResponder {
             return ResponseTemplate::new(StatusCode::INTERNAL_SERVER_ERROR)
                 .set_body_string(NO_RUNTIME);
         }
-        match self.endpoint.admit_at_once(arrival(request)) {
+        match self
+            .endpoint
+            .admit_at_once(arrival(&self.endpoint, request))
+        {
             Some((response, delay)) => template(&response, delay),
             // Only a gate refuses a request, and this endpoint has none.
             None => ResponseTemplate::new(StatusCode::INTERNAL_SERVER_ERROR),
@@ -277,7 +280,7 @@ impl ::wiremock::Respond for ScriptResponder {
 /// The request as the endpoint's ledger keeps it. wiremock rebuilt the target into an
 /// absolute URL; the ledger keeps the origin form a client sends (`/path?query`), as retrylab's
 /// endpoints record it.
-fn arrival(request: &Request) -> Arrival {
+fn arrival(endpoint: &Endpoint, request: &Request) -> Arrival {
     let mut target = String::from(request.url.path());
     if let Some(query) = request.url.query() {
         target.push('?');
@@ -293,7 +296,7 @@ fn arrival(request: &Request) -> Arrival {
         conn_id: 0,
         seq: 0,
         inbound: 0..0,
-        parts,
+        head: endpoint.inner.ledger.keep_head(parts),
         body: Bytes::from(request.body.clone()),
     }
 }

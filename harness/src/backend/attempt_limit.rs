@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use http::request;
-use retrylab_endpoints::Gate;
 use retrylab_endpoints::wire::{ATTEMPT_HEADER_NAME, HAND_OFF_HEADER_NAME};
+use retrylab_endpoints::{Gate, RequestHead};
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 
@@ -133,17 +133,32 @@ fn same_task(kept: &Waker, current: &Waker) -> bool {
     kept.will_wake(current) || (!current.data().is_null() && kept.data() == current.data())
 }
 
-impl Gate for AttemptLimit {
-    fn admit(&self, parts: &request::Parts) -> bool {
-        let headers = &parts.headers;
+impl AttemptLimit {
+    /// Whether a request that carries the harness's tags (`tagged`) may proceed.
+    fn admit_tagged(&self, tagged: bool) -> bool {
         // A request of the harness's own client was counted when it was sent, and a
         // built-in client's dead-letter hand-off is no attempt; anything else is an attempt
         // the trace rebuilds from what the endpoint saw.
-        if headers.contains_key(&ATTEMPT_HEADER_NAME) || headers.contains_key(&HAND_OFF_HEADER_NAME)
-        {
-            return true;
-        }
-        self.take()
+        tagged || self.take()
+    }
+}
+
+impl Gate for AttemptLimit {
+    fn admit(&self, parts: &request::Parts) -> bool {
+        let headers = &parts.headers;
+        self.admit_tagged(
+            headers.contains_key(&ATTEMPT_HEADER_NAME)
+                || headers.contains_key(&HAND_OFF_HEADER_NAME),
+        )
+    }
+
+    // The endpoint asks this one: it reads the kept head without rebuilding hyper's parts.
+    fn admit_head(&self, head: &RequestHead) -> bool {
+        let headers = head.headers();
+        self.admit_tagged(
+            headers.contains_key(&ATTEMPT_HEADER_NAME)
+                || headers.contains_key(&HAND_OFF_HEADER_NAME),
+        )
     }
 }
 
@@ -179,6 +194,15 @@ mod tests {
         assert!(!limit.admit(&parts(&[])));
         // Sent before the limit was reached, counted then: still let through.
         assert!(limit.admit(&tagged));
+
+        // The same answers from the head an endpoint keeps, which is what it asks.
+        let limit = AttemptLimit::new(Some(1));
+        let head = |p: &request::Parts| RequestHead::from(p);
+        assert!(limit.admit_head(&head(&tagged)));
+        assert!(limit.admit_head(&head(&hand_off)));
+        assert!(limit.admit_head(&head(&parts(&[]))));
+        assert!(!limit.admit_head(&head(&parts(&[]))));
+        assert!(limit.admit_head(&head(&tagged)));
     }
 
     /// A wait polled again and again by the same task before the refusal (as the run's

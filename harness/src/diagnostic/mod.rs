@@ -84,6 +84,22 @@ pub fn source_of(path: &std::path::Path) -> String {
 }
 
 /// [`render`] for warnings (`Scenario::warnings`): the same drawing, marked as warnings.
+///
+/// ```
+/// use retrylab::diagnostic::{Style, render_warnings};
+/// use retrylab::scenario::Scenario;
+///
+/// // An expectation no run of this client can meet: it stops after 2 attempts.
+/// let yaml = "version: 1\nname: x\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+///             operation: { endpoint: api }\n\
+///             client: { exponential: { initial: 100ms, max_attempts: 2 } }\n\
+///             expect: { attempts: 5 }\n";
+/// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+/// let warnings = scenario.warnings();
+/// assert!(!warnings.is_empty());
+/// let text = render_warnings(&warnings, yaml, &Style::plain());
+/// assert!(text.contains("[x.yaml:"), "{text}");
+/// ```
 pub fn render_warnings(warnings: &[ScenarioError], source: &str, style: &Style) -> String {
     let warnings = ScenarioErrors(warnings.to_vec());
     render_as(&warnings, source, style, Severity::Warning)

@@ -102,6 +102,25 @@ pub fn png(scenario: &Scenario, report: &Report, path: &Path) -> Result<(), Plot
 
 /// Draws `report` to `path`: SVG for a `.svg` path, PNG for `.png`; any other extension is
 /// refused.
+///
+/// ```
+/// use retrylab::prelude::*;
+///
+/// let scenario = Scenario::builder("one 503, then 200")
+///     .endpoint("api", endpoint().script([status(503), status(200)]))
+///     .operation(get("api", "/"))
+///     .client(exponential().initial(ms(100)).max_attempts(2))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run_builtin();
+/// let dir = std::env::temp_dir().join(format!("retrylab-plot-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// retrylab::plot::write(&scenario, &report, &dir.join("run.png")).unwrap();
+/// assert!(std::fs::read(dir.join("run.png")).unwrap().starts_with(b"\x89PNG"));
+/// let refused = retrylab::plot::write(&scenario, &report, &dir.join("run.gif")).unwrap_err();
+/// assert!(refused.to_string().contains("as .svg or .png"), "{refused}");
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub fn write(scenario: &Scenario, report: &Report, path: &Path) -> Result<(), PlotError> {
     let extension = path
         .extension()
@@ -117,9 +136,9 @@ pub fn write(scenario: &Scenario, report: &Report, path: &Path) -> Result<(), Pl
     }
 }
 
-/// `retrylab plot`: loads the scenario at `path`, runs it with its built-in client (or a
-/// custom one registered with [`Clients`](crate::suite::Clients)) on its seed, and draws the
-/// run to `output`. Says what was drawn: the file, the attempts and calls, and whether the
+/// `retrylab plot`: loads the scenario at `path`, runs it with its built-in client on its
+/// seed, and draws the run to `output`. A `custom:` client is refused (it runs from Rust:
+/// draw its report with [`write`]). Says what was drawn: the file, the attempts and calls, and whether the
 /// run passed (a failed run is drawn too: it is what one would most like to look at).
 pub fn file(path: &Path, output: &Path) -> Result<String, PlotError> {
     let scenario = Scenario::load(path).map_err(|e| PlotError(e.to_string()))?;

@@ -544,6 +544,16 @@ impl Report {
     /// `scenarios/http/429.yaml`). The snapshot is `<name>.snap` in the test crate's
     /// `tests/snapshots`, holding [`Report::snapshot_text`]; `retrylab run
     /// --update-snapshots` writes it there.
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let yaml = "version: 1\nname: x\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
+    ///             operation: { endpoint: api }\n";
+    /// let report = Scenario::from_yaml_str(yaml, "x.yaml").unwrap().run_builtin();
+    /// // No `snapshot: true`, no snapshot.
+    /// assert_eq!(report.snapshot_name(), None);
+    /// ```
     pub fn snapshot_name(&self) -> Option<&str> {
         self.snapshot.as_deref()
     }

@@ -440,6 +440,21 @@ impl Trace {
 
     /// Whether the attempt `id` is one no call could be named for (see
     /// [`Trace::unattributed`]); a binary search, as the ids are kept sorted.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    ///
+    /// let report = Scenario::builder("every attempt has its call")
+    ///     .endpoint("api", endpoint().script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(exponential().initial(ms(100)).max_attempts(2))
+    ///     .build()
+    ///     .unwrap()
+    ///     .run_builtin();
+    /// let trace = report.trace();
+    /// assert!(trace.attempts.iter().all(|a| !trace.is_unattributed(a.id)));
+    /// assert_eq!(trace.call_attempts(0).count(), 2);
+    /// ```
     pub fn is_unattributed(&self, id: u32) -> bool {
         !self.unattributed.is_empty() && self.unattributed.binary_search(&id).is_ok()
     }

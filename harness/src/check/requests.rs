@@ -78,6 +78,14 @@ impl ByCall<'_> {
             n => format!("; {n} requests no call could be found for were left out"),
         }
     }
+
+    /// How many calls sent two requests or more: what `same_*` compares needs a second.
+    fn retried(&self) -> usize {
+        self.calls
+            .values()
+            .filter(|requests| requests.len() > 1)
+            .count()
+    }
 }
 
 /// `same_idempotency_key: true`: every request of a call carried the same key (and one).
@@ -102,7 +110,7 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     };
     let requests = by.requests();
     let left_out = by.left_out();
-    let retried = retried_calls(&by.calls);
+    let retried = by.retried();
     for (&(client, call), requests) in &by.calls {
         let keys: Vec<Option<&[u8]>> = requests
             .iter()
@@ -145,11 +153,6 @@ pub(super) fn same_idempotency_key(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     ))
 }
 
-/// How many calls sent two requests or more: what `same_*` compares needs a second.
-fn retried_calls(calls: &BTreeMap<(u32, u32), Vec<&RequestRecord>>) -> usize {
-    calls.values().filter(|requests| requests.len() > 1).count()
-}
-
 /// `same_body: true`: every request of a call carried the same body.
 pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     let mut problems = Vec::new();
@@ -159,7 +162,7 @@ pub(super) fn same_body(ctx: &Ctx<'_>, expected: bool) -> Verdict {
     };
     let requests = by.requests();
     let left_out = by.left_out();
-    let retried = retried_calls(&by.calls);
+    let retried = by.retried();
     for (&(client, call), requests) in &by.calls {
         let same = requests.windows(2).all(|w| w[0].body == w[1].body);
         if same != expected {

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::timeline::{Kind, Timeline};
-use crate::trace::FleetView;
+use crate::trace::{Bucket, FleetView};
 
 /// The windows `conforms_to` allows (drawn translucent, under the attempts).
 pub(crate) const ENVELOPE: RGBColor = RGBColor(0x90, 0xCA, 0xF9);
@@ -227,6 +227,9 @@ fn rows<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, t: &Timeline) -> Resu
 }
 
 /// A fleet's attempts per time bucket, the retries among them over them.
+/// What a bar of the fleet view shows of its bucket.
+type Height = fn(&Bucket) -> u64;
+
 fn buckets<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     t: &Timeline,
@@ -255,23 +258,21 @@ fn buckets<DB: DrawingBackend>(
         .draw()
         .map_err(failed)?;
     let width = *bucket_ms as f64 / 1000.0;
-    chart
-        .draw_series(buckets.iter().map(|b| {
-            let x = b.from_ms as f64 / 1000.0;
-            Rectangle::new(
-                [(x, 0.0), (x + width * 0.9, b.attempts as f64)],
-                FLEET_ATTEMPTS.filled(),
-            )
-        }))
-        .map_err(failed)?;
-    chart
-        .draw_series(buckets.iter().map(|b| {
-            let x = b.from_ms as f64 / 1000.0;
-            Rectangle::new(
-                [(x, 0.0), (x + width * 0.9, b.retries as f64)],
-                FLEET_RETRIES.filled(),
-            )
-        }))
-        .map_err(failed)?;
+    // Attempts first, their retries over them: the retries are a part of the attempts.
+    let series: [(Height, RGBColor); 2] = [
+        (|b| b.attempts, FLEET_ATTEMPTS),
+        (|b| b.retries, FLEET_RETRIES),
+    ];
+    for (height, colour) in series {
+        chart
+            .draw_series(buckets.iter().map(|b| {
+                let x = b.from_ms as f64 / 1000.0;
+                Rectangle::new(
+                    [(x, 0.0), (x + width * 0.9, height(b) as f64)],
+                    colour.filled(),
+                )
+            }))
+            .map_err(failed)?;
+    }
     Ok(())
 }

@@ -3,13 +3,15 @@
 //!
 //! A ledger keeps every request of a run (up to hundreds of thousands) to the end. hyper hands
 //! each request's headers over in a `HeaderMap` sized for growth, with a freshly allocated
-//! name for every header it does not know: the largest part of what a record kept. A [`RequestHeaders`] keeps the values in one exact-size buffer of its own, and the
-//! names, with where each value ends, in a layout that consecutive requests with the same
+//! name for every header it does not know: the largest part of what a record kept. A
+//! [`RequestHeaders`] keeps the values in one slice of a buffer that many requests share, and
+//! the names, with where each value ends, in a layout that consecutive requests with the same
 //! names and value lengths share: a harness request differs from the previous one only in its
 //! tags' values, so a run keeps a handful of layouts.
 
 use std::sync::Arc;
 
+use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// The headers of a request, as received, in a `HeaderMap`'s order: names in the order they
@@ -36,8 +38,9 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 #[derive(Clone)]
 pub struct RequestHeaders {
     layout: Arc<Layout>,
-    /// Every value, concatenated in order.
-    values: Arc<[u8]>,
+    /// Every value, concatenated in order: a slice of a buffer that the values of many
+    /// requests share ([`LayoutCache::headers`]).
+    values: Bytes,
 }
 
 /// The names of a request's headers, where each value ends in [`RequestHeaders::values`], and
@@ -71,17 +74,26 @@ impl Layout {
     }
 }
 
-/// The layout the previous request of a ledger had, for the next one to share.
+/// The layout and values the previous request of a ledger had, for the next one to share.
 #[derive(Debug, Default)]
 pub(crate) struct LayoutCache {
     last: Option<Arc<Layout>>,
-    /// Where the values are gathered before their exact-size copy, kept between requests so
-    /// that a request costs that one allocation.
-    scratch: Vec<u8>,
+    /// The previous request's values: a request whose values are the same bytes shares them.
+    last_values: Bytes,
+    /// Where values are copied to, [`VALUES_ARENA`] bytes at a time, so that a request's
+    /// values cost no allocation of their own. A run keeps every request's headers to its
+    /// end; one small allocation kept per request, between the many a request frees, left
+    /// the allocator sorting its free lists on almost every attempt.
+    arena: BytesMut,
 }
 
+/// The bytes [`LayoutCache::arena`] allocates at a time. A request's values are a few dozen
+/// bytes, so one allocation serves hundreds of requests; values larger than this get a
+/// buffer of their own size.
+const VALUES_ARENA: usize = 16 * 1024;
+
 impl LayoutCache {
-    /// A copy of `map`, sharing the previous call's layout where it fits.
+    /// A copy of `map`, sharing the previous call's layout, and values, where they fit.
     pub(crate) fn headers(&mut self, map: &HeaderMap) -> RequestHeaders {
         let layout = match &self.last {
             Some(last) if last.fits(map) => Arc::clone(last),
@@ -91,15 +103,33 @@ impl LayoutCache {
                 layout
             }
         };
-        self.scratch.clear();
-        for value in map.values() {
-            self.scratch.extend_from_slice(value.as_bytes());
-        }
-        RequestHeaders {
-            layout,
-            values: Arc::from(self.scratch.as_slice()),
+        let values = if same_values(&self.last_values, map) {
+            self.last_values.clone()
+        } else {
+            let len: usize = map.values().map(|v| v.len()).sum();
+            if self.arena.capacity() < len {
+                self.arena = BytesMut::with_capacity(len.max(VALUES_ARENA));
+            }
+            for value in map.values() {
+                self.arena.extend_from_slice(value.as_bytes());
+            }
+            self.last_values = self.arena.split().freeze();
+            self.last_values.clone()
+        };
+        RequestHeaders { layout, values }
+    }
+}
+
+/// Whether `map`'s values, concatenated in order, are the bytes of `values`.
+fn same_values(values: &[u8], map: &HeaderMap) -> bool {
+    let mut rest = values;
+    for value in map.values() {
+        match rest.strip_prefix(value.as_bytes()) {
+            Some(tail) => rest = tail,
+            None => return false,
         }
     }
+    rest.is_empty()
 }
 
 impl RequestHeaders {

@@ -693,16 +693,19 @@ fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
             .ok()
             .and_then(|c| host_of.get(c).copied().flatten())
             .unwrap_or(Name(0));
-        events.push((
-            events.len(),
-            ConnEvent {
-                at_ms,
-                conn_id: conn.0,
-                endpoint,
-                kind,
-            },
-        ));
+        events.push(ConnEvent {
+            at_ms,
+            conn_id: conn.0,
+            endpoint,
+            kind,
+        });
     }
-    events.sort_by_key(|(seq, e)| (e.at_ms, e.conn_id, *seq));
-    events.into_iter().map(|(_, e)| e).collect()
+    // Stable, so events of one connection at one instant keep the log's order: sorted in
+    // place, without a copy numbered by position (a run's largest temporary). A run of one
+    // connection at a time logs them in this order already, and then the sort's buffer is
+    // not allocated at all.
+    if !events.is_sorted_by_key(|e| (e.at_ms, e.conn_id)) {
+        events.sort_by_key(|e| (e.at_ms, e.conn_id));
+    }
+    events
 }

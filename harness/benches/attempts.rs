@@ -23,7 +23,8 @@
 //! `ATTEMPTS_FLOOR=closing` (or `pool-off`) runs only that floor. The run's wall limit is
 //! the most the format allows (1h), so that a run under `valgrind --tool=callgrind` makes all
 //! its attempts. Run alone, the keep-alive case starts on a cold heap and reads slower than
-//! in the full run, where it reuses the memory the first case freed.
+//! in the full run, where it reuses the memory the first case freed. `ATTEMPTS_COUNT=20000`
+//! shortens each case for a profiler.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -38,7 +39,14 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use retrylab::scenario::Scenario;
 
-const ATTEMPTS: u64 = 100_000;
+/// Attempts per case: 100,000, or `ATTEMPTS_COUNT` for a shorter run under a profiler (the
+/// figures per attempt hardly change).
+fn attempts() -> u64 {
+    std::env::var("ATTEMPTS_COUNT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000)
+}
 
 fn scenario(keep_alive: bool) -> Scenario {
     let keep_alive = if keep_alive {
@@ -62,7 +70,7 @@ fn harness(keep_alive: bool) -> (Duration, usize, u64) {
     let started = Instant::now();
     let report = scenario.run(|env| async move {
         let client = env.http_client();
-        for _ in 0..ATTEMPTS {
+        for _ in 0..attempts() {
             let response = client
                 .request(env.operation().request())
                 .await
@@ -190,7 +198,7 @@ fn floor(kind: Floor) -> Duration {
                 usize::MAX
             })
             .build(connector);
-        for _ in 0..ATTEMPTS {
+        for _ in 0..attempts() {
             let request = http::Request::post("http://api/orders")
                 .body(Full::new(Bytes::new()))
                 .unwrap_or_default();
@@ -204,7 +212,7 @@ fn floor(kind: Floor) -> Duration {
 }
 
 fn per_attempt(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6 / ATTEMPTS as f64
+    d.as_secs_f64() * 1e6 / attempts() as f64
 }
 
 /// Times `kind` unless the environment skips it.

@@ -176,7 +176,32 @@ pub(crate) enum Connector {
 /// (the sim network assigns it at the SYN; on the real backend the endpoint does, on accept).
 pub(crate) struct Connecting {
     pub(crate) conn_id: Option<u64>,
-    pub(crate) future: Pin<Box<dyn Future<Output = io::Result<Stream>> + Send>>,
+    pub(crate) future: ConnectFuture,
+}
+
+/// The connect of one backend, giving a [`Stream`]: the sim network's by value, so that a
+/// connection allocates no future of its own (the real and turmoil backends' connectors box
+/// theirs already).
+pub(crate) enum ConnectFuture {
+    Sim(sim::Connect),
+    Real(<RealConnector as tower_service::Service<Uri>>::Future),
+    #[cfg(feature = "turmoil")]
+    Turmoil(<TurmoilConnector as tower_service::Service<Uri>>::Future),
+}
+
+impl Future for ConnectFuture {
+    type Output = io::Result<Stream>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Every variant is `Unpin`: the sim's connect holds its timer boxed, the others are
+        // boxes.
+        match self.get_mut() {
+            ConnectFuture::Sim(c) => Pin::new(c).poll(cx).map_ok(Stream::from),
+            ConnectFuture::Real(c) => c.as_mut().poll(cx).map_ok(Stream::from),
+            #[cfg(feature = "turmoil")]
+            ConnectFuture::Turmoil(c) => c.as_mut().poll(cx).map_ok(Stream::from),
+        }
+    }
 }
 
 impl Connector {
@@ -205,28 +230,21 @@ impl Connector {
         match self {
             Connector::Sim(c) => {
                 let connecting = c.call(uri);
-                let conn_id = connecting.conn_id().map(|ConnId(id)| id);
                 Connecting {
-                    conn_id,
-                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
+                    conn_id: connecting.conn_id().map(|ConnId(id)| id),
+                    future: ConnectFuture::Sim(connecting),
                 }
             }
-            Connector::Real(c) => {
-                let connecting = c.call(uri);
-                Connecting {
-                    conn_id: None,
-                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
-                }
-            }
+            Connector::Real(c) => Connecting {
+                conn_id: None,
+                future: ConnectFuture::Real(c.call(uri)),
+            },
             // As on the real backend, the endpoint assigns the id when it accepts.
             #[cfg(feature = "turmoil")]
-            Connector::Turmoil(c) => {
-                let connecting = c.call(uri);
-                Connecting {
-                    conn_id: None,
-                    future: Box::pin(async move { connecting.await.map(Stream::from) }),
-                }
-            }
+            Connector::Turmoil(c) => Connecting {
+                conn_id: None,
+                future: ConnectFuture::Turmoil(c.call(uri)),
+            },
         }
     }
 }

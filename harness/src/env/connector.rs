@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 
 use http::Uri;
 
-use crate::backend::{Connector, Stream};
+use crate::backend::{ConnectFuture, Connector, Stream};
 use crate::trace::record::Recorder;
 
 /// The connector handed to clients: connects to the scenario's endpoints by name
@@ -73,7 +73,7 @@ impl EnvConnector {
 impl tower_service::Service<Uri> for EnvConnector {
     type Response = Stream;
     type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<Stream>> + Send>>;
+    type Future = Connecting;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.inner.poll_ready(cx)
@@ -89,11 +89,48 @@ impl tower_service::Service<Uri> for EnvConnector {
         if let Some(conn) = conn {
             self.recorder.conn_of_client(conn, self.client_id);
         }
-        let recorder = self.recorder.clone();
-        Box::pin(async move {
-            let result = connecting.future.await;
-            recorder.connect_finished(attempt, conn);
-            result
-        })
+        Connecting {
+            inner: connecting.future,
+            recorder: self.recorder.clone(),
+            attempt,
+            conn,
+        }
+    }
+}
+
+/// A connect under way through an [`EnvConnector`]: a [`Stream`] to the endpoint, or the
+/// error the network answered with.
+///
+/// A named future rather than a boxed one, so a connection allocates none: a run of a
+/// hundred thousand attempts on new connections makes as many connects.
+#[must_use = "a connect does nothing unless polled"]
+pub struct Connecting {
+    inner: ConnectFuture,
+    recorder: Recorder,
+    /// The attempt the connect was started for, if any.
+    attempt: Option<u32>,
+    /// The connection's id, where the backend assigns it up front.
+    conn: Option<u64>,
+}
+
+impl std::fmt::Debug for Connecting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connecting")
+            .field("conn", &self.conn)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Future for Connecting {
+    type Output = io::Result<Stream>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // `ConnectFuture` is `Unpin`, and so is this.
+        let this = self.get_mut();
+        let result = std::task::ready!(Pin::new(&mut this.inner).poll(cx));
+        // Only a connect that completed, either way, is finished: one dropped before then
+        // stays in progress for its attempt, as the trace shows an abandoned connect.
+        this.recorder.connect_finished(this.attempt, this.conn);
+        Poll::Ready(result)
     }
 }

@@ -22,7 +22,7 @@ mod polled;
 
 pub use attempt::{AttemptError, attempt, attempt_with};
 pub use clocks::VirtualStdClock;
-pub use connector::EnvConnector;
+pub use connector::{Connecting, EnvConnector};
 pub use http_client::{AttemptBody, Error as HttpError, HttpClient};
 pub use operation::Operation;
 pub(crate) use polled::polled;

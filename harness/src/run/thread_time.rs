@@ -19,13 +19,30 @@
 //! [`RECENT`] and keeps it, never one per poll.
 
 use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::trace::Spent;
 
 /// How old the reading a span starts from may be. A span of interest is 500 ms or more, so
 /// a reading up to this much older than its start changes its figures a little at most.
 const RECENT: Duration = Duration::from_millis(50);
+
+/// An instant of the real clock the run's thread times its polls by: the kernel's coarse
+/// monotonic clock, which moves once a scheduler tick (every 1 to 10 ms). The spans the
+/// watchdog looks for are 500 ms or more, and the run reads this clock twice per poll of a
+/// call: a precise reading costs several times as much, about 2% of a run's time.
+pub(crate) type RealInstant = coarsetime::Instant;
+
+/// Real time now on [`RealInstant`]'s clock.
+pub(crate) fn real_now() -> RealInstant {
+    // Without storing it as the crate's shared "recent" instant, which nothing here reads.
+    coarsetime::Instant::now_without_cache_update()
+}
+
+/// The real time from `earlier` to `later`, none if `later` is not later.
+pub(crate) fn real_span(earlier: RealInstant, later: RealInstant) -> Duration {
+    Duration::from(later.duration_since(earlier))
+}
 
 /// A Linux thread id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,16 +178,16 @@ fn parse(schedstat: &str, status: &str) -> Option<ThreadTime> {
 /// A reading of the calling thread's times, and when it was taken.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reading {
-    at: Instant,
+    at: RealInstant,
     time: ThreadTime,
 }
 
 impl Reading {
     /// How the calling thread spent the real time from this reading to `now`, reading its
     /// times afresh: the span's length and the split. `None` where the system does not say.
-    pub(crate) fn spent_until(&self, now: Instant) -> Option<(Duration, Spent)> {
+    pub(crate) fn spent_until(&self, now: RealInstant) -> Option<(Duration, Spent)> {
         let latest = take(now)?;
-        let span = latest.at.saturating_duration_since(self.at);
+        let span = real_span(self.at, latest.at);
         Some((span, latest.time.spent_since(&self.time, span)))
     }
 }
@@ -184,7 +201,7 @@ enum Kept {
     Unavailable,
     /// The latest reading, and the instant it is [`RECENT`] old: a comparison per poll
     /// instead of measuring its age.
-    Latest(Reading, Instant),
+    Latest(Reading, RealInstant),
 }
 
 thread_local! {
@@ -193,7 +210,7 @@ thread_local! {
 
 /// The calling thread's latest reading, taken afresh when the one kept is [`RECENT`] old or
 /// older at `now`; `None` where the system does not give per-thread times.
-pub(crate) fn recent(now: Instant) -> Option<Reading> {
+pub(crate) fn recent(now: RealInstant) -> Option<Reading> {
     match KEPT.with(Cell::get) {
         Kept::Latest(reading, stale) if now < stale => Some(reading),
         Kept::Unavailable => None,
@@ -202,13 +219,13 @@ pub(crate) fn recent(now: Instant) -> Option<Reading> {
 }
 
 /// Reads the calling thread's times now and keeps the reading.
-fn take(now: Instant) -> Option<Reading> {
+fn take(now: RealInstant) -> Option<Reading> {
     let kept = match ThreadTime::current() {
         // Stale at once where `now + RECENT` overflows (read afresh each time): `now` is
         // real time, so that does not happen.
         Some(time) => Kept::Latest(
             Reading { at: now, time },
-            now.checked_add(RECENT).unwrap_or(now),
+            now.checked_add(RECENT.into()).unwrap_or(now),
         ),
         None => Kept::Unavailable,
     };
@@ -303,13 +320,12 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn reads_this_threads_times() {
-        let start = Instant::now();
+        let start = real_now();
         let before = take(start).expect("/proc/thread-self on Linux");
         std::thread::sleep(Duration::from_millis(60));
-        let (span, split) = before
-            .spent_until(Instant::now())
-            .expect("a second reading");
-        assert!(span >= Duration::from_millis(60));
+        let (span, split) = before.spent_until(real_now()).expect("a second reading");
+        // The coarse clock may lag a tick (10 ms at most) at either end.
+        assert!(span >= Duration::from_millis(40), "{span:?}");
         assert!(split.asleep_ms + split.waiting_ms >= 50, "{split:?}");
         assert!(Tid::current().and_then(ThreadTime::of).is_some());
     }

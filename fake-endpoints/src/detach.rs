@@ -63,7 +63,7 @@ impl From<&request::Parts> for RequestHead {
     /// A copy of `parts`' method, version, target and headers (for tests, and for asking a
     /// [`Gate`](crate::Gate) outside an endpoint).
     fn from(parts: &request::Parts) -> Self {
-        Recent::default().head(parts.clone())
+        Recent::exact().head(parts.clone())
     }
 }
 
@@ -76,6 +76,15 @@ pub(crate) struct Recent {
 }
 
 impl Recent {
+    /// For one copy, made outside a ledger: its header values get a buffer of their own
+    /// size rather than a shared one.
+    fn exact() -> Recent {
+        Recent {
+            layout: LayoutCache::exact(),
+            ..Recent::default()
+        }
+    }
+
     /// Copies of `parts`' target and headers, shared with the previous request's where they
     /// are the same bytes. `parts` (and with it every slice of hyper's read buffer it holds)
     /// is dropped here.

@@ -85,14 +85,25 @@ pub(crate) struct LayoutCache {
     /// end; one small allocation kept per request, between the many a request frees, left
     /// the allocator sorting its free lists on almost every attempt.
     arena: BytesMut,
+    /// Copies values into a buffer of their own size instead: for a single copy made outside
+    /// a ledger, which an arena would keep [`VALUES_ARENA`] bytes alive for.
+    exact: bool,
 }
 
 /// The bytes [`LayoutCache::arena`] allocates at a time. A request's values are a few dozen
 /// bytes, so one allocation serves hundreds of requests; values larger than this get a
-/// buffer of their own size.
+/// buffer of their own size, and the arena stays as it is.
 const VALUES_ARENA: usize = 16 * 1024;
 
 impl LayoutCache {
+    /// A cache for one copy: its values get a buffer of exactly their size.
+    pub(crate) fn exact() -> LayoutCache {
+        LayoutCache {
+            exact: true,
+            ..LayoutCache::default()
+        }
+    }
+
     /// A copy of `map`, sharing the previous call's layout, and values, where they fit.
     pub(crate) fn headers(&mut self, map: &HeaderMap) -> RequestHeaders {
         let layout = match &self.last {
@@ -103,20 +114,33 @@ impl LayoutCache {
                 layout
             }
         };
-        let values = if same_values(&self.last_values, map) {
-            self.last_values.clone()
-        } else {
-            let len: usize = map.values().map(|v| v.len()).sum();
-            if self.arena.capacity() < len {
-                self.arena = BytesMut::with_capacity(len.max(VALUES_ARENA));
-            }
+        if !same_values(&self.last_values, map) {
+            self.last_values = self.copy_values(map);
+        }
+        RequestHeaders {
+            layout,
+            values: self.last_values.clone(),
+        }
+    }
+
+    /// `map`'s values, concatenated, in the arena or, when they are too large for it or this
+    /// cache is [`exact`](Self::exact), in a buffer of their own size.
+    fn copy_values(&mut self, map: &HeaderMap) -> Bytes {
+        let len: usize = map.values().map(|v| v.len()).sum();
+        if self.exact || len > VALUES_ARENA {
+            let mut own = BytesMut::with_capacity(len);
             for value in map.values() {
-                self.arena.extend_from_slice(value.as_bytes());
+                own.extend_from_slice(value.as_bytes());
             }
-            self.last_values = self.arena.split().freeze();
-            self.last_values.clone()
-        };
-        RequestHeaders { layout, values }
+            return own.freeze();
+        }
+        if self.arena.capacity() < len {
+            self.arena = BytesMut::with_capacity(VALUES_ARENA);
+        }
+        for value in map.values() {
+            self.arena.extend_from_slice(value.as_bytes());
+        }
+        self.arena.split().freeze()
     }
 }
 
@@ -240,7 +264,7 @@ fn same(name: &HeaderName, wanted: &str) -> bool {
 impl From<&HeaderMap> for RequestHeaders {
     /// A copy of `map` (for tests and for building records outside an endpoint).
     fn from(map: &HeaderMap) -> Self {
-        LayoutCache::default().headers(map)
+        LayoutCache::exact().headers(map)
     }
 }
 
@@ -265,5 +289,93 @@ impl PartialEq<HeaderMap> for RequestHeaders {
                 .iter()
                 .zip(other.iter())
                 .all(|((n, v), (m, w))| n == m && v == w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(values: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in values {
+            map.append(*name, HeaderValue::from_str(value).expect("a valid value"));
+        }
+        map
+    }
+
+    #[test]
+    fn the_same_values_are_shared_with_the_previous_request() {
+        let mut cache = LayoutCache::default();
+        let a = cache.headers(&map(&[("x-a", "1"), ("x-b", "22")]));
+        let b = cache.headers(&map(&[("x-a", "1"), ("x-b", "22")]));
+        assert_eq!(a.values.as_ptr(), b.values.as_ptr());
+        assert_eq!(b.get("x-b").expect("x-b"), "22");
+    }
+
+    #[test]
+    fn different_values_follow_each_other_in_one_buffer() {
+        let mut cache = LayoutCache::default();
+        let a = cache.headers(&map(&[("x-attempt", "1")]));
+        let b = cache.headers(&map(&[("x-attempt", "2")]));
+        // One chunk: the second request's values start where the first's end.
+        assert_eq!(a.values.as_ptr().wrapping_add(1), b.values.as_ptr());
+        assert_eq!(
+            (
+                a.get("x-attempt").expect("a"),
+                b.get("x-attempt").expect("b")
+            ),
+            ("1".parse().expect("1"), "2".parse().expect("2"))
+        );
+    }
+
+    #[test]
+    fn the_same_bytes_split_otherwise_keep_their_own_boundaries() {
+        let mut cache = LayoutCache::default();
+        let a = cache.headers(&map(&[("x-a", "ab"), ("x-b", "c")]));
+        let b = cache.headers(&map(&[("x-a", "a"), ("x-b", "bc")]));
+        assert_eq!(a.get("x-a").expect("a"), "ab");
+        assert_eq!(b.get("x-a").expect("a"), "a");
+        assert_eq!(b.get("x-b").expect("b"), "bc");
+    }
+
+    #[test]
+    fn empty_and_missing_values_take_no_room() {
+        let mut cache = LayoutCache::default();
+        let none = cache.headers(&HeaderMap::new());
+        let empty = cache.headers(&map(&[("x-empty", "")]));
+        assert!(none.is_empty() && none.values.is_empty());
+        assert_eq!(empty.get("x-empty").expect("x-empty"), "");
+        assert_eq!(cache.arena.capacity(), 0, "no arena allocated for no bytes");
+    }
+
+    #[test]
+    fn a_value_larger_than_the_arena_gets_its_own_buffer() {
+        let mut cache = LayoutCache::default();
+        let small = cache.headers(&map(&[("x-a", "1")]));
+        let room = cache.arena.capacity();
+        let large = "v".repeat(VALUES_ARENA + 1);
+        let big = cache.headers(&map(&[("x-a", &large)]));
+        assert_eq!(
+            big.get_bytes("x-a").map(<[u8]>::len),
+            Some(VALUES_ARENA + 1)
+        );
+        // The arena is kept for the requests after it.
+        assert_eq!(cache.arena.capacity(), room);
+        let next = cache.headers(&map(&[("x-a", "2")]));
+        assert_eq!(small.values.as_ptr().wrapping_add(1), next.values.as_ptr());
+    }
+
+    #[test]
+    fn a_copy_outside_a_ledger_is_exactly_its_size() {
+        let headers = RequestHeaders::from(&map(&[("x-a", "123")]));
+        assert_eq!(&headers.values[..], b"123");
+        let mut exact = LayoutCache::exact();
+        exact.headers(&map(&[("x-a", "123")]));
+        assert_eq!(
+            exact.arena.capacity(),
+            0,
+            "an exact cache allocates no arena"
+        );
     }
 }

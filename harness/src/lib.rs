@@ -361,7 +361,9 @@ pub mod search;
 pub mod suite;
 pub mod trace;
 
-pub use env::{AttemptError, Env, EnvConnector, HttpClient, Operation, attempt, attempt_with};
+pub use env::{
+    AttemptError, Connecting, Env, EnvConnector, HttpClient, Operation, attempt, attempt_with,
+};
 pub use report::{Judgement, Report, RunEnd, Verdict};
 pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;

@@ -174,7 +174,7 @@ pub(crate) enum Connector {
 
 /// A connect under way: the connection id it will have when the backend knows it up front
 /// (the sim network assigns it at the SYN; on the real backend the endpoint does, on accept).
-pub(crate) struct Connecting {
+pub(crate) struct Dialing {
     pub(crate) conn_id: Option<u64>,
     pub(crate) future: ConnectFuture,
 }
@@ -225,23 +225,23 @@ impl Connector {
         }
     }
 
-    pub(crate) fn connect(&mut self, uri: Uri) -> Connecting {
+    pub(crate) fn connect(&mut self, uri: Uri) -> Dialing {
         use tower_service::Service;
         match self {
             Connector::Sim(c) => {
-                let connecting = c.call(uri);
-                Connecting {
-                    conn_id: connecting.conn_id().map(|ConnId(id)| id),
-                    future: ConnectFuture::Sim(connecting),
+                let connect = c.call(uri);
+                Dialing {
+                    conn_id: connect.conn_id().map(|ConnId(id)| id),
+                    future: ConnectFuture::Sim(connect),
                 }
             }
-            Connector::Real(c) => Connecting {
+            Connector::Real(c) => Dialing {
                 conn_id: None,
                 future: ConnectFuture::Real(c.call(uri)),
             },
             // As on the real backend, the endpoint assigns the id when it accepts.
             #[cfg(feature = "turmoil")]
-            Connector::Turmoil(c) => Connecting {
+            Connector::Turmoil(c) => Dialing {
                 conn_id: None,
                 future: ConnectFuture::Turmoil(c.call(uri)),
             },

@@ -80,20 +80,21 @@ impl tower_service::Service<Uri> for EnvConnector {
     }
 
     fn call(&mut self, uri: Uri) -> Self::Future {
-        let connecting = self.inner.connect(uri);
+        let dialing = self.inner.connect(uri);
         // On the sim network the id is assigned when the connect starts, so even a refused or
         // abandoned connect names it; on the real backend the endpoint names the connection
         // when it accepts it, and the trace joins the two by the attempt's tag.
-        let conn = connecting.conn_id;
+        let conn = dialing.conn_id;
         let attempt = self.recorder.connect_started(conn);
         if let Some(conn) = conn {
             self.recorder.conn_of_client(conn, self.client_id);
         }
         Connecting {
-            inner: connecting.future,
+            inner: dialing.future,
             recorder: self.recorder.clone(),
             attempt,
             conn,
+            finished: false,
         }
     }
 }
@@ -101,8 +102,9 @@ impl tower_service::Service<Uri> for EnvConnector {
 /// A connect under way through an [`EnvConnector`]: a [`Stream`] to the endpoint, or the
 /// error the network answered with.
 ///
-/// A named future rather than a boxed one, so a connection allocates none: a run of a
-/// hundred thousand attempts on new connections makes as many connects.
+/// A named future rather than a boxed one, so it allocates nothing beyond what the backend's
+/// connect does (nothing on the sim network): a run of a hundred thousand attempts on new
+/// connections makes as many connects.
 #[must_use = "a connect does nothing unless polled"]
 pub struct Connecting {
     inner: ConnectFuture,
@@ -111,6 +113,10 @@ pub struct Connecting {
     attempt: Option<u32>,
     /// The connection's id, where the backend assigns it up front.
     conn: Option<u64>,
+    /// The connect completed and was recorded as finished: a poll after that is an error of
+    /// the caller's, and records nothing again (it could mark a later connect of the same
+    /// attempt finished).
+    finished: bool,
 }
 
 impl std::fmt::Debug for Connecting {
@@ -127,10 +133,14 @@ impl Future for Connecting {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // `ConnectFuture` is `Unpin`, and so is this.
         let this = self.get_mut();
+        if this.finished {
+            return Poll::Ready(Err(io::Error::other("connect polled after it completed")));
+        }
         let result = std::task::ready!(Pin::new(&mut this.inner).poll(cx));
         // Only a connect that completed, either way, is finished: one dropped before then
         // stays in progress for its attempt, as the trace shows an abandoned connect.
         this.recorder.connect_finished(this.attempt, this.conn);
+        this.finished = true;
         Poll::Ready(result)
     }
 }

@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use retrylab_endpoints::VirtualClock;
 
-use super::thread_time::{self, Reading, RealInstant, real_now, real_span};
+use super::real_clock::{self, RealInstant};
+use super::thread_time::{self, Reading};
 use crate::trace::{LongPoll, Spent};
 
 /// A poll in which the thread took this much real time itself (on a CPU or asleep) blocked
@@ -138,8 +139,7 @@ pin_project_lite::pin_project! {
 /// Whether at least [`LONG_POLL`] of real time passed from `from` to `to`: a comparison of
 /// instants, cheaper than measuring the span on every poll.
 fn long_since(from: RealInstant, to: RealInstant) -> bool {
-    from.checked_add(LONG_POLL.into())
-        .is_some_and(|long| to >= long)
+    real_clock::after(from, LONG_POLL).is_some_and(|long| to >= long)
 }
 
 /// Whether `wall` of real time, during which virtual time stood still, stopped the clock,
@@ -179,12 +179,12 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
             .attempts
             .store(attempts_before, Ordering::Relaxed);
         this.watchdog.step_polls();
-        let started = real_now();
+        let started = real_clock::now();
         if let Some((ended, ended_at, reading)) = *this.last_end {
             // Real time first: virtual time and the thread's times are looked at only for
             // a span long enough.
             if long_since(ended, started) && this.clock.ms_at(ended_at) == at_ms {
-                let idle = real_span(ended, started);
+                let idle = real_clock::span(ended, started);
                 let evidence = reading.and_then(|r| r.spent_until(started));
                 if let Some(spent) = stopped_clock(idle, evidence) {
                     this.watchdog.file(LongPoll {
@@ -199,9 +199,9 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         }
         let reading = thread_time::recent(started);
         let result = this.inner.poll(cx);
-        let ended = real_now();
+        let ended = real_clock::now();
         if long_since(started, ended) {
-            let took = real_span(started, ended);
+            let took = real_clock::span(started, ended);
             let evidence = reading.and_then(|r| r.spent_until(ended));
             if let Some(spent) = stopped_clock(took, evidence) {
                 this.watchdog.file(LongPoll {
@@ -280,13 +280,13 @@ mod tests {
 
     #[test]
     fn long_since_is_at_least_the_long_poll() {
-        let from = real_now();
-        let ms = |n| coarsetime::Duration::from(ms(n));
+        let from = real_clock::now();
+        let on = |n| real_clock::after(from, ms(n)).expect("an instant later");
         assert!(!long_since(from, from));
-        assert!(!long_since(from, from + ms(499)));
-        assert!(long_since(from, from + ms(500)));
+        assert!(!long_since(from, on(499)));
+        assert!(long_since(from, on(500)));
         // A span that ends before it starts is no span.
-        assert!(!long_since(from + ms(900), from));
+        assert!(!long_since(on(900), from));
     }
 
     /// Without the system's accounting, real time is all there is.

@@ -650,7 +650,8 @@ fn fault_events(log: &NetLog, interner: &mut Interner) -> Vec<FaultEvent> {
         .collect()
 }
 
-/// Connection events from the network log, ordered by (instant, `conn_id`, seq).
+/// Connection events from the network log, ordered by (instant, `conn_id`), then in the log's
+/// order.
 fn connection_events(log: &NetLog, interner: &mut Interner) -> Vec<ConnEvent> {
     // Connection ids are assigned from 1 in connect order, so a vector indexes them densely.
     let mut host_of: Vec<Option<Name>> = Vec::new();

@@ -18,7 +18,6 @@ use retrylab_endpoints::{Endpoint, VirtualClock};
 mod calls;
 mod faults;
 pub(crate) mod plan;
-mod real_clock;
 mod serve;
 mod settle;
 mod thread_time;

@@ -19,9 +19,8 @@
 //! [`RECENT`] and keeps it, never one per poll.
 
 use std::cell::Cell;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::real_clock::{self, RealInstant};
 use crate::trace::Spent;
 
 /// How old the reading a span starts from may be. A span of interest is 500 ms or more, so
@@ -162,16 +161,16 @@ fn parse(schedstat: &str, status: &str) -> Option<ThreadTime> {
 /// A reading of the calling thread's times, and when it was taken.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reading {
-    at: RealInstant,
+    at: Instant,
     time: ThreadTime,
 }
 
 impl Reading {
     /// How the calling thread spent the real time from this reading to `now`, reading its
     /// times afresh: the span's length and the split. `None` where the system does not say.
-    pub(crate) fn spent_until(&self, now: RealInstant) -> Option<(Duration, Spent)> {
+    pub(crate) fn spent_until(&self, now: Instant) -> Option<(Duration, Spent)> {
         let latest = take(now)?;
-        let span = real_clock::span(self.at, latest.at);
+        let span = latest.at.saturating_duration_since(self.at);
         Some((span, latest.time.spent_since(&self.time, span)))
     }
 }
@@ -185,7 +184,7 @@ enum Kept {
     Unavailable,
     /// The latest reading, and the instant it is [`RECENT`] old: a comparison per poll
     /// instead of measuring its age.
-    Latest(Reading, RealInstant),
+    Latest(Reading, Instant),
 }
 
 thread_local! {
@@ -194,7 +193,7 @@ thread_local! {
 
 /// The calling thread's latest reading, taken afresh when the one kept is [`RECENT`] old or
 /// older at `now`; `None` where the system does not give per-thread times.
-pub(crate) fn recent(now: RealInstant) -> Option<Reading> {
+pub(crate) fn recent(now: Instant) -> Option<Reading> {
     match KEPT.with(Cell::get) {
         Kept::Latest(reading, stale) if now < stale => Some(reading),
         Kept::Unavailable => None,
@@ -203,13 +202,13 @@ pub(crate) fn recent(now: RealInstant) -> Option<Reading> {
 }
 
 /// Reads the calling thread's times now and keeps the reading.
-fn take(now: RealInstant) -> Option<Reading> {
+fn take(now: Instant) -> Option<Reading> {
     let kept = match ThreadTime::current() {
         // Stale at once where `now + RECENT` overflows (read afresh each time): `now` is
         // real time, so that does not happen.
         Some(time) => Kept::Latest(
             Reading { at: now, time },
-            real_clock::after(now, RECENT).unwrap_or(now),
+            now.checked_add(RECENT).unwrap_or(now),
         ),
         None => Kept::Unavailable,
     };
@@ -304,15 +303,14 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn reads_this_threads_times() {
-        let start = real_clock::now();
+        let start = Instant::now();
         let before = take(start).expect("/proc/thread-self on Linux");
         std::thread::sleep(Duration::from_millis(60));
         let (span, split) = before
-            .spent_until(real_clock::now())
+            .spent_until(Instant::now())
             .expect("a second reading");
-        // The coarse clock may lag a tick (10 ms at most) at either end.
-        assert!(span >= Duration::from_millis(40), "{span:?}");
-        assert!(split.asleep_ms + split.waiting_ms >= 40, "{split:?}");
+        assert!(span >= Duration::from_millis(60));
+        assert!(split.asleep_ms + split.waiting_ms >= 50, "{split:?}");
         assert!(Tid::current().and_then(ThreadTime::of).is_some());
     }
 }

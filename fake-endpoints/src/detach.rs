@@ -18,6 +18,22 @@ use crate::headers::{LayoutCache, RequestHeaders};
 /// A received request's head as an endpoint keeps it: copies of what hyper handed over,
 /// taken as soon as it hands the request to the endpoint, so that nothing of hyper's read
 /// buffer outlives that hand-over and hyper can reuse the buffer for the next read.
+///
+/// ```
+/// use retrylab_endpoints::RequestHead;
+///
+/// let request = http::Request::post("http://api/orders?x=1")
+///     .header("x-retrylab-attempt", "3")
+///     .body(())
+///     .unwrap();
+/// let (parts, ()) = request.into_parts();
+/// let head = RequestHead::from(&parts);
+/// assert_eq!(head.method(), http::Method::POST);
+/// assert_eq!(head.uri().path(), "/orders");
+/// assert_eq!(head.headers().get("X-Retrylab-Attempt").unwrap(), "3");
+/// // And back, for code written against `http`'s parts.
+/// assert_eq!(head.to_parts().headers, parts.headers);
+/// ```
 #[derive(Debug)]
 pub struct RequestHead {
     pub(crate) method: Method,

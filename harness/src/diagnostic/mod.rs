@@ -64,6 +64,27 @@ impl Default for Style {
 /// Every error of `errors` drawn with the lines of `source` (the text of the file they are
 /// about) around it, one after the other. An error without a position, or with one past the
 /// end of `source`, is drawn without a snippet.
+///
+/// ```
+/// use retrylab::diagnostic::{Style, render, source_of};
+/// use retrylab::scenario::Scenario;
+///
+/// let dir = std::env::temp_dir().join(format!("retrylab-render-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("typo.yaml");
+/// std::fs::write(
+///     &path,
+///     "version: 1\nname: x\nendpoints: { api: { script: [ { status: 503 } ] } }\n\
+///      operation: { endpoint: api }\nclient: { exponential: { intial: 100ms } }\n",
+/// )
+/// .unwrap();
+/// let errors = Scenario::load(&path).unwrap_err();
+/// let drawn = render(&errors, &source_of(&path), &Style::plain());
+/// // The line, the field under a mark, and the next thing to try.
+/// assert!(drawn.contains("intial: 100ms"), "{drawn}");
+/// assert!(drawn.contains("did you mean `initial`?"), "{drawn}");
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub fn render(errors: &ScenarioErrors, source: &str, style: &Style) -> String {
     render_as(errors, source, style, Severity::Error)
 }
@@ -71,7 +92,12 @@ pub fn render(errors: &ScenarioErrors, source: &str, style: &Style) -> String {
 /// The text of the scenario file at `path`, for [`render`]'s snippets: at most
 /// [`MAX_FILE_BYTES`](crate::scenario::MAX_FILE_BYTES) bytes (what loading reads), invalid
 /// UTF-8 replaced. Empty when it cannot be read: the errors are then drawn with their
-/// positions but without snippets, and still all said.
+/// positions but without snippets, and still all said ([`render`] shows it in use).
+///
+/// ```
+/// let missing = std::path::Path::new("no/such/scenario.yaml");
+/// assert_eq!(retrylab::diagnostic::source_of(missing), "");
+/// ```
 pub fn source_of(path: &std::path::Path) -> String {
     use std::io::Read as _;
     let mut bytes = Vec::new();

@@ -105,6 +105,29 @@ impl tower_service::Service<Uri> for EnvConnector {
 /// A named future rather than a boxed one, so it allocates nothing beyond what the backend's
 /// connect does (nothing on the sim network): a run of a hundred thousand attempts on new
 /// connections makes as many connects.
+///
+/// ```
+/// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};
+/// use retrylab::trace::ConnEventKind;
+/// use tower_service::Service as _;
+///
+/// let scenario = Scenario::builder("connect")
+///     .endpoint("api", EndpointSpec::http().script([StepSpec::status(200)]))
+///     .operation(OperationSpec::get("api", "/"))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run(|env| async move {
+///     let mut connector = env.connector();
+///     // What hyper-util's client does with a connector: one connect per call.
+///     let connecting: retrylab::Connecting = connector.call("http://api/".parse().unwrap());
+///     let connected = connecting.await.is_ok();
+///     Ok::<_, String>(connected)
+/// });
+/// // A connection and no request: the trace has no attempt, and the connect completed.
+/// assert!(report.trace().attempts.is_empty());
+/// let connected = report.trace().connections.iter();
+/// assert!(connected.filter(|e| e.kind == ConnEventKind::Connected).count() == 1);
+/// ```
 #[must_use = "a connect does nothing unless polled"]
 pub struct Connecting {
     inner: ConnectFuture,

@@ -81,6 +81,20 @@ fn font() -> Result<(), PlotError> {
 }
 
 /// `report`, a run of `scenario`, drawn as an SVG document.
+///
+/// ```
+/// use retrylab::prelude::*;
+///
+/// let scenario = Scenario::builder("one 503, then 200")
+///     .endpoint("api", endpoint().script([status(503), status(200)]))
+///     .operation(get("api", "/"))
+///     .client(exponential().initial(ms(100)).max_attempts(2))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run_builtin();
+/// let svg = retrylab::plot::svg(&scenario, &report).unwrap();
+/// assert!(svg.starts_with("<svg"), "{svg}");
+/// ```
 pub fn svg(scenario: &Scenario, report: &Report) -> Result<String, PlotError> {
     font()?;
     let timeline = Timeline::of(scenario, report).map_err(PlotError)?;
@@ -93,6 +107,21 @@ pub fn svg(scenario: &Scenario, report: &Report) -> Result<String, PlotError> {
 }
 
 /// `report`, a run of `scenario`, drawn as a PNG image at `path`.
+///
+/// ```
+/// use retrylab::prelude::*;
+///
+/// let scenario = Scenario::builder("always 200")
+///     .endpoint("api", endpoint().script([status(200)]))
+///     .operation(get("api", "/"))
+///     .build()
+///     .unwrap();
+/// let report = scenario.run_builtin();
+/// let path = std::env::temp_dir().join(format!("retrylab-png-doc-{}.png", std::process::id()));
+/// retrylab::plot::png(&scenario, &report, &path).unwrap();
+/// assert!(std::fs::read(&path).unwrap().starts_with(b"\x89PNG"));
+/// std::fs::remove_file(&path).unwrap();
+/// ```
 pub fn png(scenario: &Scenario, report: &Report, path: &Path) -> Result<(), PlotError> {
     font()?;
     let timeline = Timeline::of(scenario, report).map_err(PlotError)?;

@@ -1,9 +1,9 @@
 //! Attempts per second through the public API, against the floor of hyper-util over a bare
 //! in-memory stream measured in the same process.
 //!
-//! `cargo bench -p retrylab --bench attempts` prints one line per case, with the ratio of the
-//! harness's time to its floor's. The wall clock is read here, in the benchmark, never on the
-//! simulated path.
+//! `cargo bench -p retrylab --bench attempts` prints two lines per connection mode, with the
+//! ratio of the harness's time to each floor's. The wall clock is read here, in the benchmark,
+//! never on the simulated path.
 //!
 //! The floor is the same work without the harness: hyper-util's client with its pool on, as
 //! `env.http_client()` has it, and hyper's server over `tokio::io::duplex`. With keep-alive one
@@ -17,18 +17,31 @@
 //! so it is cheaper. The bench times it too and prints it beside the other, so nothing is
 //! hidden.
 //!
-//! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one case, `ATTEMPTS_NOFLOOR=1` skips the
+//! The bench's network has a 1 ms latency, and a duplex has none: every round trip the
+//! harness simulates costs it timers, and tokio's paused clock two parks of its scheduler per
+//! instant something happens at, which the duplex floor never pays. So each mode is measured
+//! twice over, like with like: the harness with the latency against the same floor over a
+//! stream whose bytes (and connects) take that latency too ([`Delayed`], a timer per reading
+//! end and nothing else: the least any simulated network does), and the harness with no
+//! latency against the duplex floor. The first line also gives the ratio to the duplex floor,
+//! the figure this bench has always printed. Each case prints its virtual seconds per
+//! attempt, so that a floor is seen to simulate as many round trips as the harness.
+//!
+//! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one mode, `ATTEMPTS_NOFLOOR=1` skips the
 //! floors and `ATTEMPTS_NOHARNESS=1` the harness (to time each alone with `perf stat`, whose
-//! CPU time a loaded machine changes less than it does wall time), and with a new connection
-//! `ATTEMPTS_FLOOR=closing` (or `pool-off`) runs only that floor. The run's wall limit is
-//! the most the format allows (1h), so that a run under `valgrind --tool=callgrind` makes all
-//! its attempts. Run alone, the keep-alive case starts on a cold heap and reads slower than
-//! in the full run, where it reuses the memory the first case freed. `ATTEMPTS_COUNT=20000`
-//! shortens each case for a profiler.
+//! CPU time a loaded machine changes less than it does wall time), `ATTEMPTS_HARNESS=latency`
+//! (or `none`) runs one of the harness's two cases, and `ATTEMPTS_FLOOR=<name>` only that
+//! floor: `duplex` (keep-alive), `closing` or `pool-off` (new connection), or `latency`. The
+//! run's wall limit is the most the format allows (1h), so that a run under
+//! `valgrind --tool=callgrind` makes all its attempts. Run alone, a case starts on a cold heap
+//! and reads slower than in the full run, where it reuses the memory the one before freed.
+//! `ATTEMPTS_COUNT=20000` shortens each case for a profiler.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -52,7 +65,10 @@ fn attempts() -> u64 {
     }
 }
 
-fn scenario(keep_alive: bool) -> Scenario {
+/// The one-way latency of the bench's network, and of the floor that simulates one too.
+const LATENCY: Duration = Duration::from_millis(1);
+
+fn scenario(keep_alive: bool, latency: Duration) -> Scenario {
     let keep_alive = if keep_alive {
         ""
     } else {
@@ -60,8 +76,9 @@ fn scenario(keep_alive: bool) -> Scenario {
     };
     let yaml = format!(
         "version: 1\nname: bench\nendpoints:\n  api:\n{keep_alive}    script: [ {{ status: 503 }} ]\n\
-         network: {{ latency: 1ms }}\noperation: {{ endpoint: api, method: POST, path: /orders }}\n\
-         limits: {{ max_virtual_time: 30d, max_client_attempts: 200000, wall: 1h }}\n"
+         network: {{ latency: {latency}ms }}\noperation: {{ endpoint: api, method: POST, path: /orders }}\n\
+         limits: {{ max_virtual_time: 30d, max_client_attempts: 200000, wall: 1h }}\n",
+        latency = latency.as_millis()
     );
     match Scenario::from_yaml_str(&yaml, "bench.yaml") {
         Ok(s) => s,
@@ -69,8 +86,8 @@ fn scenario(keep_alive: bool) -> Scenario {
     }
 }
 
-fn harness(keep_alive: bool) -> (Duration, usize, u64) {
-    let scenario = scenario(keep_alive);
+fn harness(keep_alive: bool, latency: Duration) -> (Duration, usize, u64) {
+    let scenario = scenario(keep_alive, latency);
     let started = Instant::now();
     let report = scenario.run(|env| async move {
         let client = env.http_client();
@@ -111,15 +128,24 @@ struct DuplexConnector {
     closing: bool,
 }
 
-struct Stream(TokioIo<tokio::io::DuplexStream>);
+/// [`DuplexConnector`] over a [`Delayed`] pair instead: each byte, and each connect, takes
+/// `latency` one way.
+#[derive(Clone)]
+struct DelayedConnector {
+    closing: bool,
+    latency: Duration,
+}
 
-impl Connection for Stream {
+/// The client's end of a floor's connection.
+struct Stream<T>(TokioIo<T>);
+
+impl<T> Connection for Stream<T> {
     fn connected(&self) -> Connected {
         Connected::new()
     }
 }
 
-impl hyper::rt::Read for Stream {
+impl<T: tokio::io::AsyncRead + Unpin> hyper::rt::Read for Stream<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -129,7 +155,7 @@ impl hyper::rt::Read for Stream {
     }
 }
 
-impl hyper::rt::Write for Stream {
+impl<T: tokio::io::AsyncWrite + Unpin> hyper::rt::Write for Stream<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -145,10 +171,153 @@ impl hyper::rt::Write for Stream {
     }
 }
 
+/// One direction of a [`Delayed`] pair: what was written, each write with the instant it
+/// reaches the reader (an empty write is the end of the stream), and the reader waiting.
+#[derive(Default)]
+struct Lane {
+    segments: VecDeque<(tokio::time::Instant, Bytes)>,
+    reader: Option<Waker>,
+}
+
+type SharedLane = Arc<Mutex<Lane>>;
+
+fn lock(lane: &SharedLane) -> MutexGuard<'_, Lane> {
+    lane.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One end of an in-memory connection whose bytes, and whose end, reach the other end a
+/// fixed latency after they are written: the least a simulated network does, with tokio's
+/// paused clock and a timer per reading end, and nothing else.
+struct Delayed {
+    incoming: SharedLane,
+    outgoing: SharedLane,
+    latency: Duration,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    shut: bool,
+}
+
+impl Delayed {
+    fn pair(latency: Duration) -> (Delayed, Delayed) {
+        let (a, b) = (SharedLane::default(), SharedLane::default());
+        let end = |incoming: &SharedLane, outgoing: &SharedLane| Delayed {
+            incoming: incoming.clone(),
+            outgoing: outgoing.clone(),
+            latency,
+            timer: None,
+            shut: false,
+        };
+        (end(&a, &b), end(&b, &a))
+    }
+
+    fn send(&mut self, data: Bytes) {
+        let mut lane = lock(&self.outgoing);
+        let at = tokio::time::Instant::now() + self.latency;
+        lane.segments.push_back((at, data));
+        if let Some(reader) = lane.reader.take() {
+            reader.wake();
+        }
+    }
+
+    fn shut(&mut self) {
+        if !self.shut {
+            self.shut = true;
+            self.send(Bytes::new());
+        }
+    }
+}
+
+impl Drop for Delayed {
+    fn drop(&mut self) {
+        self.shut();
+    }
+}
+
+impl tokio::io::AsyncRead for Delayed {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            let mut lane = lock(&this.incoming);
+            let Some((at, data)) = lane.segments.front_mut() else {
+                lane.reader = Some(cx.waker().clone());
+                return Poll::Pending;
+            };
+            let at = *at;
+            if at <= tokio::time::Instant::now() {
+                // An empty segment is the end: it stays, so every later read sees it too.
+                if !data.is_empty() {
+                    let n = data.len().min(buf.remaining());
+                    buf.put_slice(&data.split_to(n));
+                    if data.is_empty() {
+                        lane.segments.pop_front();
+                    }
+                }
+                return Poll::Ready(Ok(()));
+            }
+            drop(lane);
+            let timer = this
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+            if timer.deadline() != at {
+                timer.as_mut().reset(at);
+            }
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Delayed {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        if !buf.is_empty() {
+            this.send(Bytes::copy_from_slice(buf));
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.get_mut().shut();
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Serves one floor connection: a 503 to every request, with `connection: close` when
+/// `closing` is set.
+async fn serve<T>(io: T, closing: bool)
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |_req| async move {
+        let mut response = http::Response::builder().status(503);
+        if closing {
+            // What an endpoint with `keep_alive: { max_requests: 1 }` sends: hyper
+            // closes the connection after the response.
+            response = response.header(http::header::CONNECTION, "close");
+        }
+        Ok::<_, std::convert::Infallible>(
+            response.body(Full::new(Bytes::new())).unwrap_or_default(),
+        )
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), service)
+        .await;
+}
+
 impl tower_service::Service<http::Uri> for DuplexConnector {
-    type Response = Stream;
+    type Response = Stream<tokio::io::DuplexStream>;
     type Error = std::io::Error;
-    type Future = Pin<Box<dyn Future<Output = std::io::Result<Stream>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<Self::Response>> + Send>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Poll::Ready(Ok(()))
@@ -158,22 +327,30 @@ impl tower_service::Service<http::Uri> for DuplexConnector {
         let closing = self.closing;
         Box::pin(async move {
             let (client, server) = tokio::io::duplex(64 * 1024);
-            tokio::spawn(async move {
-                let service = service_fn(move |_req| async move {
-                    let mut response = http::Response::builder().status(503);
-                    if closing {
-                        // What an endpoint with `keep_alive: { max_requests: 1 }` sends: hyper
-                        // closes the connection after the response.
-                        response = response.header(http::header::CONNECTION, "close");
-                    }
-                    Ok::<_, std::convert::Infallible>(
-                        response.body(Full::new(Bytes::new())).unwrap_or_default(),
-                    )
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(server), service)
-                    .await;
-            });
+            tokio::spawn(serve(server, closing));
+            Ok(Stream(TokioIo::new(client)))
+        })
+    }
+}
+
+impl tower_service::Service<http::Uri> for DelayedConnector {
+    type Response = Stream<Delayed>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<Self::Response>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Uri) -> Self::Future {
+        let DelayedConnector { closing, latency } = *self;
+        Box::pin(async move {
+            // A connect takes a round trip, as on the harness's network: the server gets its
+            // end as the SYN arrives, the client its own as the SYN-ACK does.
+            let (client, server) = Delayed::pair(latency);
+            tokio::time::sleep(latency).await;
+            tokio::spawn(serve(server, closing));
+            tokio::time::sleep(latency).await;
             Ok(Stream(TokioIo::new(client)))
         })
     }
@@ -189,76 +366,123 @@ enum Floor {
     Closing,
     /// The floor used before `Closing`: pool off, the server keeping the connection open.
     PoolOff,
+    /// `KeepAlive` over a [`Delayed`] pair with the bench network's [`LATENCY`].
+    KeepAliveDelayed,
+    /// `Closing` over a [`Delayed`] pair with the bench network's [`LATENCY`].
+    ClosingDelayed,
 }
 
-fn floor(kind: Floor) -> Duration {
+impl Floor {
+    /// What `ATTEMPTS_FLOOR` calls it.
+    fn name(self) -> &'static str {
+        match self {
+            Floor::KeepAlive => "duplex",
+            Floor::Closing => "closing",
+            Floor::PoolOff => "pool-off",
+            Floor::KeepAliveDelayed | Floor::ClosingDelayed => "latency",
+        }
+    }
+}
+
+/// The wall time of `kind`'s attempts, and the virtual time they took.
+fn floor(kind: Floor) -> (Duration, Duration) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let started = Instant::now();
-    runtime.block_on(async {
-        let connector = DuplexConnector {
-            closing: kind == Floor::Closing,
-        };
-        let client: Client<DuplexConnector, Full<Bytes>> = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_max_idle_per_host(if kind == Floor::PoolOff {
-                0
-            } else {
-                usize::MAX
-            })
-            .build(connector);
-        for _ in 0..attempts() {
-            let request = http::Request::post("http://api/orders")
-                .body(Full::new(Bytes::new()))
-                .unwrap_or_default();
-            if let Ok(response) = client.request(request).await {
-                let _ = response.into_body().collect().await;
+    let closing = matches!(kind, Floor::Closing | Floor::ClosingDelayed);
+    let pool_off = kind == Floor::PoolOff;
+    let virtual_time = runtime.block_on(async {
+        let start = tokio::time::Instant::now();
+        match kind {
+            Floor::KeepAlive | Floor::Closing | Floor::PoolOff => {
+                drive(DuplexConnector { closing }, pool_off).await;
             }
-            tokio::time::sleep(Duration::from_secs(20)).await;
+            Floor::KeepAliveDelayed | Floor::ClosingDelayed => {
+                let latency = LATENCY;
+                drive(DelayedConnector { closing, latency }, pool_off).await;
+            }
         }
+        start.elapsed()
     });
-    started.elapsed()
+    (started.elapsed(), virtual_time)
+}
+
+/// The floor's client: the bench's attempts, 20 s apart, through hyper-util over `connector`.
+async fn drive<C>(connector: C, pool_off: bool)
+where
+    C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,
+{
+    let client: Client<C, Full<Bytes>> = Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .pool_max_idle_per_host(if pool_off { 0 } else { usize::MAX })
+        .build(connector);
+    for _ in 0..attempts() {
+        let request = http::Request::post("http://api/orders")
+            .body(Full::new(Bytes::new()))
+            .unwrap_or_default();
+        if let Ok(response) = client.request(request).await {
+            let _ = response.into_body().collect().await;
+        }
+        tokio::time::sleep(Duration::from_secs(20)).await;
+    }
 }
 
 fn per_attempt(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6 / attempts() as f64
 }
 
-/// Times `kind` unless the environment skips it.
-fn timed_floor(kind: Floor) -> Option<Duration> {
+/// Times `kind` unless the environment skips it: `ATTEMPTS_NOFLOOR` skips every floor,
+/// `ATTEMPTS_FLOOR=<name>` all but that one.
+fn timed_floor(kind: Floor) -> Option<(Duration, Duration)> {
     if std::env::var("ATTEMPTS_NOFLOOR").is_ok() {
         return None;
     }
-    let wanted = match kind {
-        Floor::KeepAlive => return Some(floor(kind)),
-        Floor::Closing => "closing",
-        Floor::PoolOff => "pool-off",
-    };
     match std::env::var("ATTEMPTS_FLOOR") {
-        Ok(only) if only != wanted => None,
+        Ok(only) if only != kind.name() => None,
         _ => Some(floor(kind)),
     }
 }
 
+/// Virtual seconds per attempt: the pause between attempts and the attempt's own round
+/// trips, to check that a floor with latency simulates as many as the harness.
+fn virtual_per_attempt(d: Duration) -> f64 {
+    d.as_secs_f64() / attempts() as f64
+}
+
 /// A floor's figures, or why there are none.
-fn floor_text(name: &str, floor: Option<Duration>, wall: Duration) -> String {
+fn floor_text(name: &str, floor: Option<(Duration, Duration)>, wall: Duration) -> String {
     match floor {
         // No ratio without the harness's own time (`ATTEMPTS_NOHARNESS`).
-        Some(floor) if wall.is_zero() => format!(
-            "{name} {:.3}s ({:.1} us/attempt)",
-            floor.as_secs_f64(),
-            per_attempt(floor)
-        ),
-        Some(floor) => format!(
-            "{name} {:.3}s ({:.1} us/attempt, ratio {:.2})",
+        Some((floor, virtual_time)) if wall.is_zero() => format!(
+            "{name} {:.3}s ({:.1} us/attempt, {:.4} virtual s/attempt)",
             floor.as_secs_f64(),
             per_attempt(floor),
+            virtual_per_attempt(virtual_time)
+        ),
+        Some((floor, virtual_time)) => format!(
+            "{name} {:.3}s ({:.1} us/attempt, {:.4} virtual s/attempt, ratio {:.2})",
+            floor.as_secs_f64(),
+            per_attempt(floor),
+            virtual_per_attempt(virtual_time),
             wall.as_secs_f64() / floor.as_secs_f64()
         ),
         None => format!("{name} not run"),
+    }
+}
+
+/// Times the harness with the network's `latency` unless the environment skips it:
+/// `ATTEMPTS_NOHARNESS` skips both cases, `ATTEMPTS_HARNESS=latency` (or `none`) the other.
+fn timed_harness(keep_alive: bool, latency: Duration) -> Option<(Duration, usize, u64)> {
+    if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
+        return None;
+    }
+    let name = if latency.is_zero() { "none" } else { "latency" };
+    match std::env::var("ATTEMPTS_HARNESS") {
+        Ok(only) if only != name => None,
+        _ => Some(harness(keep_alive, latency)),
     }
 }
 
@@ -268,44 +492,75 @@ fn main() {
         return;
     }
     let only = std::env::var("ATTEMPTS_ONLY").unwrap_or_default();
+    let latency_ms = LATENCY.as_millis();
     for keep_alive in [false, true] {
         if (only == "new" && keep_alive) || (only == "keep" && !keep_alive) {
             continue;
         }
-        let floors = if keep_alive {
-            vec![(
-                "floor hyper-util over duplex",
-                timed_floor(Floor::KeepAlive),
-            )]
+        let (label, bare, delayed) = if keep_alive {
+            ("keep-alive", Floor::KeepAlive, Floor::KeepAliveDelayed)
         } else {
-            vec![
-                (
-                    "floor hyper-util over duplex, server closing",
-                    timed_floor(Floor::Closing),
+            (
+                "new connection per attempt",
+                Floor::Closing,
+                Floor::ClosingDelayed,
+            )
+        };
+        let bare_name = if keep_alive {
+            "floor hyper-util over duplex"
+        } else {
+            "floor hyper-util over duplex, server closing"
+        };
+        let bare = timed_floor(bare);
+        let delayed = timed_floor(delayed);
+        let pool_off = if keep_alive {
+            None
+        } else {
+            Some(timed_floor(Floor::PoolOff))
+        };
+        // The harness with the bench network's latency, against the floors; then without
+        // latency, against the floor without.
+        if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, LATENCY) {
+            let mut floors = vec![
+                floor_text(bare_name, bare, wall),
+                floor_text(
+                    &format!("the same with {latency_ms} ms latency"),
+                    delayed,
+                    wall,
                 ),
-                ("older floor with the pool off", timed_floor(Floor::PoolOff)),
-            ]
-        };
-        let (wall, attempts, end_ms) = if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
-            (Duration::ZERO, 0, 0)
-        } else {
-            harness(keep_alive)
-        };
-        let label = if keep_alive {
-            "keep-alive"
-        } else {
-            "new connection per attempt"
-        };
-        let floors: Vec<String> = floors
-            .into_iter()
-            .map(|(name, floor)| floor_text(name, floor, wall))
-            .collect();
-        println!(
-            "{label}: retrylab {attempts} attempts in {:.3}s wall ({:.1} us/attempt, {:.1} virtual days); {}",
-            wall.as_secs_f64(),
-            per_attempt(wall),
-            end_ms as f64 / 86_400_000.0,
-            floors.join("; "),
-        );
+            ];
+            if let Some(pool_off) = pool_off {
+                floors.push(floor_text("older floor with the pool off", pool_off, wall));
+            }
+            println!(
+                "{label}, {latency_ms} ms latency: {}; {}",
+                harness_text(wall, attempts, end_ms),
+                floors.join("; "),
+            );
+        }
+        if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, Duration::ZERO) {
+            println!(
+                "{label}, no latency: {}; {}",
+                harness_text(wall, attempts, end_ms),
+                floor_text(bare_name, bare, wall),
+            );
+        }
+        if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
+            let floors = [(bare_name, bare), ("with latency", delayed)]
+                .into_iter()
+                .chain(pool_off.map(|p| ("older floor with the pool off", p)))
+                .map(|(name, floor)| floor_text(name, floor, Duration::ZERO))
+                .collect::<Vec<_>>();
+            println!("{label}: {}", floors.join("; "));
+        }
     }
+}
+
+fn harness_text(wall: Duration, attempts: usize, end_ms: u64) -> String {
+    format!(
+        "retrylab {attempts} attempts in {:.3}s wall ({:.1} us/attempt, {:.4} virtual s/attempt)",
+        wall.as_secs_f64(),
+        per_attempt(wall),
+        virtual_per_attempt(Duration::from_millis(end_ms)),
+    )
 }

@@ -25,7 +25,9 @@
 //! end and nothing else: the least any simulated network does), and the harness with no
 //! latency against the duplex floor. The first line also gives the ratio to the duplex floor,
 //! the figure this bench has always printed. Each case prints its virtual seconds per
-//! attempt, so that a floor is seen to simulate as many round trips as the harness.
+//! attempt, and the bench fails where a floor's virtual time differs from the harness's it
+//! is compared with to the millisecond: a floor that simulated other round trips than the
+//! harness would give a ratio of unlike things.
 //!
 //! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one mode, `ATTEMPTS_NOFLOOR=1` skips the
 //! floors and `ATTEMPTS_NOHARNESS=1` the harness (to time each alone with `perf stat`, whose
@@ -521,6 +523,7 @@ fn main() {
         // The harness with the bench network's latency, against the floors; then without
         // latency, against the floor without.
         if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, LATENCY) {
+            same_virtual_time(label, end_ms, delayed);
             let mut floors = vec![
                 floor_text(bare_name, bare, wall),
                 floor_text(
@@ -539,6 +542,7 @@ fn main() {
             );
         }
         if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, Duration::ZERO) {
+            same_virtual_time(label, end_ms, bare);
             println!(
                 "{label}, no latency: {}; {}",
                 harness_text(wall, attempts, end_ms),
@@ -553,6 +557,19 @@ fn main() {
                 .collect::<Vec<_>>();
             println!("{label}: {}", floors.join("; "));
         }
+    }
+}
+
+/// A floor that took another virtual time than the harness did not simulate the same round
+/// trips: its ratio would compare unlike things.
+fn same_virtual_time(label: &str, harness_ms: u64, floor: Option<(Duration, Duration)>) {
+    if let Some((_, virtual_time)) = floor {
+        let floor_ms = virtual_time.as_millis();
+        assert_eq!(
+            u128::from(harness_ms),
+            floor_ms,
+            "{label}: the harness took {harness_ms} virtual ms and its floor {floor_ms}"
+        );
     }
 }
 

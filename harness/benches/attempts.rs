@@ -550,7 +550,8 @@ fn main() {
             );
         }
         if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
-            let floors = [(bare_name, bare), ("with latency", delayed)]
+            let delayed_name = format!("the same with {latency_ms} ms latency");
+            let floors = [(bare_name, bare), (delayed_name.as_str(), delayed)]
                 .into_iter()
                 .chain(pool_off.map(|p| ("older floor with the pool off", p)))
                 .map(|(name, floor)| floor_text(name, floor, Duration::ZERO))

@@ -1,8 +1,8 @@
 //! Attempts per second through the public API, against the floor of hyper-util over a bare
 //! in-memory stream measured in the same process.
 //!
-//! `cargo bench -p retrylab --bench attempts` prints two lines per connection mode, with the
-//! ratio of the harness's time to each floor's. The wall clock is read here, in the benchmark,
+//! `cargo bench -p retrylab --bench attempts` prints two lines per connection mode (by
+//! default), with the ratio of the harness's time to each floor's. The wall clock is read here, in the benchmark,
 //! never on the simulated path.
 //!
 //! The floor is the same work without the harness: hyper-util's client with its pool on, as
@@ -21,19 +21,23 @@
 //! harness simulates costs it timers, and tokio's paused clock two parks of its scheduler per
 //! instant something happens at, which the duplex floor never pays. So each mode is measured
 //! twice over, like with like: the harness with the latency against the same floor over a
-//! stream whose bytes (and connects) take that latency too ([`Delayed`], a timer per reading
-//! end and nothing else: the least any simulated network does), and the harness with no
-//! latency against the duplex floor. The first line also gives the ratio to the duplex floor,
-//! the figure this bench has always printed. Each case prints its virtual seconds per
-//! attempt, and the bench fails where a floor's virtual time differs from the harness's it
-//! is compared with to the millisecond: a floor that simulated other round trips than the
-//! harness would give a ratio of unlike things.
+//! stream whose bytes take that latency too ([`Delayed`]: a queue and a timer per reading end,
+//! and a connect that takes a round trip with the server's end handed over as the SYN
+//! arrives, at the instants the harness's network has them), and the harness with no latency
+//! against the duplex floor. The first line also gives the ratio to the duplex floor, the
+//! figure this bench has always printed. Each case prints its virtual seconds per attempt,
+//! and the bench fails where a like-for-like pair took different virtual time to the
+//! millisecond, or a floor's server did not answer every request with the 503 the endpoint
+//! sends. The first catches a floor that waits out less (or more) latency on an attempt's
+//! path; it does not prove that the two stop the clock at the same instants.
 //!
 //! For profiling: `ATTEMPTS_ONLY=new` (or `keep`) runs one mode, `ATTEMPTS_NOFLOOR=1` skips the
 //! floors and `ATTEMPTS_NOHARNESS=1` the harness (to time each alone with `perf stat`, whose
 //! CPU time a loaded machine changes less than it does wall time), `ATTEMPTS_HARNESS=latency`
 //! (or `none`) runs one of the harness's two cases, and `ATTEMPTS_FLOOR=<name>` only that
-//! floor: `duplex` (keep-alive), `closing` or `pool-off` (new connection), or `latency`. The
+//! floor: `duplex` (keep-alive), `closing` or `pool-off` (new connection), or `latency` (the
+//! floor with latency of each mode). A floor runs only if a line that prints it does; an
+//! unknown value stops the bench. The
 //! run's wall limit is the most the format allows (1h), so that a run under
 //! `valgrind --tool=callgrind` makes all its attempts. Run alone, a case starts on a cold heap
 //! and reads slower than in the full run, where it reuses the memory the one before freed.
@@ -188,8 +192,8 @@ fn lock(lane: &SharedLane) -> MutexGuard<'_, Lane> {
 }
 
 /// One end of an in-memory connection whose bytes, and whose end, reach the other end a
-/// fixed latency after they are written: the least a simulated network does, with tokio's
-/// paused clock and a timer per reading end, and nothing else.
+/// fixed latency after they are written, with tokio's paused clock and a timer per reading
+/// end: all a simulated network must do to delay bytes.
 struct Delayed {
     incoming: SharedLane,
     outgoing: SharedLane,
@@ -421,30 +425,104 @@ where
         .pool_timer(TokioTimer::new())
         .pool_max_idle_per_host(if pool_off { 0 } else { usize::MAX })
         .build(connector);
+    let mut answered = 0;
     for _ in 0..attempts() {
         let request = http::Request::post("http://api/orders")
             .body(Full::new(Bytes::new()))
             .unwrap_or_default();
         if let Ok(response) = client.request(request).await {
+            answered += u64::from(response.status() == 503);
             let _ = response.into_body().collect().await;
         }
         tokio::time::sleep(Duration::from_secs(20)).await;
     }
+    // A floor whose requests failed would be cheap for the wrong reason.
+    assert_eq!(
+        answered,
+        attempts(),
+        "the floor's server answered {answered} requests with 503"
+    );
 }
 
 fn per_attempt(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6 / attempts() as f64
 }
 
-/// Times `kind` unless the environment skips it: `ATTEMPTS_NOFLOOR` skips every floor,
-/// `ATTEMPTS_FLOOR=<name>` all but that one.
-fn timed_floor(kind: Floor) -> Option<(Duration, Duration)> {
-    if std::env::var("ATTEMPTS_NOFLOOR").is_ok() {
-        return None;
+/// What the environment asks the bench to run, read once (the doc comment lists the
+/// variables). A value the bench does not know stops it, rather than run nothing.
+struct Selection {
+    /// `ATTEMPTS_ONLY`: `new` or `keep`, or both modes.
+    only: Option<String>,
+    /// The harness's cases: with the network's latency, and without (`ATTEMPTS_HARNESS`,
+    /// `ATTEMPTS_NOHARNESS`).
+    harness_latency: bool,
+    harness_none: bool,
+    /// `ATTEMPTS_NOFLOOR` unset.
+    floors: bool,
+    /// `ATTEMPTS_FLOOR`: the one floor to run.
+    floor: Option<String>,
+}
+
+impl Selection {
+    fn from_env() -> Selection {
+        let var = |name: &str, allowed: &[&str]| match std::env::var(name) {
+            Err(_) => None,
+            Ok(value) if allowed.contains(&value.as_str()) => Some(value),
+            Ok(value) => {
+                eprintln!("{name}={value}: expected one of {}", allowed.join(", "));
+                std::process::exit(2)
+            }
+        };
+        let only = var("ATTEMPTS_ONLY", &["new", "keep"]);
+        let harness = var("ATTEMPTS_HARNESS", &["latency", "none"]);
+        let no_harness = std::env::var_os("ATTEMPTS_NOHARNESS").is_some();
+        let floor = var(
+            "ATTEMPTS_FLOOR",
+            &["duplex", "closing", "pool-off", "latency"],
+        );
+        Selection {
+            only,
+            harness_latency: !no_harness && harness.as_deref() != Some("none"),
+            harness_none: !no_harness && harness.as_deref() != Some("latency"),
+            floors: std::env::var_os("ATTEMPTS_NOFLOOR").is_none(),
+            floor,
+        }
     }
-    match std::env::var("ATTEMPTS_FLOOR") {
-        Ok(only) if only != kind.name() => None,
-        _ => Some(floor(kind)),
+
+    fn mode(&self, keep_alive: bool) -> bool {
+        match self.only.as_deref() {
+            Some("new") => !keep_alive,
+            Some("keep") => keep_alive,
+            _ => true,
+        }
+    }
+
+    /// Whether `kind` runs: asked for, and printed beside a harness case that runs (every
+    /// floor when the harness does not run).
+    fn floor(&self, kind: Floor) -> bool {
+        let asked = self.floors && self.floor.as_deref().is_none_or(|only| only == kind.name());
+        let shown = match kind {
+            Floor::KeepAlive | Floor::Closing => true,
+            Floor::KeepAliveDelayed | Floor::ClosingDelayed | Floor::PoolOff => {
+                self.harness_latency || !self.harness_none
+            }
+        };
+        asked && shown
+    }
+
+    /// Times `kind` if it runs.
+    fn timed_floor(&self, kind: Floor) -> Option<(Duration, Duration)> {
+        self.floor(kind).then(|| floor(kind))
+    }
+
+    /// Times the harness with the network's `latency` if that case runs.
+    fn timed_harness(&self, keep_alive: bool, latency: Duration) -> Option<(Duration, usize, u64)> {
+        let runs = if latency.is_zero() {
+            self.harness_none
+        } else {
+            self.harness_latency
+        };
+        runs.then(|| harness(keep_alive, latency))
     }
 }
 
@@ -475,28 +553,15 @@ fn floor_text(name: &str, floor: Option<(Duration, Duration)>, wall: Duration) -
     }
 }
 
-/// Times the harness with the network's `latency` unless the environment skips it:
-/// `ATTEMPTS_NOHARNESS` skips both cases, `ATTEMPTS_HARNESS=latency` (or `none`) the other.
-fn timed_harness(keep_alive: bool, latency: Duration) -> Option<(Duration, usize, u64)> {
-    if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
-        return None;
-    }
-    let name = if latency.is_zero() { "none" } else { "latency" };
-    match std::env::var("ATTEMPTS_HARNESS") {
-        Ok(only) if only != name => None,
-        _ => Some(harness(keep_alive, latency)),
-    }
-}
-
 fn main() {
     // `cargo test --benches` runs this binary too; only `cargo bench` passes --bench.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let only = std::env::var("ATTEMPTS_ONLY").unwrap_or_default();
+    let selection = Selection::from_env();
     let latency_ms = LATENCY.as_millis();
     for keep_alive in [false, true] {
-        if (only == "new" && keep_alive) || (only == "keep" && !keep_alive) {
+        if !selection.mode(keep_alive) {
             continue;
         }
         let (label, bare, delayed) = if keep_alive {
@@ -513,16 +578,16 @@ fn main() {
         } else {
             "floor hyper-util over duplex, server closing"
         };
-        let bare = timed_floor(bare);
-        let delayed = timed_floor(delayed);
+        let bare = selection.timed_floor(bare);
+        let delayed = selection.timed_floor(delayed);
         let pool_off = if keep_alive {
             None
         } else {
-            Some(timed_floor(Floor::PoolOff))
+            Some(selection.timed_floor(Floor::PoolOff))
         };
         // The harness with the bench network's latency, against the floors; then without
         // latency, against the floor without.
-        if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, LATENCY) {
+        if let Some((wall, attempts, end_ms)) = selection.timed_harness(keep_alive, LATENCY) {
             same_virtual_time(label, end_ms, delayed);
             let mut floors = vec![
                 floor_text(bare_name, bare, wall),
@@ -541,7 +606,8 @@ fn main() {
                 floors.join("; "),
             );
         }
-        if let Some((wall, attempts, end_ms)) = timed_harness(keep_alive, Duration::ZERO) {
+        if let Some((wall, attempts, end_ms)) = selection.timed_harness(keep_alive, Duration::ZERO)
+        {
             same_virtual_time(label, end_ms, bare);
             println!(
                 "{label}, no latency: {}; {}",
@@ -549,7 +615,7 @@ fn main() {
                 floor_text(bare_name, bare, wall),
             );
         }
-        if std::env::var("ATTEMPTS_NOHARNESS").is_ok() {
+        if !selection.harness_latency && !selection.harness_none {
             let delayed_name = format!("the same with {latency_ms} ms latency");
             let floors = [(bare_name, bare), (delayed_name.as_str(), delayed)]
                 .into_iter()

@@ -66,7 +66,10 @@ fn attempts() -> u64 {
         Err(_) => 100_000,
         Ok(text) => match text.parse() {
             Ok(n @ 1..=120_000) => n,
-            _ => panic!("ATTEMPTS_COUNT={text}: expected a whole number from 1 to 120000"),
+            _ => {
+                eprintln!("ATTEMPTS_COUNT={text}: expected a whole number from 1 to 120000");
+                std::process::exit(2)
+            }
         },
     }
 }
@@ -473,6 +476,8 @@ impl Selection {
                 std::process::exit(2)
             }
         };
+        // Checked before anything runs, like the variables below.
+        attempts();
         let only = var("ATTEMPTS_ONLY", &["new", "keep"]);
         let harness = var("ATTEMPTS_HARNESS", &["latency", "none"]);
         let no_harness = std::env::var_os("ATTEMPTS_NOHARNESS").is_some();

@@ -46,7 +46,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -60,9 +60,10 @@ use retrylab::scenario::Scenario;
 
 /// Attempts per case: 100,000, or `ATTEMPTS_COUNT` (1 to 120,000: the scenario's 30 virtual
 /// days hold 129,600 attempts 20 s apart) for a shorter run under a profiler, where the
-/// figures per attempt hardly change.
+/// figures per attempt hardly change. Read from the environment once.
 fn attempts() -> u64 {
-    match std::env::var("ATTEMPTS_COUNT") {
+    static COUNT: OnceLock<u64> = OnceLock::new();
+    *COUNT.get_or_init(|| match std::env::var("ATTEMPTS_COUNT") {
         Err(_) => 100_000,
         Ok(text) => match text.parse() {
             Ok(n @ 1..=120_000) => n,
@@ -71,7 +72,7 @@ fn attempts() -> u64 {
                 std::process::exit(2)
             }
         },
-    }
+    })
 }
 
 /// The one-way latency of the bench's network, and of the floor that simulates one too.
@@ -95,7 +96,8 @@ fn scenario(keep_alive: bool, latency: Duration) -> Scenario {
     }
 }
 
-fn harness(keep_alive: bool, latency: Duration) -> (Duration, usize, u64) {
+/// The wall time of the harness's attempts, and the virtual instant its run ended at.
+fn harness(keep_alive: bool, latency: Duration) -> (Duration, u64) {
     let scenario = scenario(keep_alive, latency);
     let started = Instant::now();
     let report = scenario.run(|env| async move {
@@ -123,11 +125,7 @@ fn harness(keep_alive: bool, latency: Duration) -> (Duration, usize, u64) {
         "the harness made {made} attempts: {}",
         report.summary()
     );
-    (
-        elapsed,
-        report.trace().attempts.len(),
-        report.trace().end_ms,
-    )
+    (elapsed, report.trace().end_ms)
 }
 
 /// hyper-util's client and hyper's server over `tokio::io::duplex`, nothing of ours. The
@@ -521,7 +519,7 @@ impl Selection {
     }
 
     /// Times the harness with the network's `latency` if that case runs.
-    fn timed_harness(&self, keep_alive: bool, latency: Duration) -> Option<(Duration, usize, u64)> {
+    fn timed_harness(&self, keep_alive: bool, latency: Duration) -> Option<(Duration, u64)> {
         let runs = if latency.is_zero() {
             self.harness_none
         } else {
@@ -592,7 +590,7 @@ fn main() {
         };
         // The harness with the bench network's latency, against the floors; then without
         // latency, against the floor without.
-        if let Some((wall, attempts, end_ms)) = selection.timed_harness(keep_alive, LATENCY) {
+        if let Some((wall, end_ms)) = selection.timed_harness(keep_alive, LATENCY) {
             same_virtual_time(label, end_ms, delayed);
             let mut floors = vec![
                 floor_text(bare_name, bare, wall),
@@ -607,16 +605,15 @@ fn main() {
             }
             println!(
                 "{label}, {latency_ms} ms latency: {}; {}",
-                harness_text(wall, attempts, end_ms),
+                harness_text(wall, end_ms),
                 floors.join("; "),
             );
         }
-        if let Some((wall, attempts, end_ms)) = selection.timed_harness(keep_alive, Duration::ZERO)
-        {
+        if let Some((wall, end_ms)) = selection.timed_harness(keep_alive, Duration::ZERO) {
             same_virtual_time(label, end_ms, bare);
             println!(
                 "{label}, no latency: {}; {}",
-                harness_text(wall, attempts, end_ms),
+                harness_text(wall, end_ms),
                 floor_text(bare_name, bare, wall),
             );
         }
@@ -645,9 +642,10 @@ fn same_virtual_time(label: &str, harness_ms: u64, floor: Option<(Duration, Dura
     }
 }
 
-fn harness_text(wall: Duration, attempts: usize, end_ms: u64) -> String {
+fn harness_text(wall: Duration, end_ms: u64) -> String {
     format!(
-        "retrylab {attempts} attempts in {:.3}s wall ({:.1} us/attempt, {:.4} virtual s/attempt)",
+        "retrylab {} attempts in {:.3}s wall ({:.1} us/attempt, {:.4} virtual s/attempt)",
+        attempts(),
         wall.as_secs_f64(),
         per_attempt(wall),
         virtual_per_attempt(Duration::from_millis(end_ms)),

@@ -125,8 +125,8 @@ impl tower_service::Service<Uri> for EnvConnector {
 /// });
 /// // A connection and no request: the trace has no attempt, and the connect completed.
 /// assert!(report.trace().attempts.is_empty());
-/// let connected = report.trace().connections.iter();
-/// assert!(connected.filter(|e| e.kind == ConnEventKind::Connected).count() == 1);
+/// let connections = report.trace().connections.iter();
+/// assert_eq!(connections.filter(|e| e.kind == ConnEventKind::Connected).count(), 1);
 /// ```
 #[must_use = "a connect does nothing unless polled"]
 pub struct Connecting {

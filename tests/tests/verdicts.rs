@@ -210,22 +210,6 @@ operation: { endpoint: api, calls: 4, concurrency: 2 }
     assert!(report.trace().end_ms < 2100, "{}", report.summary());
 }
 
-/// The same concurrent scenario gives byte-identical snapshots twice.
-#[test]
-fn concurrent_calls_are_deterministic() {
-    let yaml = r#"
-version: 1
-name: five at once
-endpoints: { api: { script: [ { status: 503, times: 3 }, { status: 200, latency: 20ms } ] } }
-network: { latency: 1ms }
-operation: { endpoint: api, calls: 5, concurrency: 5 }
-client: { exponential: { initial: 10ms, max_attempts: 5, jitter: full } }
-"#;
-    let first = scenario(yaml).run_builtin().snapshot_text();
-    let second = scenario(yaml).run_builtin().snapshot_text();
-    assert_eq!(first, second);
-}
-
 /// A `before_response` commit behind a 3 s latency, after a 1 s attempt timeout: the last
 /// call's commit was still scheduled when it returned, and without `drain` the run judged a
 /// ledger one effect short (before the fix: 100 attempts, 99 effects, and `exactly_once`

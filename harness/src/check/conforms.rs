@@ -218,36 +218,62 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
         .filter(|_| tolerance == 0)
         .and_then(|plain| plain.policy().ok())
         .map(|plain| Nominal::new(policy.clone_box(), plain));
-    let mut conformance = Conformance::new(policy)
-        .with_tolerance_ms(tolerance)
-        .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()));
+    let attempt_timeout_ms = spec.attempt_timeout().map(|t| t.as_ms());
     let mut problems = Vec::new();
     let mut judged = 0;
-    for (client, call) in ctx.calls() {
-        let views = views_of(ctx, &answers, &conformance, client, call);
-        judged += views.len();
-        let history = ClientHistory {
-            client_index: client,
-            call_index: call,
-            attempts_before: 0,
+    for (client, calls) in by_client(ctx) {
+        // Each client of a fleet has its own policy state (a quota, a rate), as separate
+        // processes would; the calls of one client share it, in the order it decided.
+        let mut conformance = match spec.policy() {
+            Ok(policy) => Conformance::new(policy)
+                .with_tolerance_ms(tolerance)
+                .with_attempt_timeout_ms(attempt_timeout_ms),
+            Err(why) => return Verdict::fail("conforms_to", why.to_string()),
         };
+        conformance = conformance.with_client(ClientHistory {
+            client_index: client,
+            call_index: 0,
+            attempts_before: 0,
+        });
+        let views: Vec<Vec<AttemptView>> = calls
+            .iter()
+            .map(|&call| views_of(ctx, &answers, &conformance, client, call))
+            .collect();
+        judged += views.iter().map(Vec::len).sum::<usize>();
+        let attempts: Vec<&[AttemptView]> = views.iter().map(Vec::as_slice).collect();
         if let Some(nominal) = &mut nominal {
-            nominal.observe_call(&history, &ctx.call_name(client, call), &views);
+            let names: Vec<String> = calls.iter().map(|&c| ctx.call_name(client, c)).collect();
+            let observed: Vec<(ClientHistory, &str, &[AttemptView])> = calls
+                .iter()
+                .zip(&names)
+                .zip(&attempts)
+                .map(|((&call, name), attempts)| {
+                    let history = ClientHistory {
+                        client_index: client,
+                        call_index: call,
+                        attempts_before: 0,
+                    };
+                    (history, name.as_str(), *attempts)
+                })
+                .collect();
+            nominal.next_client();
+            nominal.observe_calls(&observed);
         }
-        conformance = conformance.with_client(history);
-        for violation in conformance.check_call(&views) {
-            if open_count && violation.kind == ViolationKind::StoppedEarly {
-                continue;
+        for (&call, violations) in calls.iter().zip(conformance.check_calls(&attempts)) {
+            for violation in violations {
+                if open_count && violation.kind == ViolationKind::StoppedEarly {
+                    continue;
+                }
+                problems.push((
+                    violation.kind,
+                    Finding::call(
+                        client,
+                        call,
+                        format!("{}: {}", ctx.call_name(client, call), violation.message),
+                    )
+                    .attempt(violation.attempt),
+                ));
             }
-            problems.push((
-                violation.kind,
-                Finding::call(
-                    client,
-                    call,
-                    format!("{}: {}", ctx.call_name(client, call), violation.message),
-                )
-                .attempt(violation.attempt),
-            ));
         }
     }
     if let Some(finding) = nominal.as_ref().and_then(Nominal::finding) {
@@ -281,26 +307,37 @@ pub(crate) type CallWindows = Vec<(u32, u32, crate::policy::RetryWindow)>;
 pub(crate) fn windows(ctx: &Ctx<'_>, spec: &PolicySpec) -> Result<CallWindows, String> {
     let answers = answers(ctx);
     let (spec, _) = with_open_count(spec);
-    let policy = spec.policy().map_err(|why| why.to_string())?;
-    let mut conformance = Conformance::new(policy)
-        .with_tolerance_ms(ctx.tolerance.ms())
-        .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()));
     let mut out = Vec::new();
-    for (client, call) in ctx.calls() {
-        let views = views_of(ctx, &answers, &conformance, client, call);
-        conformance = conformance.with_client(ClientHistory {
-            client_index: client,
-            call_index: call,
-            attempts_before: 0,
-        });
-        out.extend(
-            conformance
-                .windows(&views)
-                .into_iter()
-                .map(|w| (client, call, w)),
-        );
+    for (client, calls) in by_client(ctx) {
+        let policy = spec.policy().map_err(|why| why.to_string())?;
+        let mut conformance = Conformance::new(policy)
+            .with_tolerance_ms(ctx.tolerance.ms())
+            .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()))
+            .with_client(ClientHistory {
+                client_index: client,
+                call_index: 0,
+                attempts_before: 0,
+            });
+        let views: Vec<Vec<AttemptView>> = calls
+            .iter()
+            .map(|&call| views_of(ctx, &answers, &conformance, client, call))
+            .collect();
+        let attempts: Vec<&[AttemptView]> = views.iter().map(Vec::as_slice).collect();
+        for (&call, windows) in calls.iter().zip(conformance.windows_of_calls(&attempts)) {
+            out.extend(windows.into_iter().map(|w| (client, call, w)));
+        }
     }
     Ok(out)
+}
+
+/// The calls of each client, clients in index order and each one's calls in the order the
+/// trace lists them.
+fn by_client(ctx: &Ctx<'_>) -> BTreeMap<u32, Vec<u32>> {
+    let mut out: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (client, call) in ctx.calls() {
+        out.entry(client).or_default().push(call);
+    }
+    out
 }
 
 /// The attempts of one call as the policy sees them: those that ended, with their

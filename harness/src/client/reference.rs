@@ -5,6 +5,7 @@
 //! snapshot shows why it retried or stopped.
 
 use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
@@ -38,10 +39,12 @@ impl std::error::Error for CallError {}
 /// time as the policy decides.
 ///
 /// The policy's state (a retry quota, say) lives as long as the client, so keep one
-/// `ReferenceClient` per client instance across calls.
+/// `ReferenceClient` per client instance across calls. Calls of one client may run at once
+/// (`operation.concurrency`): each takes the policy only for a decision, never across an
+/// await, so concurrent calls draw on one quota in the order their attempts end, as an SDK's
+/// calls sharing one client do.
 ///
 /// ```
-/// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
 /// use retrylab::client::ReferenceClient;
 /// use retrylab::policy::ExponentialConfig;
@@ -57,32 +60,45 @@ impl std::error::Error for CallError {}
 ///     .shared();
 /// let report = scenario.run(move |env| {
 ///     let client = client.clone();
-///     async move { ReferenceClient::call_shared(&client, &env).await }
+///     async move { client.call(&env).await }
 /// });
 /// assert_eq!(report.trace().attempts.len(), 3);
 /// ```
 #[derive(Debug)]
 pub struct ReferenceClient {
-    policy: Box<dyn Policy>,
     attempt_timeout: Option<Duration>,
+    /// Taken for one step of a call at a time (a decision, the headers of an attempt), never
+    /// across an await: that is what lets the calls of one client overlap.
+    state: Mutex<State>,
+}
+
+/// What the calls of one client share.
+#[derive(Debug)]
+struct State {
+    policy: Box<dyn Policy>,
+    /// Calls begun so far: the index the next call gets.
     calls: u32,
-    attempts_before: u64,
-    /// The jitter stream lives as long as the client: every call draws new numbers.
+    /// Attempts ended so far, by every call of the client.
+    attempts: u64,
+    /// The jitter stream lives as long as the client: every call draws new numbers, in the
+    /// order the client's decisions are made.
     rng: Option<Stream>,
 }
 
 /// A reference client shared by the calls of one client instance.
-pub(super) type SharedClient = std::sync::Arc<tokio::sync::Mutex<ReferenceClient>>;
+pub(super) type SharedClient = Arc<ReferenceClient>;
 
 impl ReferenceClient {
     /// A client following `policy`.
     pub fn new(policy: Box<dyn Policy>) -> ReferenceClient {
         ReferenceClient {
-            policy,
             attempt_timeout: None,
-            calls: 0,
-            attempts_before: 0,
-            rng: None,
+            state: Mutex::new(State {
+                policy,
+                calls: 0,
+                attempts: 0,
+                rng: None,
+            }),
         }
     }
 
@@ -94,47 +110,60 @@ impl ReferenceClient {
 
     /// Wraps the client for sharing across the calls of a run's closure.
     pub fn shared(self) -> SharedClient {
-        std::sync::Arc::new(tokio::sync::Mutex::new(self))
+        Arc::new(self)
     }
 
-    /// Runs one call of a shared client.
+    /// Runs one call of a shared client (the same as [`call`](Self::call)).
     pub async fn call_shared(client: &SharedClient, env: &Env) -> Result<u16, CallError> {
-        client.lock().await.call(env).await
+        client.call(env).await
+    }
+
+    /// The client's state for one step. A policy that panicked while it held the lock
+    /// poisoned it; that panic fails the run, and the calls still in flight only need a state
+    /// to finish with, so the lock is taken as it is.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Performs the scenario's operation once, retrying as the policy decides. Returns the
     /// final status on success.
-    pub async fn call(&mut self, env: &Env) -> Result<u16, CallError> {
-        let mut rng = self.rng.take().unwrap_or_else(|| {
-            let label = format!("client/{}/jitter", env.client_index());
-            Stream::new(env.seed_value(), &label)
-        });
-        let result = self.attempts(env, &mut rng).await;
-        self.rng = Some(rng);
-        result
-    }
-
-    async fn attempts(&mut self, env: &Env, rng: &mut Stream) -> Result<u16, CallError> {
+    pub async fn call(&self, env: &Env) -> Result<u16, CallError> {
         let http = env.http_client();
         let operation = env.operation();
         let clock = *env.clock();
-        let client_history = ClientHistory {
-            client_index: env.client_index(),
-            call_index: self.calls,
-            attempts_before: self.attempts_before,
+        let (client_history, first_start) = {
+            let mut state = self.state();
+            let history = ClientHistory {
+                client_index: env.client_index(),
+                call_index: state.calls,
+                attempts_before: state.attempts,
+            };
+            state.calls = state.calls.saturating_add(1);
+            // A rate limit spanning the client's calls may hold back the first attempt; the
+            // start is reserved at once, so a call beginning beside this one waits its turn.
+            let now = clock.now_ms();
+            let wait = state.policy.wait_before_call(now);
+            let start = now.saturating_add(wait.as_millis() as u64);
+            state.policy.reserve_call(start);
+            (history, start)
         };
-        self.calls += 1;
-        let mut previous: Vec<AttemptView> = Vec::new();
-        // A rate limit spanning the client's calls may hold back the first attempt.
-        let wait = self.policy.wait_before_call(clock.now_ms());
-        if !wait.is_zero() {
-            let at = clock.now_ms().saturating_add(wait.as_millis() as u64);
-            tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
+        if first_start > clock.now_ms() {
+            tokio::time::sleep_until(clock.start + Duration::from_millis(first_start)).await;
         }
+        let mut previous: Vec<AttemptView> = Vec::new();
         loop {
             let n = previous.len() as u32 + 1;
             let mut request = operation.request();
-            for (name, value) in self.policy.request_headers(n) {
+            // The policy's say on the attempt, read in one step: its headers, and the bound
+            // it sets on the attempt's time (gRPC's connect deadline).
+            let (headers, policy_timeout) = {
+                let state = self.state();
+                (
+                    state.policy.request_headers(n),
+                    state.policy.attempt_timeout(&client_history, n),
+                )
+            };
+            for (name, value) in headers {
                 request.headers_mut().insert(name, value);
             }
             let (id, sending) = http.send(request);
@@ -153,7 +182,7 @@ impl ReferenceClient {
             };
             // The policy may bound its attempts itself (gRPC's connect deadline); the
             // shorter of that and the scenario's `attempt_timeout` applies.
-            let timeout = match (self.attempt_timeout, self.policy.attempt_timeout(n)) {
+            let timeout = match (self.attempt_timeout, policy_timeout) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
@@ -161,7 +190,6 @@ impl ReferenceClient {
                 Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
                 None => Some(attempt.await),
             };
-            self.attempts_before += 1;
             // No id: the request was no attempt of the run (it outlived its run).
             let recorded = id.and_then(|id| http.recorded(id));
             let (start_ms, head_ms, end_ms, traced) = match recorded {
@@ -206,14 +234,30 @@ impl ReferenceClient {
                         view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
                 }
             }
-            if let (Observed::Status(status), Some(body)) = (outcome, &body) {
-                if let Some(code) = self.policy.error_code(status, &view.headers, body) {
-                    view = view.with_error_code(&code);
-                }
-            }
             let history = CallHistory::new(&previous, &client_history);
-            let decision = self.policy.decide(&view, &history, rng);
-            let state = self.policy.describe_state();
+            // One step under the client's lock: the attempt is classified, decided and
+            // counted, and the state shown beside the decision is the state it left.
+            let (decision, shown, wait_after_stop) = {
+                let mut state = self.state();
+                let state = &mut *state;
+                if let (Observed::Status(status), Some(body)) = (outcome, &body) {
+                    if let Some(code) = state.policy.error_code(status, &view.headers, body) {
+                        view = view.with_error_code(&code);
+                    }
+                }
+                state.attempts = state.attempts.saturating_add(1);
+                let rng = state.rng.get_or_insert_with(|| {
+                    let label = format!("client/{}/jitter", env.client_index());
+                    Stream::new(env.seed_value(), &label)
+                });
+                let decision = state.policy.decide(&view, &history, rng);
+                let shown = state.policy.describe_state();
+                let wait = match decision {
+                    Decision::Stop(_) => state.policy.wait_after_stop(),
+                    Decision::Retry { .. } => Duration::ZERO,
+                };
+                (decision, shown, wait)
+            };
             let kind = match &decision {
                 Decision::Retry {
                     delay,
@@ -225,15 +269,14 @@ impl ReferenceClient {
                 Decision::Stop(reason) => DecisionKind::Stop(*reason),
             };
             if let Some(id) = id {
-                http.record_decision(id, kind, state.as_deref());
+                http.record_decision(id, kind, shown.as_deref());
             }
-            if matches!(decision, Decision::Stop(_)) {
-                // A policy may sleep before the call fails (AWS 2.1 long polling).
-                let wait = self.policy.wait_after_stop();
-                if !wait.is_zero() {
-                    let at = view.end_ms.saturating_add(wait.as_millis() as u64);
-                    tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
-                }
+            // A policy may sleep before the call fails (AWS 2.1 long polling).
+            if !wait_after_stop.is_zero() {
+                let at = view
+                    .end_ms
+                    .saturating_add(wait_after_stop.as_millis() as u64);
+                tokio::time::sleep_until(clock.start + Duration::from_millis(at)).await;
             }
             match decision {
                 Decision::Stop(StopReason::Success) => {

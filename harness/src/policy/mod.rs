@@ -17,6 +17,7 @@ pub mod aws;
 mod backoff;
 mod classify;
 pub mod conformance;
+mod decision_order;
 mod exponential;
 mod fibonacci;
 mod fixed;
@@ -298,6 +299,16 @@ pub trait Policy: Send + fmt::Debug {
         Duration::ZERO
     }
 
+    /// Notes that the reference client will start a call's first attempt at `start_ms`
+    /// (virtual ms), after the wait [`Policy::wait_before_call`] gave: a rate limit spanning
+    /// the client's calls counts the start at once, so a call beginning beside this one waits
+    /// its turn instead of reading the same empty history. The attempt's own decision (or
+    /// [`Policy::record`]) notes the same start again; a policy keeps the later of the two,
+    /// so replaying without this call ends in the same state. The default notes nothing.
+    fn reserve_call(&mut self, start_ms: u64) {
+        let _ = start_ms;
+    }
+
     /// How long the reference client sleeps, after a [`Policy::decide`] that stopped the
     /// call, before the call returns (AWS 2.1 long polling sleeps its backoff even when the
     /// retry quota is empty). It is part of the last decision, not replayed by
@@ -306,12 +317,12 @@ pub trait Policy: Send + fmt::Debug {
         Duration::ZERO
     }
 
-    /// How long the reference client lets attempt `n` (1-based) of a call run, when the
-    /// policy bounds its attempts itself (gRPC's connect deadline with its
+    /// How long the reference client lets attempt `n` (1-based) of the call `client` names
+    /// (its `call_index`) run, when the policy bounds its attempts itself (gRPC's connect deadline with its
     /// `MIN_CONNECT_TIMEOUT`); the scenario's `attempt_timeout`, when also set, still applies
     /// and the shorter wins. The default is no bound of the policy's own.
-    fn attempt_timeout(&self, n: u32) -> Option<Duration> {
-        let _ = n;
+    fn attempt_timeout(&self, client: &ClientHistory, n: u32) -> Option<Duration> {
+        let _ = (client, n);
         None
     }
 

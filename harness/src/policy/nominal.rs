@@ -24,6 +24,7 @@
 
 use super::attempt::{AttemptView, CallHistory, ClientHistory};
 use super::conformance::PIN_PROBABILITY;
+use super::decision_order::decision_order;
 use super::units::fmt_ms;
 use super::{Envelope, Next, Policy};
 
@@ -32,6 +33,9 @@ use super::{Envelope, Next, Policy};
 pub(crate) struct Nominal {
     jittered: Box<dyn Policy>,
     plain: Box<dyn Policy>,
+    /// The two policies as they were given, for the next client of a fleet: each client
+    /// has its own state.
+    fresh: (Box<dyn Policy>, Box<dyn Policy>),
     /// Retries that started on their nominal instant.
     matched: usize,
     /// The sum of `-ln` of each match's probability bound.
@@ -47,6 +51,7 @@ impl Nominal {
     /// policy with its jitter off). Pass fresh policies: their state is replayed.
     pub(crate) fn new(jittered: Box<dyn Policy>, plain: Box<dyn Policy>) -> Nominal {
         Nominal {
+            fresh: (jittered.clone_box(), plain.clone_box()),
             jittered,
             plain,
             matched: 0,
@@ -56,14 +61,14 @@ impl Nominal {
         }
     }
 
-    /// Adds the client's next call, its attempts numbered from 1, named `call` in messages.
-    pub(crate) fn observe_call(
-        &mut self,
-        client: &ClientHistory,
-        call: &str,
-        attempts: &[AttemptView],
-    ) {
-        for (i, ctx) in attempts.iter().enumerate() {
+    /// Adds calls of the client that may have been in flight at once, each as (its place in
+    /// the client's life, its name in messages, its attempts numbered from 1): replayed in
+    /// the order the client decided on them, as [`Conformance`](super::Conformance) does.
+    pub(crate) fn observe_calls(&mut self, calls: &[(ClientHistory, &str, &[AttemptView])]) {
+        let attempts: Vec<&[AttemptView]> = calls.iter().map(|(_, _, a)| *a).collect();
+        for (c, i) in decision_order(&attempts) {
+            let (client, call, attempts) = &calls[c];
+            let ctx = &attempts[i];
             let history = CallHistory::new(&attempts[..i], client);
             let next = attempts.get(i + 1);
             if let Some(next) = next {
@@ -137,6 +142,13 @@ impl Nominal {
                 fmt_ms(next.start_ms.saturating_sub(ctx.anchor_ms(from)))
             ));
         }
+    }
+
+    /// Starts on the next client of a fleet: the evidence adds up over the run, the
+    /// policies' state starts afresh.
+    pub(crate) fn next_client(&mut self) {
+        self.jittered = self.fresh.0.clone_box();
+        self.plain = self.fresh.1.clone_box();
     }
 
     /// The finding, when every retry of the run started on its nominal instant and a client
@@ -261,7 +273,7 @@ mod tests {
                     Decision::Stop(_) => break,
                 }
             }
-            nominal.observe_call(&client, &format!("call {call_index}"), &views);
+            nominal.observe_calls(&[(client, &format!("call {call_index}"), &views)]);
         }
     }
 

@@ -420,9 +420,9 @@ impl AwsRetry {
 
     /// Advances `state` past attempt `ctx` (a new call, the limiter's send and response,
     /// the refund of a success) and says what comes next; no retry is paid for here.
-    fn advance(&self, state: &mut State, ctx: &AttemptView) -> Step {
+    fn advance(&self, state: &mut State, ctx: &AttemptView, call: u32) -> Step {
         if ctx.n <= 1 {
-            state.quota.start_call();
+            state.quota.start_call(call);
         }
         let class = Class::of(ctx);
         let mut wait_ns = 0;
@@ -433,7 +433,7 @@ impl AwsRetry {
             wait_ns = libm::round(wait * 1e9).clamp(0.0, u64::MAX as f64) as u64;
         }
         if class == Class::Success {
-            state.quota.success();
+            state.quota.success(call);
             return Step::Stop(StopReason::Success);
         }
         if !class.is_retryable() {
@@ -473,11 +473,12 @@ impl Policy for AwsRetry {
     fn decide(
         &mut self,
         ctx: &AttemptView,
-        _history: &CallHistory<'_>,
+        history: &CallHistory<'_>,
         rng: &mut Stream,
     ) -> Decision {
+        let call = history.client.call_index;
         let mut state = self.state.clone();
-        let step = self.advance(&mut state, ctx);
+        let step = self.advance(&mut state, ctx, call);
         self.stop_wait = Duration::ZERO;
         let decision = match step {
             Step::Stop(reason) => Decision::Stop(reason),
@@ -488,20 +489,23 @@ impl Policy for AwsRetry {
                 Decision::Stop(StopReason::RetryQuotaExceeded)
             }
             Step::Retry { cost, window } => {
-                state.quota.charge(cost);
+                state.quota.charge(call, cost);
                 Decision::Retry {
                     delay: Duration::from_millis(ns_to_ms(window.sample_ns(rng))),
                     measured_from: Anchor::End,
                 }
             }
         };
+        if matches!(decision, Decision::Stop(_)) {
+            state.quota.end_call(call);
+        }
         self.state = state;
         decision
     }
 
-    fn envelope(&self, ctx: &AttemptView, _history: &CallHistory<'_>) -> Envelope {
+    fn envelope(&self, ctx: &AttemptView, history: &CallHistory<'_>) -> Envelope {
         let mut state = self.state.clone();
-        match self.advance(&mut state, ctx) {
+        match self.advance(&mut state, ctx, history.client.call_index) {
             Step::Stop(reason) => Envelope::MustStop(reason),
             Step::QuotaExceeded(_) => Envelope::MustStop(StopReason::RetryQuotaExceeded),
             Step::Retry { window, .. } => {
@@ -527,11 +531,18 @@ impl Policy for AwsRetry {
         }
     }
 
-    fn record(&mut self, ctx: &AttemptView, _history: &CallHistory<'_>, next: super::Next) {
+    fn record(&mut self, ctx: &AttemptView, history: &CallHistory<'_>, next: super::Next) {
+        let call = history.client.call_index;
         let mut state = self.state.clone();
-        let step = self.advance(&mut state, ctx);
-        if let (Step::Retry { cost, .. }, super::Next::Retried { .. }) = (step, next) {
-            state.quota.charge(cost);
+        let step = self.advance(&mut state, ctx, call);
+        match (step, next) {
+            (Step::Retry { cost, .. }, super::Next::Retried { .. }) => {
+                state.quota.charge(call, cost);
+            }
+            // The call is over (a success already took its cost back).
+            (_, super::Next::Stopped) => state.quota.end_call(call),
+            // It retried where the policy stops: nothing is paid (the check reports it).
+            (_, super::Next::Retried { .. }) => {}
         }
         self.state = state;
         self.stop_wait = Duration::ZERO;

@@ -1,33 +1,39 @@
 //! The retry quota: a per-client token bucket that retries draw from (docs/retry-behaviours.md#2-aws-sdk-retry-modes).
 
+use std::collections::BTreeMap;
+
 /// The retry quota of one client.
 ///
 /// A retry is made only when the quota can pay its cost; a success refunds what the call's
 /// last retry cost, or adds 1 (`NO_RETRY_INCREMENT`) when the call
 /// succeeded on its first attempt; the quota never rises above its maximum. (botocore's
 /// `RetryQuotaChecker`: the cost of the last acquisition is kept in the request context and
-/// released on a 2xx.)
+/// released on a 2xx.) Calls of one client may be in flight at once: each is named by its
+/// index among the client's calls, and keeps its own last cost, while all draw on one bucket.
 ///
 /// ```
 /// use retrylab::policy::aws::RetryQuota;
 ///
 /// let mut quota = RetryQuota::new(500);
-/// quota.start_call();
-/// assert!(quota.charge(5));
-/// assert!(quota.charge(10));
+/// quota.start_call(0);
+/// quota.start_call(1); // a second call, in flight beside the first
+/// assert!(quota.charge(0, 5));
+/// assert!(quota.charge(1, 10));
 /// assert_eq!(quota.available(), 485);
-/// quota.success(); // refunds the last retry's 10, not the 15 paid
-/// assert_eq!(quota.available(), 495);
-/// quota.start_call();
-/// quota.success(); // a first-attempt success adds 1
-/// assert_eq!(quota.to_string(), "quota 496/500");
+/// quota.success(0); // refunds call 0's last retry, 5
+/// assert_eq!(quota.available(), 490);
+/// quota.success(1); // and call 1's, 10
+/// quota.start_call(2);
+/// quota.success(2); // a first-attempt success adds 1
+/// assert_eq!(quota.to_string(), "quota 500/500");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryQuota {
     available: u32,
     max: u32,
-    /// What the current call's last retry cost, if it made one.
-    last_cost: Option<u32>,
+    /// What each call in flight paid for its last retry, by call index; a call that has made
+    /// no retry has no entry, and a call's entry goes when it ends.
+    last_cost: BTreeMap<u32, u32>,
 }
 
 impl RetryQuota {
@@ -36,7 +42,7 @@ impl RetryQuota {
         RetryQuota {
             available: max,
             max,
-            last_cost: None,
+            last_cost: BTreeMap::new(),
         }
     }
 
@@ -55,25 +61,33 @@ impl RetryQuota {
         cost <= self.available
     }
 
-    /// A new call begins: it has paid for no retry yet.
-    pub fn start_call(&mut self) {
-        self.last_cost = None;
+    /// Call `call` begins: it has paid for no retry yet.
+    pub fn start_call(&mut self, call: u32) {
+        self.last_cost.remove(&call);
     }
 
-    /// Pays for a retry; false (and nothing changes) when the quota cannot.
-    pub fn charge(&mut self, cost: u32) -> bool {
+    /// Pays for a retry of call `call`; false (and nothing changes) when the quota cannot.
+    pub fn charge(&mut self, call: u32, cost: u32) -> bool {
         if !self.can_pay(cost) {
             return false;
         }
         self.available -= cost;
-        self.last_cost = Some(cost);
+        self.last_cost.insert(call, cost);
         true
     }
 
-    /// The call succeeded: refund its last retry's cost, or add 1 without a retry.
-    pub fn success(&mut self) {
-        let refund = self.last_cost.take().unwrap_or(super::NO_RETRY_INCREMENT);
+    /// Call `call` succeeded: refund its last retry's cost, or add 1 without a retry.
+    pub fn success(&mut self, call: u32) {
+        let refund = self
+            .last_cost
+            .remove(&call)
+            .unwrap_or(super::NO_RETRY_INCREMENT);
         self.available = self.available.saturating_add(refund).min(self.max);
+    }
+
+    /// Call `call` ended without a success: nothing is refunded, and its cost is forgotten.
+    pub fn end_call(&mut self, call: u32) {
+        self.last_cost.remove(&call);
     }
 }
 

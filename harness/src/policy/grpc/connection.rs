@@ -1,12 +1,14 @@
 //! `grpc_connection_backoff`: gRPC's Connection Backoff Protocol, start to start.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::policy::backoff::{capped_ns, spread_ns};
 use crate::policy::generic::ConfigError;
 use crate::policy::units::{duration_ns, fmt_ms, ns_to_ms};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, Decision, Envelope, Observed, Policy, StopReason,
+    Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
+    StopReason,
 };
 use crate::rng::Stream;
 
@@ -43,7 +45,7 @@ pub const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 ///   `limits` stop the run).
 ///
 /// ```
-/// use retrylab::policy::{GrpcConnectionConfig, Policy};
+/// use retrylab::policy::{GrpcConnectionConfig, NO_CLIENT_HISTORY, Policy};
 /// use std::time::Duration;
 ///
 /// let config = GrpcConnectionConfig::default();
@@ -52,7 +54,7 @@ pub const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 /// assert_eq!(config.nominal_deadline(3), Duration::from_millis(2560));
 /// assert_eq!(config.nominal_deadline(30), Duration::from_secs(120));
 /// let policy = config.into_policy();
-/// assert_eq!(policy.attempt_timeout(1), Some(Duration::from_secs(20)));
+/// assert_eq!(policy.attempt_timeout(&NO_CLIENT_HISTORY, 1), Some(Duration::from_secs(20)));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrpcConnectionConfig {
@@ -156,10 +158,14 @@ impl GrpcConnectionConfig {
 #[derive(Debug, Clone)]
 pub struct GrpcConnectionBackoff {
     config: GrpcConnectionConfig,
-    /// The reference client's draw of `D(n)` for the attempt it is about to make, as
-    /// `(n, ns)`. Only `decide` and `attempt_timeout` read it: the envelope works from the
-    /// window, so `record`, which has no random stream, leaves it alone.
-    drawn: Option<(u32, u64)>,
+    /// The reference client's draw of `D(n)` for the attempt each of its calls is about to
+    /// make, as `(n, ns)` by call index: calls of one client may run at once, and each keeps
+    /// its own draw. Only `decide` and `attempt_timeout` read it: the envelope works from the
+    /// window, so `record`, which has no random stream, leaves it alone. A call's entry goes
+    /// when the call stops.
+    drawn: BTreeMap<u32, (u32, u64)>,
+    /// The draw made by the decision made last, for the trace (none after a stop).
+    shown: Option<(u32, u64)>,
 }
 
 impl GrpcConnectionBackoff {
@@ -167,7 +173,8 @@ impl GrpcConnectionBackoff {
     pub fn new(config: GrpcConnectionConfig) -> GrpcConnectionBackoff {
         GrpcConnectionBackoff {
             config,
-            drawn: None,
+            drawn: BTreeMap::new(),
+            shown: None,
         }
     }
 
@@ -189,10 +196,11 @@ impl GrpcConnectionBackoff {
         }
     }
 
-    /// `D(n)` as drawn for attempt `n`, drawing it now when it was not drawn before.
-    fn deadline_ns(&mut self, n: u32, rng: &mut Stream) -> u64 {
-        match self.drawn {
-            Some((m, ns)) if m == n => ns,
+    /// `D(n)` as drawn for attempt `n` of call `call`, drawing it now when it was not drawn
+    /// before.
+    fn deadline_ns(&mut self, call: u32, n: u32, rng: &mut Stream) -> u64 {
+        match self.drawn.get(&call) {
+            Some(&(m, ns)) if m == n => ns,
             _ => {
                 let (lo, hi) = self.config.deadline_window_ns(n);
                 rng.uniform_u64(lo, hi)
@@ -209,19 +217,23 @@ impl Policy for GrpcConnectionBackoff {
     fn decide(
         &mut self,
         ctx: &AttemptView,
-        _history: &CallHistory<'_>,
+        history: &CallHistory<'_>,
         rng: &mut Stream,
     ) -> Decision {
+        let call = history.client.call_index;
         if let Some(reason) = self.stop(ctx) {
-            self.drawn = None;
+            self.drawn.remove(&call);
+            self.shown = None;
             return Decision::Stop(reason);
         }
-        let deadline_ms = ns_to_ms(self.deadline_ns(ctx.n, rng));
+        let deadline_ms = ns_to_ms(self.deadline_ns(call, ctx.n, rng));
         // The next attempt's deadline is set before its connect starts: draw it now, so
         // that its connect timeout is known.
         let next = ctx.n.saturating_add(1);
         let (lo, hi) = self.config.deadline_window_ns(next);
-        self.drawn = Some((next, rng.uniform_u64(lo, hi)));
+        let drawn = (next, rng.uniform_u64(lo, hi));
+        self.drawn.insert(call, drawn);
+        self.shown = Some(drawn);
         let ran_ms = ctx.end_ms.saturating_sub(ctx.start_ms);
         Decision::Retry {
             delay: Duration::from_millis(deadline_ms.max(ran_ms)),
@@ -248,7 +260,7 @@ impl Policy for GrpcConnectionBackoff {
     }
 
     fn describe_state(&self) -> Option<String> {
-        self.drawn
+        self.shown
             .map(|(n, ns)| format!("attempt {n} deadline: start + {}", fmt_ms(ns_to_ms(ns))))
     }
 
@@ -256,9 +268,9 @@ impl Policy for GrpcConnectionBackoff {
         self.config.max_attempts
     }
 
-    fn attempt_timeout(&self, n: u32) -> Option<Duration> {
-        let deadline_ns = match self.drawn {
-            Some((m, ns)) if m == n => ns,
+    fn attempt_timeout(&self, client: &ClientHistory, n: u32) -> Option<Duration> {
+        let deadline_ns = match self.drawn.get(&client.call_index) {
+            Some(&(m, ns)) if m == n => ns,
             // Not drawn (the first attempt, or a policy not driven by `decide`): the top of
             // the window, so that no connect is cut before its latest deadline.
             _ => self.config.deadline_window_ns(n).1,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::{A6Jitter, GrpcConnectionConfig, GrpcRetryConfig, RetryThrottling};
 use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
-    Policy, StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope,
+    NO_CLIENT_HISTORY, Observed, Policy, StopReason, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -226,8 +226,14 @@ fn connection_backoff_is_1_then_1_6_then_2_56_seconds_start_to_start() {
         (96_000, 144_000, Anchor::Start)
     );
     // Every connect may run MIN_CONNECT_TIMEOUT, or to its deadline when that is later.
-    assert_eq!(p.attempt_timeout(1), Some(Duration::from_secs(20)));
-    assert_eq!(p.attempt_timeout(12), Some(Duration::from_secs(144)));
+    assert_eq!(
+        p.attempt_timeout(&NO_CLIENT_HISTORY, 1),
+        Some(Duration::from_secs(20))
+    );
+    assert_eq!(
+        p.attempt_timeout(&NO_CLIENT_HISTORY, 12),
+        Some(Duration::from_secs(144))
+    );
 }
 
 #[test]
@@ -279,7 +285,7 @@ fn the_reference_draws_each_deadline_before_its_connect() {
             panic!("attempt {n} stopped");
         };
         // The next connect may run to its drawn deadline when that is past 20 s.
-        let next = p.attempt_timeout(n + 1).unwrap_or_default();
+        let next = p.attempt_timeout(&client, n + 1).unwrap_or_default();
         assert!(next >= Duration::from_secs(20), "{next:?}");
         assert!(next <= Duration::from_secs(144), "{next:?}");
         if n + 1 == 13 {

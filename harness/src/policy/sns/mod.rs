@@ -323,7 +323,8 @@ pub struct SnsDelivery {
     config: SnsConfig,
     jitter: f64,
     spacing_ms: Option<u64>,
-    /// The client's latest attempt start (for the spacing before a call's first attempt).
+    /// The client's latest attempt start, or reserved start of a call's first attempt (for
+    /// the spacing before a call's first attempt).
     last_start_ms: Option<u64>,
     /// The phase of the retry decided last (for the trace).
     next_phase: Option<SnsPhase>,
@@ -393,7 +394,8 @@ impl SnsDelivery {
     }
 
     fn remember(&mut self, ctx: &AttemptView, step: &Step) {
-        self.last_start_ms = Some(ctx.start_ms);
+        // The later start: a call beside this one may have reserved a start after it.
+        self.last_start_ms = self.last_start_ms.max(Some(ctx.start_ms));
         self.next_phase = match step {
             Step::Retry { phase, .. } => Some(*phase),
             Step::Stop(_) => None,
@@ -473,6 +475,10 @@ impl Policy for SnsDelivery {
             }
             _ => Duration::ZERO,
         }
+    }
+
+    fn reserve_call(&mut self, start_ms: u64) {
+        self.last_start_ms = self.last_start_ms.max(Some(start_ms));
     }
 
     fn clone_box(&self) -> Box<dyn Policy> {

@@ -17,57 +17,16 @@
 //! retries in one call; the check is per call, and skipped under a tolerance, where instants
 //! are not exact.
 
-use std::fmt;
+mod pinned;
+mod violation;
 
 use super::attempt::{AttemptView, CallHistory, ClientHistory};
+use super::decision_order::decision_order;
 use super::units::fmt_ms;
-use super::{Anchor, Envelope, Next, Observed, Policy, StopReason};
-
-/// The false-alarm bound of the pinned-bound check, per call and bound.
-pub const PIN_PROBABILITY: f64 = 1e-9;
-
-/// Windows narrower than this (ms) do not count for the pinned-bound check: on them a
-/// correct client hits a bound too often for a repeat to mean much.
-pub const PIN_MIN_WIDTH_MS: u64 = 10;
-
-/// What kind of rule a [`Violation`] broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ViolationKind {
-    /// The next attempt started before the policy's window.
-    TooEarly,
-    /// The next attempt started after the policy's window.
-    TooLate,
-    /// The next attempt started before the floor a server header set (`Retry-After`).
-    RetryAfterNotHonoured,
-    /// The call stopped where the policy requires another attempt.
-    StoppedEarly,
-    /// An attempt was made where the policy requires the call to stop, for this reason.
-    RetriedAfterStop(StopReason),
-    /// Too many delays sat exactly on one bound of a uniform window.
-    PinnedAtBound,
-    /// The attempts are not numbered 1, 2, 3, ...: the timeline cannot be judged.
-    Numbering,
-    /// An attempt timed out sooner than the policy lets one run (gRPC's connect deadline,
-    /// at least `MIN_CONNECT_TIMEOUT`).
-    GaveUpEarly,
-}
-
-/// One way a call departed from its policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The attempt the message is about (the later one for a gap).
-    pub attempt: u32,
-    /// The rule broken.
-    pub kind: ViolationKind,
-    /// A sentence naming the attempt, what happened and what was needed.
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
+use super::{Envelope, Next, Observed, Policy, StopReason};
+use pinned::{Landing, pinned};
+pub use pinned::{PIN_MIN_WIDTH_MS, PIN_PROBABILITY};
+pub use violation::{Violation, ViolationKind};
 
 /// Checks the calls of one client in order, replaying the policy's client-wide state.
 ///
@@ -105,32 +64,6 @@ pub struct RetryWindow {
     pub earliest_ms: u64,
     /// The latest, in ms of virtual time.
     pub latest_ms: u64,
-}
-
-/// A retry that landed in a uniform window, for the pinned-bound check. It keeps the facts,
-/// not their text: every jittered retry of a call lands, and only a pinned finding is
-/// described (a string per landing was most of the judging of a long jittered call).
-struct Landing {
-    attempt: u32,
-    width_ms: u64,
-    at_min: bool,
-    at_max: bool,
-    /// The delay, measured from `from` of attempt `after`.
-    gap_ms: u64,
-    from: Anchor,
-    after: u32,
-}
-
-impl Landing {
-    /// `3s after the end of attempt 2`.
-    fn description(&self) -> String {
-        format!(
-            "{} after the {} of attempt {}",
-            fmt_ms(self.gap_ms),
-            self.from.as_str(),
-            self.after
-        )
-    }
 }
 
 impl Conformance {
@@ -192,54 +125,80 @@ impl Conformance {
 
     /// Checks the next call of the client; its attempts in order, numbered from 1.
     pub fn check_call(&mut self, attempts: &[AttemptView]) -> Vec<Violation> {
-        let mut out = Vec::new();
-        if let Some((i, a)) = attempts
+        self.check_calls(&[attempts]).pop().unwrap_or_default()
+    }
+
+    /// Checks the client's next calls, each with its attempts in order, numbered from 1.
+    /// The calls may have been in flight at once (`operation.concurrency`): their attempts
+    /// are judged and replayed in the order the client decided on them, by when each ended,
+    /// so a quota the calls share is drawn on as it was. Returns each call's violations, in
+    /// the order of `calls`.
+    ///
+    /// ```
+    /// use retrylab::policy::{AttemptView, Conformance, Observed};
+    /// use retrylab::policy::aws::{AwsConfig, AwsJitter};
+    ///
+    /// // A quota of 5 pays for one retry (AWS standard: 5 a retry, 1 s after the first
+    /// // attempt without jitter). Two calls overlap: the one whose first attempt ended first
+    /// // took the retry, so the other had to stop.
+    /// let policy = AwsConfig { initial_tokens: 5, jitter: AwsJitter::None, ..Default::default() };
+    /// let early = [
+    ///     AttemptView::new(1, Observed::Status(500), 0, Some(10), 10),
+    ///     AttemptView::new(2, Observed::Status(200), 1010, Some(1020), 1020),
+    /// ];
+    /// let late = [AttemptView::new(1, Observed::Status(500), 0, Some(20), 20)];
+    /// let violations = Conformance::new(policy.into_policy()).check_calls(&[&late, &early]);
+    /// assert!(violations.iter().all(Vec::is_empty), "{violations:?}");
+    /// ```
+    pub fn check_calls(&mut self, calls: &[&[AttemptView]]) -> Vec<Vec<Violation>> {
+        let mut out: Vec<Vec<Violation>> = calls.iter().map(|c| misnumbered(c)).collect();
+        // A call whose attempts are misnumbered cannot be judged, nor its state replayed.
+        let judged: Vec<&[AttemptView]> = calls
             .iter()
-            .enumerate()
-            .find(|(i, a)| u64::from(a.n) != *i as u64 + 1)
-        {
-            out.push(Violation {
-                attempt: a.n,
-                kind: ViolationKind::Numbering,
-                message: format!(
-                    "the attempt at position {} is numbered {}: attempts must be numbered 1, \
-                     2, 3, ... in order",
-                    i + 1,
-                    a.n
-                ),
-            });
-            return out;
-        }
-        let mut landings = Vec::new();
-        // Once the client made an attempt the policy forbids, what follows is outside the
-        // policy: stop judging, but keep replaying state for later calls.
-        let mut beyond = false;
-        for (i, ctx) in attempts.iter().enumerate() {
-            let history = CallHistory::new(&attempts[..i], &self.client);
+            .zip(&out)
+            .map(|(call, found)| if found.is_empty() { *call } else { &[][..] })
+            .collect();
+        let histories = self.histories(calls);
+        let mut landings: Vec<Vec<Landing>> = calls.iter().map(|_| Vec::new()).collect();
+        // Once a call made an attempt the policy forbids, what follows is outside the
+        // policy: stop judging it, but keep replaying state for the other calls.
+        let mut beyond = vec![false; calls.len()];
+        for (c, i) in decision_order(&judged) {
+            let attempts = judged[c];
+            let ctx = &attempts[i];
+            let history = CallHistory::new(&attempts[..i], &histories[c]);
             let next = attempts.get(i + 1);
-            if !beyond {
+            if !beyond[c] {
                 if let Some(v) = self.gave_up_early(ctx, &history) {
-                    out.push(v);
+                    out[c].push(v);
                 }
                 let envelope = self.policy.envelope(ctx, &history);
-                if let Some(v) = self.judge(ctx, &history, &envelope, next, &mut landings) {
-                    beyond = matches!(v.kind, ViolationKind::RetriedAfterStop(_));
-                    out.push(v);
+                if let Some(v) = self.judge(ctx, &history, &envelope, next, &mut landings[c]) {
+                    beyond[c] = matches!(v.kind, ViolationKind::RetriedAfterStop(_));
+                    out[c].push(v);
                 }
             }
-            let step = match next {
-                Some(nx) => Next::Retried {
-                    start_ms: nx.start_ms,
-                },
-                None => Next::Stopped,
-            };
-            self.policy.record(ctx, &history, step);
+            self.policy.record(ctx, &history, next_of(next));
         }
         if self.tolerance_ms == 0 {
-            out.extend(pinned(&landings));
+            for (found, landings) in out.iter_mut().zip(&landings) {
+                found.extend(pinned(landings));
+            }
         }
-        self.client.call_done(attempts.len());
         out
+    }
+
+    /// Where each of `calls` sits in the client's life, in the order given; the client's
+    /// scope moves past them all.
+    fn histories(&mut self, calls: &[&[AttemptView]]) -> Vec<ClientHistory> {
+        calls
+            .iter()
+            .map(|call| {
+                let history = self.client;
+                self.client.call_done(call.len());
+                history
+            })
+            .collect()
     }
 
     /// The windows the policy allows one call's retries in, as instants of virtual time:
@@ -261,9 +220,19 @@ impl Conformance {
     /// assert_eq!(windows, [RetryWindow { after: 1, earliest_ms: 110, latest_ms: 110 }]);
     /// ```
     pub fn windows(&mut self, attempts: &[AttemptView]) -> Vec<RetryWindow> {
-        let mut out = Vec::new();
-        for (i, ctx) in attempts.iter().enumerate() {
-            let history = CallHistory::new(&attempts[..i], &self.client);
+        self.windows_of_calls(&[attempts]).pop().unwrap_or_default()
+    }
+
+    /// [`Conformance::windows`] for calls that may have been in flight at once, replayed as
+    /// [`Conformance::check_calls`] replays them; each call's windows, in the order of
+    /// `calls`.
+    pub fn windows_of_calls(&mut self, calls: &[&[AttemptView]]) -> Vec<Vec<RetryWindow>> {
+        let histories = self.histories(calls);
+        let mut out: Vec<Vec<RetryWindow>> = calls.iter().map(|_| Vec::new()).collect();
+        for (c, i) in decision_order(calls) {
+            let attempts = calls[c];
+            let ctx = &attempts[i];
+            let history = CallHistory::new(&attempts[..i], &histories[c]);
             let next = attempts.get(i + 1);
             if let (
                 Envelope::Retry {
@@ -276,21 +245,14 @@ impl Conformance {
             ) = (self.policy.envelope(ctx, &history), next)
             {
                 let anchor = ctx.anchor_ms(from);
-                out.push(RetryWindow {
+                out[c].push(RetryWindow {
                     after: ctx.n,
                     earliest_ms: anchor.saturating_add(min_ms),
                     latest_ms: anchor.saturating_add(max_ms),
                 });
             }
-            let step = match next {
-                Some(nx) => Next::Retried {
-                    start_ms: nx.start_ms,
-                },
-                None => Next::Stopped,
-            };
-            self.policy.record(ctx, &history, step);
+            self.policy.record(ctx, &history, next_of(next));
         }
-        self.client.call_done(attempts.len());
         out
     }
 
@@ -493,6 +455,36 @@ impl Conformance {
     }
 }
 
+/// What a client did after an attempt: started `next`, or stopped.
+fn next_of(next: Option<&AttemptView>) -> Next {
+    match next {
+        Some(nx) => Next::Retried {
+            start_ms: nx.start_ms,
+        },
+        None => Next::Stopped,
+    }
+}
+
+/// The violation of a call whose attempts are not numbered 1, 2, 3, ... in order, if so.
+fn misnumbered(attempts: &[AttemptView]) -> Vec<Violation> {
+    attempts
+        .iter()
+        .enumerate()
+        .find(|(i, a)| u64::from(a.n) != *i as u64 + 1)
+        .map(|(i, a)| Violation {
+            attempt: a.n,
+            kind: ViolationKind::Numbering,
+            message: format!(
+                "the attempt at position {} is numbered {}: attempts must be numbered 1, 2, \
+                 3, ... in order",
+                i + 1,
+                a.n
+            ),
+        })
+        .into_iter()
+        .collect()
+}
+
 /// `1.200s after` / `0.050s before`.
 fn signed(ms: i128, after: &str, before: &str) -> String {
     let abs = u64::try_from(ms.unsigned_abs()).unwrap_or(u64::MAX);
@@ -506,89 +498,6 @@ fn count(n: u32) -> String {
     } else {
         format!("{n} attempts")
     }
-}
-
-/// `6, 7 and 8`.
-fn join_and(items: &[u32]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(u32::to_string).collect();
-            format!("{} and {last}", init.join(", "))
-        }
-    }
-}
-
-/// The largest pin count the tail computation tracks: `P(at least k)` is bounded by
-/// `P(at least 64)` beyond it, which is already far below any threshold, and the cap keeps
-/// the computation linear in the number of attempts.
-const PIN_TAIL_CAP: usize = 64;
-
-/// `P(at least k of the events happen)` for independent events of probabilities `ps`
-/// (Poisson-binomial tail, by dynamic programming over the count, capped at
-/// [`PIN_TAIL_CAP`]). Monotone in every `p`, so upper bounds on the `p`s give an upper bound.
-fn tail_at_least(ps: &[f64], k: usize) -> f64 {
-    let top = k.min(PIN_TAIL_CAP);
-    if top == 0 {
-        return 1.0;
-    }
-    // dist[j] = P(exactly j so far) for j < top; dist[top] = P(at least top so far).
-    let mut dist = vec![0.0f64; top + 1];
-    dist[0] = 1.0;
-    for &p in ps {
-        dist[top] += dist[top - 1] * p;
-        for j in (1..top).rev() {
-            dist[j] = dist[j] * (1.0 - p) + dist[j - 1] * p;
-        }
-        dist[0] *= 1.0 - p;
-    }
-    dist[top]
-}
-
-/// The pinned-bound check over one call's uniform landings.
-fn pinned(landings: &[Landing]) -> Vec<Violation> {
-    // Chance that a correct client's delay rounds to one given bound: the nanoseconds that
-    // round to that millisecond span at most 1 ms of a window at least `width - 1` ms wide.
-    let ps: Vec<f64> = landings
-        .iter()
-        .map(|l| 1.0 / (l.width_ms.saturating_sub(1)).max(1) as f64)
-        .collect();
-    let mut out = Vec::new();
-    for (is_max, word, cause) in [
-        (
-            true,
-            "maximum",
-            "a cap applied after the jitter, or no jitter at all, does this every time",
-        ),
-        (
-            false,
-            "minimum",
-            "a client that skips or collapses the jittered sleep does this every time",
-        ),
-    ] {
-        let hits: Vec<&Landing> = landings
-            .iter()
-            .filter(|l| if is_max { l.at_max } else { l.at_min })
-            .collect();
-        if hits.len() < 2 || tail_at_least(&ps, hits.len()) >= PIN_PROBABILITY {
-            continue;
-        }
-        let numbers: Vec<u32> = hits.iter().map(|l| l.attempt).collect();
-        out.push(Violation {
-            attempt: numbers[0],
-            kind: ViolationKind::PinnedAtBound,
-            message: format!(
-                "attempts {} each started exactly at the {word} of the policy's uniform jitter \
-                 window (attempt {}: {}); a correct client does this with probability below \
-                 {PIN_PROBABILITY:e} ({cause})",
-                join_and(&numbers),
-                numbers[0],
-                hits[0].description(),
-            ),
-        });
-    }
-    out
 }
 
 /// Checks one call against a fresh copy of `policy` (its current state): the violations, in
@@ -614,22 +523,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn poisson_binomial_tail() {
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        assert!(close(tail_at_least(&[0.5, 0.5], 0), 1.0));
-        assert!(close(tail_at_least(&[0.5, 0.5], 1), 0.75));
-        assert!(close(tail_at_least(&[0.5, 0.5], 2), 0.25));
-        assert!(close(tail_at_least(&[0.5, 0.5], 3), 0.0));
-        assert!(close(tail_at_least(&[0.1, 0.2, 0.3], 2), 0.098));
-        // Beyond the cap the tail is bounded by P(at least PIN_TAIL_CAP).
-        let ps = vec![0.5; 100];
-        assert!(tail_at_least(&ps, 90) >= tail_at_least(&ps, 64) - 1e-15);
-    }
-
-    #[test]
     fn words() {
-        assert_eq!(join_and(&[3]), "3");
-        assert_eq!(join_and(&[3, 4, 5]), "3, 4 and 5");
         assert_eq!(signed(-50, "after", "before"), "0.050s before");
         assert_eq!(count(1), "1 attempt");
     }

@@ -523,3 +523,33 @@ fn the_schema_line_is_relative_to_where_the_file_is_written() {
     std::fs::remove_dir_all(&root).unwrap();
     std::fs::remove_dir_all(&outside).unwrap();
 }
+
+/// A search runs a built-in client as `run_builtin` does: one reference client per client
+/// instance, its calls sharing the policy's state. An AWS quota of 5 tokens pays for one
+/// retry in all, so against a 500 the first call retries once and the second not at all (3
+/// attempts); a client made for each call would retry in both (4). Each case (each clone of
+/// the closure) starts with a full quota.
+#[test]
+fn a_search_runs_the_built_in_client_as_run_builtin_does() {
+    let yaml = r#"
+version: 1
+name: a quota spans the calls
+endpoints: { api: { script: [ { status: 500 } ] } }
+operation: { endpoint: api, calls: 2 }
+client: { aws_standard: { initial_tokens: 5, jitter: none } }
+"#;
+    let scenario = Scenario::from_yaml_str(yaml, "quota.yaml").unwrap();
+    let client = retrylab::search::reference_client(&scenario.client);
+    let builtin = scenario.run_builtin();
+    assert_eq!(builtin.trace().attempts.len(), 3, "{}", builtin.summary());
+    for _ in 0..2 {
+        let searched = scenario.run_with_seed(scenario.seed, client.clone());
+        assert_eq!(searched.trace().attempts.len(), 3, "{}", searched.summary());
+        // The same attempts and decisions (the calls' errors are only typed differently).
+        let timeline = |text: String| text[text.find("attempts:").unwrap_or(0)..].to_owned();
+        assert_eq!(
+            timeline(searched.snapshot_text()),
+            timeline(builtin.snapshot_text())
+        );
+    }
+}

@@ -60,11 +60,13 @@ mod space;
 mod strategy;
 mod vary;
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Debug};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::Env;
+use crate::client::ReferenceClient;
 
 pub use config::{DEFAULT_REGRESSIONS, SearchConfig};
 pub use failure::Failure;
@@ -76,10 +78,13 @@ pub use space::Space;
 /// A built-in client's call, boxed: what [`reference_client`] gives for each call.
 pub type ReferenceCall = std::pin::Pin<Box<dyn Future<Output = Result<u16, String>>>>;
 
-/// The client a scenario's `client:` policy names, for a search: a reference client made for
-/// each call (a case is a run of its own, so nothing is carried from one case to the next),
-/// with the policy's `attempt_timeout`. A `custom:` client has no policy, and every call
-/// fails saying so.
+/// The client a scenario's `client:` policy names, for a search: a reference client per
+/// client instance of a run, shared by that client's calls as in
+/// [`Scenario::run_builtin`](crate::scenario::Scenario::run_builtin) (so a retry quota
+/// carries from one call to the next), with the policy's `attempt_timeout`. Each clone of the
+/// closure starts with new clients: a search clones it for every case, so nothing is carried
+/// from one case to the next. A `custom:` client has no policy, and every call fails saying
+/// so.
 ///
 /// ```
 /// use retrylab::prelude::*;
@@ -102,16 +107,47 @@ pub fn reference_client(
 ) -> impl Fn(Env) -> ReferenceCall + Clone + Send + Sync + 'static {
     let spec = spec.clone();
     let timeout = spec.attempt_timeout().map(|t| t.as_duration());
+    let clients = RunClients::default();
     move |env| {
-        let policy = spec.policy();
-        Box::pin(async move {
-            let policy = policy.map_err(|e| e.to_string())?;
-            let mut client = crate::client::ReferenceClient::new(policy);
+        let client = clients.get(env.client_index(), || {
+            let policy = spec.policy().map_err(|e| e.to_string())?;
+            let mut client = ReferenceClient::new(policy);
             if let Some(timeout) = timeout {
                 client = client.attempt_timeout(timeout);
             }
+            Ok(client.shared())
+        });
+        Box::pin(async move {
+            let client = client?;
             client.call(&env).await.map_err(|e| e.to_string())
         })
+    }
+}
+
+/// The reference clients of one run, by client index, made at each client's first call.
+///
+/// Its `Clone` gives an empty set, not a shared one: a clone of the closure that holds it is
+/// the client of another run, which must not inherit this run's quotas.
+#[derive(Default)]
+struct RunClients(Mutex<BTreeMap<u32, Result<Arc<ReferenceClient>, String>>>);
+
+impl Clone for RunClients {
+    fn clone(&self) -> RunClients {
+        RunClients::default()
+    }
+}
+
+impl RunClients {
+    /// Client `index`'s reference client, made by `make` on its first call.
+    fn get(
+        &self,
+        index: u32,
+        make: impl FnOnce() -> Result<Arc<ReferenceClient>, String>,
+    ) -> Result<Arc<ReferenceClient>, String> {
+        // A poisoned lock means a call panicked while it looked up its client; that panic
+        // fails the run, and the map itself is whole (every insert is one step).
+        let mut clients = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        clients.entry(index).or_insert_with(make).clone()
     }
 }
 

@@ -1,6 +1,6 @@
 //! `outcome`, `outcomes` and `stop_reason`: how calls ended.
 
-use super::{Ctx, verdict};
+use super::{Ctx, verdict, verdict_on};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{Outcome, StopReason};
 use crate::trace::{Call, CallResult, DecisionKind};
@@ -46,9 +46,14 @@ pub(super) fn outcome(ctx: &Ctx<'_>, expected: Outcome) -> Verdict {
         .filter(|c| outcome_of(&c.result) != expected)
         .map(|c| mismatch(ctx, c, expected))
         .collect();
-    verdict("outcome", problems, || {
-        format!("every call ended in {}", expected.as_str())
-    })
+    // No call, no outcome: "every call ended in success" over none would pass on nothing.
+    verdict_on(
+        "outcome",
+        ctx.trace.calls.len(),
+        || "no call was made".to_owned(),
+        problems,
+        || format!("every call ended in {}", expected.as_str()),
+    )
 }
 
 /// `outcomes: [...]`: one per call, in call order.

@@ -454,7 +454,15 @@ impl Report {
     /// ```
     pub fn summary(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "scenario `{}` (seed {})", self.name, self.seed);
+        // The name, the calls' results and the timeline's paths are the file's and the
+        // client's text: a control character in one shows escaped, never reaches the terminal.
+        let visible = crate::scenario::visible;
+        let _ = writeln!(
+            out,
+            "scenario `{}` (seed {})",
+            visible(&self.name),
+            self.seed
+        );
         for verdict in &self.verdicts {
             let _ = writeln!(
                 out,
@@ -475,7 +483,7 @@ impl Report {
         out.push_str("calls:\n");
         let calls = &self.trace.calls;
         for call in calls.iter().take(SUMMARY_CALLS) {
-            let _ = writeln!(out, "  {}", clip(&call.line()));
+            let _ = writeln!(out, "  {}", visible(&clip(&call.line())));
         }
         if calls.len() > SUMMARY_CALLS {
             let _ = writeln!(
@@ -496,7 +504,7 @@ impl Report {
             }
         );
         for line in timeline.iter().take(SUMMARY_TIMELINE) {
-            let _ = writeln!(out, "  {line}");
+            let _ = writeln!(out, "  {}", visible(line));
         }
         if timeline.len() > SUMMARY_TIMELINE {
             let _ = writeln!(
@@ -617,7 +625,8 @@ impl Report {
             );
         }
         if let Some(why) = &self.snapshot_skipped {
-            eprintln!("retrylab: scenario `{}`: {why}", self.name);
+            let name = crate::scenario::visible(&self.name);
+            eprintln!("retrylab: scenario `{name}`: {why}");
         }
         if let Some(name) = &self.snapshot {
             snapshot::assert(name, &self.snapshot_text());

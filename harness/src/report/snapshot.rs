@@ -23,17 +23,20 @@ pub(crate) fn render(report: &Report) -> String {
     let trace = &report.trace;
     let instants = Instants::of(trace);
     let mut out = String::new();
-    let _ = writeln!(out, "scenario: {}", report.name);
+    // What the file and the client wrote shows escaped where it holds a control character
+    // (unchanged otherwise), so a snapshot never carries one to a terminal or a diff.
+    let visible = crate::scenario::visible;
+    let _ = writeln!(out, "scenario: {}", visible(&report.name));
     for (key, value) in &trace.header {
         let _ = writeln!(out, "{key}: {value}");
     }
     out.push_str("calls:\n");
     for call in &trace.calls {
-        let _ = writeln!(out, "  {}", call.line_with(instants));
+        let _ = writeln!(out, "  {}", visible(&call.line_with(instants)));
     }
     out.push_str("attempts:\n");
     for line in trace.compact_timeline_with(instants) {
-        let _ = writeln!(out, "  {line}");
+        let _ = writeln!(out, "  {}", visible(&line));
     }
     if !trace.faults.is_empty() {
         out.push_str("faults:\n");

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
 
+mod blame;
 mod calls;
 mod faults;
 pub(crate) mod plan;
@@ -39,7 +40,7 @@ use crate::env::{ClientInstance, Env, HTTP_CLIENT_CONFIG};
 use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::BackendKind;
 use crate::trace::record::Recorder;
-use crate::trace::{DecisionKind, assemble, seconds};
+use crate::trace::{assemble, seconds};
 
 thread_local! {
     /// Panic messages of the run on this thread; `None` on threads that are not run threads.
@@ -641,29 +642,7 @@ where
         &endpoints,
     );
     let mut verdicts = Vec::new();
-    let limit_ms = u64::try_from(plan.max_virtual_time.as_millis()).unwrap_or(u64::MAX);
-    // The built-in client records its decisions: a retry it was sleeping towards when the
-    // limit came says why the run ran out, better than any guess.
-    let due = assembled
-        .trace
-        .decisions
-        .iter()
-        .filter_map(|d| match d.kind {
-            DecisionKind::Retry { delay_ms, .. } => Some(d.at_ms.saturating_add(delay_ms)),
-            DecisionKind::Stop(_) => None,
-        })
-        .max()
-        .filter(|&due| due >= limit_ms);
-    let hint = match due {
-        Some(due) => format!(
-            " The built-in client's next attempt was due at {}, after the limit: raise \
-             limits.max_virtual_time to let it happen.",
-            seconds(due)
-        ),
-        // On the real backend time is real: the hint about real clocks would mislead.
-        None if network.is_real() => String::new(),
-        None => format!(" {REAL_CLOCK_HINT}"),
-    };
+    let hint = blame::hint(&plan, &assembled.trace, &end, network.is_real());
     // A panic gets its verdict, with the panic's message, from the thread that waits.
     if let Some(name) = end.verdict_name().filter(|_| end != RunEnd::Panicked) {
         let message = match end {
@@ -720,17 +699,6 @@ fn start_ms(plan: &Plan, client_id: u32) -> u64 {
     };
     u64::try_from(start.as_millis()).unwrap_or(u64::MAX)
 }
-
-/// What a run that hit a virtual limit most often means, and how to tell. A client whose
-/// deadline (`max_elapsed_time`, a total timeout) reads the real clock sees almost no time
-/// pass in a simulation where weeks take a second, so it retries until a limit stops it,
-/// and how far it gets depends on the machine's speed and load.
-const REAL_CLOCK_HINT: &str = "Likely cause: the client reads the real clock \
-     (SystemTime::now(), std::time::Instant) for a deadline or max_elapsed_time, which barely \
-     moves while virtual weeks pass. To check: run it twice, once with the machine busy; a \
-     real-clock reader ends after a different number of attempts. Give the client \
-     env.std_clock() or env.now_system() instead; if it really retries forever, raise the \
-     limit or expect `stopped`";
 
 /// The trace header: the backend, the seed and the pinned client and server configuration.
 fn trace_header(plan: &Plan) -> Vec<(String, String)> {

@@ -68,6 +68,8 @@ pub(crate) struct Plan {
     /// substream, [`client_start_label`]. `None`: every client starts at 0.
     pub(crate) start: Option<Result<Duration, LatencyDistribution>>,
     pub(crate) max_virtual_time: Duration,
+    /// Whether the file set `limits.max_virtual_time` (else it is the default).
+    pub(crate) virtual_time_limit_written: bool,
     pub(crate) max_attempts: Option<u64>,
     pub(crate) wall: Duration,
     pub(crate) drain: Duration,
@@ -223,6 +225,7 @@ impl Plan {
             clients: scenario.operation.clients.max(1),
             start: scenario.operation.start.as_ref().map(step_latency),
             max_virtual_time: limits.max_virtual_time.as_duration(),
+            virtual_time_limit_written: scenario.limits.max_virtual_time.is_some(),
             max_attempts: Some(limits.max_client_attempts),
             wall: limits.wall.as_duration(),
             drain: scenario.drain.as_duration(),

@@ -109,3 +109,19 @@ pub const MAX_SEARCH_CASES: u32 = 100_000;
 /// The errors reported for one file: the first ones by position, then one line counting the
 /// rest, so a file of 150,000 mistakes prints 51 lines.
 pub const MAX_REPORTED_ERRORS: usize = 50;
+
+/// The documented limit of a count the format bounds below its type's range, by the key that
+/// holds it, with the noun it counts: what a number too large for its type is told (`calls:
+/// 99999999999` quotes 100,000 calls, not `u32::MAX`).
+pub(crate) fn documented_limit(key: &str) -> Option<(u64, &'static str)> {
+    Some(match key {
+        "max_attempts" | "max_client_attempts" | "max_retries" | "maxAttempts" => {
+            (MAX_ATTEMPTS, "attempts")
+        }
+        "calls" => (MAX_CALLS, "calls per run"),
+        "clients" => (u64::from(MAX_CLIENTS), "clients"),
+        "concurrency" => (u64::from(MAX_CONCURRENCY), "calls in flight"),
+        "cases" => (u64::from(MAX_SEARCH_CASES), "cases"),
+        _ => return None,
+    })
+}

@@ -180,14 +180,17 @@ fn parse_unsigned(text: &str, original: &str) -> Result<u64, DurationError> {
             "duration `{original}` has no unit, expected {EXPECTED_DURATION} (only 0 may omit its unit)"
         )));
     }
-    let Some(&(_, unit_ms)) = UNITS.iter().find(|(name, _)| *name == unit) else {
-        return Err(DurationError::new(format!(
-            "duration `{original}` has an unknown unit `{unit}`, expected {EXPECTED_DURATION}"
-        )));
-    };
     let (whole, fraction) = match number.split_once('.') {
         Some((w, f)) => (w, f),
         None => (number, ""),
+    };
+    let Some(&(_, unit_ms)) = UNITS.iter().find(|(name, _)| *name == unit) else {
+        if let Some(&(_, unit_ns)) = FINER_UNITS.iter().find(|(name, _)| *name == unit) {
+            return Err(finer_than_ms(original, unit, whole, fraction, unit_ns));
+        }
+        return Err(DurationError::new(format!(
+            "duration `{original}` has an unknown unit `{unit}`, expected {EXPECTED_DURATION}"
+        )));
     };
     let malformed = || {
         DurationError::new(format!(
@@ -211,11 +214,59 @@ fn parse_unsigned(text: &str, original: &str) -> Result<u64, DurationError> {
         .ok_or_else(|| DurationError::new(format!("duration `{original}` is too large")))?;
     if numerator % scale != 0 {
         return Err(DurationError::new(format!(
-            "duration `{original}` is not a whole number of milliseconds, expected {EXPECTED_DURATION} (virtual time ticks in whole milliseconds)"
+            "duration `{original}` is not a whole number of milliseconds: virtual time ticks in \
+             whole milliseconds, and the nearest is `{}`",
+            format_ms(nearest_ms(numerator.saturating_mul(1_000_000), scale))
         )));
     }
     u64::try_from(numerator / scale)
         .map_err(|_| DurationError::new(format!("duration `{original}` is too large")))
+}
+
+/// Units finer than a millisecond, with their nanoseconds: known, and refused, since
+/// virtual time has no finer grain.
+const FINER_UNITS: [(&str, u128); 4] = [
+    ("us", 1_000),
+    ("\u{b5}s", 1_000),
+    ("\u{3bc}s", 1_000),
+    ("ns", 1),
+];
+
+/// Why `original`, `whole.fraction` of a unit of `unit_ns` nanoseconds, is refused: the unit
+/// is finer than virtual time, and the nearest whole millisecond is named.
+fn finer_than_ms(
+    original: &str,
+    unit: &str,
+    whole: &str,
+    fraction: &str,
+    unit_ns: u128,
+) -> DurationError {
+    let digits = format!("{whole}{fraction}");
+    let nearest = match (digits.len() <= 30, digits.parse::<u128>()) {
+        (true, Ok(scaled)) => {
+            let scale = 10u128.pow(fraction.len() as u32);
+            let ns = scaled.saturating_mul(unit_ns);
+            let ms = format_ms(nearest_ms(ns, scale));
+            if ns % scale.saturating_mul(1_000_000) == 0 {
+                format!("; write `{ms}`")
+            } else {
+                format!("; the nearest is `{ms}`")
+            }
+        }
+        _ => String::new(),
+    };
+    DurationError::new(format!(
+        "duration `{original}` is in `{unit}`, a unit finer than a millisecond: durations are \
+         whole milliseconds (virtual time ticks in whole milliseconds){nearest}"
+    ))
+}
+
+/// `ns / scale` nanoseconds rounded to the nearest whole millisecond (a half rounds up), at
+/// most `u64::MAX`.
+fn nearest_ms(ns: u128, scale: u128) -> u64 {
+    let per_ms = scale.saturating_mul(1_000_000);
+    let ms = ns.saturating_add(per_ms / 2) / per_ms;
+    u64::try_from(ms).unwrap_or(u64::MAX)
 }
 
 /// A duration as a scenario writes it: `text` parsed, and at most

@@ -112,7 +112,8 @@ impl Scenario {
     /// attempts, times `operation.calls`. Otherwise (no `attempt_timeout`, a custom client)
     /// it has 1 day (at most 10 minutes on `backend: turmoil`), and 10,000 attempts or 10 per
     /// call, whichever is more (and at least twice the policy's count per call, times the
-    /// calls, when that count is known).
+    /// calls, when that count is known). A fleet's time starts after the latest instant
+    /// `operation.start` can draw, whatever the client.
     /// Defaults never pass the format's limits: 1,000,000 attempts and 3650 days.
     pub fn run_limits(&self) -> RunLimits {
         let calls = self.calls_per_client();
@@ -120,22 +121,24 @@ impl Scenario {
         let max_virtual_time = limits.max_virtual_time.unwrap_or_else(|| {
             // A fleet's clients run side by side: the last one starts at most at the
             // largest start `operation.start` draws, and then makes its calls.
+            // The room for the calls themselves comes after that, whatever the client.
             let last_start = self.operation.start.as_ref().map_or(0, latest_start_ms);
-            let default = worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
-                Millis::from_ms(
-                    ms.saturating_mul(2)
-                        .saturating_mul(calls)
-                        .saturating_add(last_start)
-                        .min(MAX_DURATION.as_ms()),
-                )
+            let calls_ms = worst_call_ms(&self.client).map_or(DEFAULT_MAX_VIRTUAL_TIME, |ms| {
+                Millis::from_ms(ms.saturating_mul(2).saturating_mul(calls))
             });
             // turmoil steps every host each millisecond, idle or not: a virtual hour costs
             // seconds of wall time there, so its default stops sooner.
-            if self.backend == BackendKind::Turmoil {
-                default.min(TURMOIL_MAX_VIRTUAL_TIME)
+            let calls_ms = if self.backend == BackendKind::Turmoil {
+                calls_ms.min(TURMOIL_MAX_VIRTUAL_TIME)
             } else {
-                default
-            }
+                calls_ms
+            };
+            Millis::from_ms(
+                calls_ms
+                    .as_ms()
+                    .saturating_add(last_start)
+                    .min(MAX_DURATION.as_ms()),
+            )
         });
         RunLimits {
             max_virtual_time,

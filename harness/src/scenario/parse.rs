@@ -551,6 +551,19 @@ fn reword(msg: &str, path: String, token: Option<&str>) -> Reworded {
         return Reworded::new("wrong type".to_string(), Some(plain_type(expected)), path);
     }
     if let Some(t) = msg.strip_prefix("invalid ") {
+        // A whole number past its type, where the format has a lower limit of its own:
+        // that limit, not the type's, is the one to quote.
+        let key = path.rsplit(['.', ']']).next().unwrap_or(&path).to_owned();
+        let past_limit = token
+            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+            .zip(super::bounds::documented_limit(&key));
+        if let (Some(_), Some((written, (cap, unit)))) = (unsigned_range(t), past_limit) {
+            return Reworded::new(
+                format!("`{key}: {written}`, over the limit of the format"),
+                Some(format!("at most {cap} {unit}")),
+                path,
+            );
+        }
         if let Some(range) = unsigned_range(t) {
             return Reworded::new("invalid number".to_string(), Some(range), path);
         }

@@ -423,14 +423,17 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 /// The message for delay-seconds beyond an `i64`: `number` is what the message calls the
 /// value, `raw` the text to suggest sending verbatim instead.
 fn seconds_out_of_range(number: &str, negative: bool, raw: &str) -> String {
-    let (beyond, bound) = if negative {
-        ("too far below zero", format!("at least {}", i64::MIN))
+    // The format's limit, not the type's: a value this far out is past both, and the
+    // message reads as the one for a value past the limit alone.
+    let limit = super::bounds::MAX_RETRY_AFTER_SECONDS;
+    let beyond = if negative {
+        "too far below zero"
     } else {
-        ("too large", format!("at most {}", i64::MAX))
+        "too large"
     };
     format!(
-        "Retry-After {number}is {beyond}, expected whole seconds of {bound} \
-         (send it verbatim with `{{ raw: \"{raw}\" }}`)"
+        "Retry-After {number}is {beyond}, expected at most {limit} seconds either way (3650 \
+         days; send it verbatim with `{{ raw: \"{raw}\" }}`)"
     )
 }
 

@@ -105,8 +105,9 @@ enum Command {
         /// Print the URLs as `RETRYLAB_URL_<NAME>=<url>` lines, for `eval` in a script.
         #[arg(long)]
         env: bool,
-        /// How many calls the client makes (default: the scenario's `operation.calls`).
-        #[arg(long)]
+        /// How many calls the client makes, at least 1 (default: the scenario's
+        /// `operation.calls`).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         calls: Option<u32>,
         /// Stop once the client has been quiet this long (`500ms`, `2s`, ...).
         #[arg(long, default_value = "2s", value_parser = duration)]

@@ -55,6 +55,16 @@ pub(crate) fn new(name: &Path, template: Template) -> ExitCode {
         eprintln!("error: {}: not a file name to write", name.display());
         return ExitCode::from(2);
     };
+    // The stem becomes the scenario's `name`, which `check` refuses blank or with a control
+    // character: `new` promises a file that passes.
+    if stem.trim().is_empty() || stem.chars().any(char::is_control) {
+        eprintln!(
+            "error: `{}`: a scenario needs a name with something to read in it, and no \
+             control characters; try `retrylab new orders-429`",
+            stem.escape_debug()
+        );
+        return ExitCode::from(2);
+    }
     let Some(text) = named(template.text(), stem) else {
         // Each template has a top-level `name:` line (a test runs `new` on every one).
         eprintln!("error: the template has no top-level `name:` line to set");

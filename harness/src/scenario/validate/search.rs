@@ -24,7 +24,20 @@ impl Validator<'_> {
             if key.trim().is_empty() {
                 self.err_key(&vp, "empty path");
             }
+            // A path into an endpoint names one the file declares: a case would otherwise
+            // make the endpoint up, and fail on what it lacks.
+            if let Some(name) = key
+                .strip_prefix("endpoints.")
+                .and_then(|rest| rest.split('.').next())
+            {
+                self.endpoint_ref(&vp, name);
+            }
             match vary {
+                VarySpec::Numbers([a, b]) if !a.is_finite() || !b.is_finite() => self.err_expected(
+                    &vp,
+                    format!("range [{a}, {b}] has a bound that is not a finite number"),
+                    "[min, max] of two finite numbers with min <= max",
+                ),
                 VarySpec::Integers([a, b]) if a > b => self.err_expected(
                     &vp,
                     format!("range [{a}, {b}] is reversed"),

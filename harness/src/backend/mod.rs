@@ -14,6 +14,7 @@ use http::Uri;
 
 mod attempt_limit;
 mod ended;
+pub(crate) mod progress;
 pub(crate) mod real;
 pub(crate) mod sim;
 mod stream;
@@ -118,6 +119,15 @@ impl Net {
                 url.push_str(name);
                 url
             }
+        }
+    }
+
+    /// The connects the sim network refused at its cap of open connections, and the cap;
+    /// `None` on the other backends, which have no such cap.
+    pub(crate) fn refused_at_cap(&self) -> Option<(u64, usize)> {
+        match self {
+            Net::Sim(network) => Some(network.refused_at_cap()),
+            _ => None,
         }
     }
 

@@ -485,6 +485,15 @@ where
                     ),
                 };
             }
+            // Each client of a fleet keeps its own pool, a connection per call it may have
+            // in flight: the cap grows by those of every client after the first, so a fleet
+            // of any documented size never meets it, and a single client's is as before.
+            let per_client = u64::from(plan.concurrency.min(plan.calls));
+            let pools = u64::from(plan.clients.saturating_sub(1)).saturating_mul(per_client);
+            network.set_connection_cap(
+                crate::backend::sim::MAX_OPEN_CONNECTIONS
+                    .saturating_add(usize::try_from(pools).unwrap_or(usize::MAX)),
+            );
             faults::schedule(&network, &endpoints, &plan.faults);
             Net::Sim(network)
         }
@@ -662,6 +671,20 @@ where
     }
     for note in assembled.unmatched {
         verdicts.push(Verdict::fail("unmatched_request", note));
+    }
+    // A connect the network refused at its cap failed in the harness, not in the service:
+    // the run says so, whatever the scenario expects.
+    if let Some((refused, cap)) = network.refused_at_cap().filter(|(refused, _)| *refused > 0) {
+        verdicts.push(Verdict::fail(
+            "connection_cap",
+            format!(
+                "the simulated network refused {refused} connect(s): it holds at most {cap} \
+                 connections open at once (10,000, and one per call in flight for each client of a \
+                 fleet after the first), and the client kept that many open without closing them. The calls \
+                 that failed on it failed in the harness, not in the service: close idle \
+                 connections (a bounded pool, `Connection: close`), or reuse them"
+            ),
+        ));
     }
     Report {
         name: plan.name,

@@ -20,6 +20,7 @@
 //! asleep (a sleep, a lock, IO, a wait for a blocking task). Time it spent ready to run but
 //! waiting for a CPU does not. Elsewhere real time is all there is, and it counts whole.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -28,6 +29,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use retrylab_endpoints::VirtualClock;
+
+use crate::backend::progress;
 
 use super::thread_time::{self, Reading};
 use crate::trace::{LongPoll, Spent};
@@ -71,7 +74,6 @@ impl Watchdog {
             clock,
             attempts,
             watchdog: self.clone(),
-            last_end: None,
             last_start: None,
         }
     }
@@ -122,17 +124,18 @@ pin_project_lite::pin_project! {
         clock: VirtualClock,
         attempts: A,
         watchdog: Watchdog,
-        // When this future's latest poll ended: the real instant, the virtual one, and the
-        // thread's latest reading of its times then. Kept per call, so the hot path takes
-        // no lock; a call waits between its polls while others run only when they make
-        // virtual time pass or are filed themselves. The virtual instant is kept as read:
-        // it is turned into milliseconds only for a wait long in real time, which is rare.
-        last_end: Option<(Instant, tokio::time::Instant, Option<Reading>)>,
         // The virtual instant the latest poll started at, and its milliseconds: a call is
         // often polled again at the same instant, whose milliseconds are then not worked
         // out again.
         last_start: Option<(tokio::time::Instant, u64)>,
     }
+}
+
+thread_local! {
+    /// The thread's times read as the latest poll of a call ended, with the run it belongs
+    /// to: the evidence for a stretch measured from the latest mark of progress
+    /// ([`progress`]), which is at most as old.
+    static READING: Cell<Option<(usize, Option<Reading>)>> = const { Cell::new(None) };
 }
 
 /// Whether at least [`LONG_POLL`] of real time passed from `from` to `to`: a comparison of
@@ -179,7 +182,22 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
             .store(attempts_before, Ordering::Relaxed);
         this.watchdog.step_polls();
         let started = Instant::now();
-        if let Some((ended, ended_at, reading)) = *this.last_end {
+        // A stop of the clock is a stretch with no progress the watchdog can account for:
+        // measured from the latest poll of any call or operation of the network, not from
+        // this call's previous poll (in a fleet, a call waits between its polls while the
+        // thread polls thousands of others and serves their connections, at one virtual
+        // instant, and none of that stops the clock).
+        let owner = Arc::as_ptr(&this.watchdog.polls) as usize;
+        if let Some(progress::Mark {
+            real: ended,
+            virtual_at: ended_at,
+            ..
+        }) = progress::latest(owner)
+        {
+            let reading = READING
+                .get()
+                .filter(|(run, _)| *run == owner)
+                .and_then(|(_, reading)| reading);
             // Real time first: virtual time and the thread's times are looked at only for
             // a span long enough.
             if long_since(ended, started) && this.clock.ms_at(ended_at) == at_ms {
@@ -212,11 +230,8 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
                 });
             }
         }
-        *this.last_end = Some((
-            ended,
-            tokio::time::Instant::now(),
-            thread_time::recent(ended),
-        ));
+        progress::set(owner, ended);
+        READING.set(Some((owner, thread_time::recent(ended))));
         this.watchdog.step_polls();
         result
     }

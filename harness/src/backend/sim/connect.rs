@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 
 use tokio::time::Instant;
 
-use super::state::{MAX_OPEN_CONNECTIONS, run_ended, too_many_connections};
+use super::state::{run_ended, too_many_connections};
 use super::timer::{TimerSlot, poll_until};
 use super::{ConnId, ConnectAction, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 
@@ -152,8 +152,9 @@ impl Connect {
                 // A client that kept its `Env` past the run.
                 _ if inner.ended => State::Failed(Some(run_ended())),
                 Err(e) => State::Failed(Some(e)),
-                Ok(_) if inner.open_connections() >= MAX_OPEN_CONNECTIONS => {
-                    State::Failed(Some(too_many_connections()))
+                Ok(_) if inner.open_connections() >= inner.connection_cap => {
+                    inner.refused_at_cap += 1;
+                    State::Failed(Some(too_many_connections(inner.connection_cap)))
                 }
                 Ok(host) => {
                     inner.connecting += 1;

@@ -31,4 +31,5 @@ pub(crate) use ids::{ConnId, Dir, HostId, Side};
 pub(crate) use log::{NetEvent, NetLog, SegmentEvent, SegmentKind, SynOutcome};
 pub(crate) use network::{InFlight, Network};
 pub(crate) use retrylab_endpoints::ConnectAction;
+pub(crate) use state::MAX_OPEN_CONNECTIONS;
 pub(crate) use stream::{ResetHandle, SimStream};

@@ -54,9 +54,25 @@ impl Network {
         }
     }
 
+    /// Holds up to `cap` connections open at once (at least the default,
+    /// [`MAX_OPEN_CONNECTIONS`](super::state::MAX_OPEN_CONNECTIONS)).
+    pub(crate) fn set_connection_cap(&self, cap: usize) {
+        let mut inner = self.lock();
+        inner.connection_cap = cap.max(super::state::MAX_OPEN_CONNECTIONS);
+    }
+
+    /// The connects refused so far because the cap's worth of connections were open, and
+    /// the cap.
+    pub(crate) fn refused_at_cap(&self) -> (u64, usize) {
+        let inner = self.lock();
+        (inner.refused_at_cap, inner.connection_cap)
+    }
+
     /// Locks the state. A panic while holding the lock leaves it consistent enough to
     /// report on, so poisoning is ignored.
     pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every operation of the network takes the lock: the run's thread is at work.
+        crate::backend::progress::network();
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -93,6 +93,11 @@ pub(super) struct Inner {
     pub events: Vec<NetEvent>,
     /// The run the network belongs to has ended: connects and stream operations fail.
     pub ended: bool,
+    /// The most connections open at once ([`MAX_OPEN_CONNECTIONS`] unless the run set more).
+    pub connection_cap: usize,
+    /// Connects refused because `connection_cap` were open: the harness's failures, not the
+    /// service's, which the run reports as such.
+    pub refused_at_cap: u64,
     /// Connects whose SYN has not reached its host yet.
     pub connecting: usize,
     /// Where written data is copied to become segments: one buffer that consecutive
@@ -110,11 +115,14 @@ pub(super) struct Inner {
 /// keeps at most this much alive with it.
 const SEGMENT_ARENA: usize = 4096;
 
-/// The most connections the network holds open at once, connects on their way included.
-/// Each costs a few kilobytes (both ends, and the endpoint serving it), and a client that
-/// opens connections without closing them, on a network without latency, does so without
-/// virtual time moving: this stops it at some 30 MB rather than at the machine's memory.
-/// A pool of the harness's client, or of any sane client, stays far below it.
+/// The most connections the network holds open at once beyond what the run's clients need,
+/// connects on their way included. Each costs a few kilobytes (both ends, and the endpoint
+/// serving it), and a client that opens connections without closing them, on a network
+/// without latency, does so without virtual time moving: this stops it at some 30 MB rather
+/// than at the machine's memory. A pool of the harness's client, or of any sane client,
+/// stays far below it. A fleet's clients each keep their own pool open, so a fleet's cap
+/// adds one connection per call each client after the first may have in flight
+/// ([`Network::set_connection_cap`](super::Network::set_connection_cap)).
 pub(crate) const MAX_OPEN_CONNECTIONS: usize = 10_000;
 
 /// Whole milliseconds from `start` to `t`.
@@ -132,12 +140,11 @@ pub(super) fn run_ended() -> io::Error {
     crate::backend::run_ended_error()
 }
 
-/// What a connect past [`MAX_OPEN_CONNECTIONS`] gets.
-pub(super) fn too_many_connections() -> io::Error {
+/// What a connect past the network's cap of `cap` open connections gets.
+pub(super) fn too_many_connections(cap: usize) -> io::Error {
     io::Error::other(format!(
-        "retrylab: the simulated network holds at most {MAX_OPEN_CONNECTIONS} connections \
-         open at once, and this run has {MAX_OPEN_CONNECTIONS} open: the client opens \
-         connections and does not close them"
+        "retrylab: the simulated network holds at most {cap} connections open at once, and \
+         this run has {cap} open: the client opens connections and does not close them"
     ))
 }
 
@@ -157,6 +164,8 @@ impl Inner {
             free: Vec::new(),
             events: Vec::new(),
             ended: false,
+            connection_cap: MAX_OPEN_CONNECTIONS,
+            refused_at_cap: 0,
             connecting: 0,
             arena: BytesMut::new(),
             segment_ms: None,

@@ -14,14 +14,15 @@ pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
     // of the file, unvaried, is judged by its own `expect:` alone.
     if !scenario.must_fail.is_empty() && scenario.search.is_none() {
         let expected: Vec<&str> = scenario.must_fail.iter().map(String::as_str).collect();
-        let mut missing: Vec<&str> = Vec::new();
+        // What each listed check that did not fail came to: passed, not judged, or absent.
+        let mut missing: Vec<String> = Vec::new();
         for check in &expected {
-            let failed = report
-                .verdicts
-                .iter()
-                .any(|v| v.check == *check && v.judgement == Judgement::Failed);
-            if !failed {
-                missing.push(check);
+            let verdict = report.verdicts.iter().find(|v| v.check == *check);
+            match verdict.map(|v| v.judgement) {
+                Some(Judgement::Failed) => {}
+                Some(Judgement::Passed) => missing.push(format!("{check} passed")),
+                Some(Judgement::NotJudged) => missing.push(format!("{check} was not judged")),
+                None => missing.push(format!("{check} gave no verdict")),
             }
         }
         let mut verdicts = Vec::with_capacity(report.verdicts.len() + 1);
@@ -43,8 +44,8 @@ pub(super) fn apply(scenario: &Scenario, report: &mut Report) {
             verdicts.push(Verdict::fail(
                 "must_fail",
                 format!(
-                    "must_fail lists {} but {} passed: the defect this scenario demonstrates \
-                     was not caught",
+                    "must_fail lists {} but {}: the defect this scenario demonstrates was not \
+                     caught",
                     expected.join(", "),
                     missing.join(", ")
                 ),

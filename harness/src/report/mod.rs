@@ -474,6 +474,14 @@ impl Report {
                 crate::scenario::visible(&verdict.message)
             );
         }
+        if self.verdicts.is_empty() {
+            // A run with no check passes whatever its calls came to: say so, never `ok` alone.
+            let _ = writeln!(
+                out,
+                "  note: nothing was judged (no `expect`): the run passes whatever the calls \
+                 came to"
+            );
+        }
         for warning in &self.warnings {
             let _ = writeln!(out, "  warning: {warning}");
         }

@@ -90,6 +90,8 @@ impl Scenario {
             rules.stop_reason(&client);
             rules.success(&client);
         }
+        // And the expectations no run can fail.
+        rules.found.extend(self.vacuous());
         ScenarioErrors::capped(rules.found, "warnings").0
     }
 }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::bounds::{MAX_ATTEMPTS, MAX_DURATION};
+use super::bounds::{MAX_ATTEMPTS, MAX_DURATION, MAX_WALL};
 use super::client::ClientSpec;
 use super::duration::Millis;
 use super::latency::LatencySpec;
@@ -15,8 +15,9 @@ use super::turmoil::BackendKind;
 
 /// `limits: { max_virtual_time, max_client_attempts, wall }`. Unset limits default to twice
 /// the worst case of the scenario's policy per call, times the calls (1 day, and 10,000
-/// attempts or 10 per call, when unknown); `wall` defaults to 60 s. [`Scenario::run_limits`]
-/// gives the limits a run has.
+/// attempts or 10 per call, when unknown); `wall` defaults to 60 s, or 5 ms per call of the
+/// run (all its clients') when that is more. [`Scenario::run_limits`] gives the limits a run
+/// has.
 ///
 /// ```
 /// use retrylab::scenario::{LimitsSpec, Millis};
@@ -72,7 +73,8 @@ impl LimitsSpec {
 /// // Without `attempt_timeout` the worst case is unknown: 10 attempts per call.
 /// assert_eq!(limits.max_client_attempts, 200_000);
 /// assert_eq!(limits.max_virtual_time, Millis::from_secs(86_400));
-/// assert_eq!(limits.wall, Millis::from_secs(60));
+/// // 20,000 calls get 5 ms of real time each, more than the default minute.
+/// assert_eq!(limits.wall, Millis::from_secs(100));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -101,8 +103,14 @@ const DEFAULT_MAX_VIRTUAL_TIME: Millis = Millis::from_ms(24 * 3_600_000);
 /// The most `limits.max_virtual_time` defaults to on `backend: turmoil`.
 const TURMOIL_MAX_VIRTUAL_TIME: Millis = Millis::from_ms(10 * 60_000);
 
-/// `limits.wall` when the scenario sets none.
+/// `limits.wall` when the scenario sets none, for a run of up to 12,000 calls.
 const DEFAULT_WALL: Millis = Millis::from_ms(60_000);
+
+/// Real time the default `limits.wall` allows each call of a larger run (all its clients'):
+/// a fleet of 20,000 clients at one instant takes some 5 s of CPU in a debug build, and on
+/// a loaded two-core machine a run gets a fraction of a core, so 60 s stopped healthy fleets
+/// as if they hung.
+const DEFAULT_WALL_PER_CALL_MS: u64 = 5;
 
 impl Scenario {
     /// The limits a run of this scenario has: each one `limits:` sets, and for the others
@@ -145,7 +153,14 @@ impl Scenario {
             max_client_attempts: limits
                 .max_client_attempts
                 .unwrap_or_else(|| self.default_max_client_attempts()),
-            wall: limits.wall.unwrap_or(DEFAULT_WALL),
+            wall: limits.wall.unwrap_or_else(|| {
+                let calls = calls.saturating_mul(u64::from(self.operation.clients.max(1)));
+                Millis::from_ms(
+                    calls
+                        .saturating_mul(DEFAULT_WALL_PER_CALL_MS)
+                        .clamp(DEFAULT_WALL.as_ms(), MAX_WALL.as_ms()),
+                )
+            }),
         }
     }
 

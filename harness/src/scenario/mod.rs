@@ -32,6 +32,7 @@
 #![doc = include_str!("../../docs/scenario-format.md")]
 
 mod bounds;
+mod brackets;
 mod builder;
 mod client;
 mod contradictions;
@@ -60,6 +61,7 @@ mod suggest;
 mod support;
 mod syntax;
 mod turmoil;
+mod vacuous;
 mod validate;
 mod values;
 mod vocabulary;

@@ -173,7 +173,21 @@ pub(crate) fn typed<T: serde::de::DeserializeOwned>(
             e.into_inner()
         })
     });
-    parsed.map_err(|e| Box::new(convert(&e, path.as_deref(), src, name)))
+    parsed.map_err(|e| {
+        let error = convert(&e, path.as_deref(), src, name);
+        // The typed parse stops at the first value of a wrong type, which may be a bracket
+        // left open that the parser has not reached the end of yet: the syntax comes first.
+        if !error.message.starts_with("invalid YAML") {
+            if let Some(mut open) = super::brackets::unclosed(src, name) {
+                // The value that failed is the bracket's, when it starts there: its key.
+                if (open.line, open.column) == (error.line, error.column) {
+                    open.path = error.path;
+                }
+                return Box::new(open);
+            }
+        }
+        Box::new(error)
+    })
 }
 
 /// Positions of every node of `src`, from a pass that tolerates duplicate keys.

@@ -223,10 +223,16 @@ pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) 
         }
         let trace = report.trace();
         let detail = format!(
-            "{} attempts, {} calls, ended at {}",
+            "{} attempts, {} calls, ended at {}{}",
             trace.attempts.len(),
             trace.calls.len(),
-            retrylab::trace::seconds(trace.end_ms)
+            retrylab::trace::seconds(trace.end_ms),
+            // An `ok` with no check behind it says so.
+            if report.verdicts().is_empty() {
+                ", nothing judged (no `expect`)"
+            } else {
+                ""
+            }
         );
         rows.push(Row {
             json: json.then(|| report_json(&name, status, &report)),

@@ -59,6 +59,10 @@ fn timeline_view(s: &TimelineStep) -> StepView<'_> {
     step_view!(s, None)
 }
 
+/// 9999-12-31T23:59:59Z in Unix milliseconds: the last instant an HTTP-date (a four-digit
+/// year) can write.
+const LAST_HTTP_DATE_MS: i64 = 253_402_300_799_000;
+
 impl Validator<'_> {
     pub(super) fn script(&mut self, path: &str, steps: &[StepSpec], kind: EndpointKind) {
         if steps.is_empty() {
@@ -324,6 +328,26 @@ impl Validator<'_> {
                     format!("`http_date: {offset}`"),
                     format!("an offset of at most {MAX_DURATION} either way"),
                 );
+            }
+            Some(RetryAfterSpec::HttpDate { offset, .. }) => {
+                // The earliest date the step can write is the epoch plus the offset: past
+                // the last second of year 9999 no HTTP-date can hold it, and a date clamped
+                // to that second would be judged as if it had been sent.
+                if let Ok(epoch) = self.s.epoch_unix_ms() {
+                    let at_ms = i128::from(epoch) + i128::from(offset.0);
+                    // A date is written in whole seconds: the last second holds up to 999 ms.
+                    if at_ms >= i128::from(LAST_HTTP_DATE_MS) + 1000 {
+                        self.err_expected(
+                            &join(path, "retry_after.http_date"),
+                            format!(
+                                "`http_date: {offset}` from the epoch is a date past \
+                                 9999-12-31T23:59:59Z, the last an HTTP-date can write"
+                            ),
+                            "an offset that keeps the date in year 9999 or before (or an \
+                             earlier `epoch`)",
+                        );
+                    }
+                }
             }
             _ => {}
         }

@@ -5,6 +5,11 @@ use super::Validator;
 use crate::scenario::latency::LatencySpec;
 use crate::scenario::locations::join;
 
+/// The largest `sigma` of a lognormal latency. Beyond it a draw is the median times a factor
+/// no duration holds, so every attempt would wait out the run's limit: refused at load, not
+/// found out by a run that abandons its first attempt.
+const MAX_SIGMA: f64 = 10.0;
+
 impl Validator<'_> {
     pub(super) fn latency(&mut self, path: &str, l: &LatencySpec) {
         match l {
@@ -15,7 +20,16 @@ impl Validator<'_> {
                     self.err_expected(
                         &join(&lp, "sigma"),
                         format!("sigma {} is not positive", ln.sigma),
-                        "a number above 0",
+                        format!("a number above 0 and at most {MAX_SIGMA}"),
+                    );
+                } else if ln.sigma > MAX_SIGMA {
+                    self.over_limit(
+                        &join(&lp, "sigma"),
+                        format!("`sigma: {:?}`", ln.sigma),
+                        format!(
+                            "at most {MAX_SIGMA} (at 10 a draw three deviations out is already \
+                             10^13 times the median)"
+                        ),
                     );
                 }
                 self.positive(&join(&lp, "median"), ln.median, "`median`");

@@ -232,6 +232,19 @@ pub struct CloseRecord {
     pub how: CloseKind,
 }
 
+/// Bytes a client sent on a connection that the endpoint could not read as a request: not
+/// HTTP/1.1 at all, or a request the connection closed in the middle of. They reached no
+/// script and got no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableRecord {
+    /// The connection.
+    pub conn_id: u64,
+    /// When the endpoint gave up reading.
+    pub at_ms: u64,
+    /// What was wrong with the bytes, in a sentence.
+    pub what: String,
+}
+
 /// Everything a ledger holds, as plain data. Each list is in append order, which is virtual-time
 /// order.
 #[derive(Clone, Debug, Default)]
@@ -246,6 +259,8 @@ pub struct LedgerSnapshot {
     pub effects: Vec<EffectRecord>,
     /// Connection closes.
     pub closes: Vec<CloseRecord>,
+    /// Bytes the endpoint could not read as a request, in the order it gave up on them.
+    pub unreadable: Vec<UnreadableRecord>,
     /// The requests the endpoint's rate limiter answered because they found its bucket
     /// empty, in arrival order: they consumed no step (their records keep the route they
     /// matched, with no step) and committed nothing.
@@ -395,6 +410,10 @@ impl Ledger {
             record.end_ms = Some(end_ms);
             record.outbound.end = written.max(record.outbound.start);
         }
+    }
+
+    pub(crate) fn push_unreadable(&self, record: UnreadableRecord) {
+        self.lock().unreadable.push(record);
     }
 
     pub(crate) fn push_effect(&self, record: EffectRecord) {

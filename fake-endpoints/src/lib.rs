@@ -77,6 +77,7 @@ pub use latency::LatencyDistribution;
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side, StoredMessage,
+    UnreadableRecord,
 };
 pub use rate_limiter::{LimitScope, RateLimit};
 pub use retry_after::{HttpDateFormat, RetryAfter, http_date};

@@ -23,6 +23,36 @@ use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
 use crate::step::{Fail, Pace, SentResponse};
 
+/// Files bytes hyper could not read as a request on connection `conn_id`: the client's, not
+/// the endpoint's, and answered by no step, so the run can say so.
+fn unreadable(inner: &crate::endpoint::Inner, conn_id: u64, error: &hyper::Error) {
+    let what = if error.is_parse_too_large() {
+        "a request head larger than the endpoint reads (hyper's limit)".to_owned()
+    } else if error.is_parse() {
+        format!("bytes that are not an HTTP/1.1 request ({error})")
+    } else if error.is_incomplete_message() {
+        // A client that sent its request and then closed the connection (it gave up
+        // waiting) ends it the same way: only a connection on which no request arrived held
+        // half a one.
+        let requests = inner
+            .ledger
+            .with(|l| l.requests.iter().any(|r| r.conn_id == conn_id));
+        if requests {
+            return;
+        }
+        "half a request: the connection closed before the request ended".to_owned()
+    } else {
+        return;
+    };
+    inner
+        .ledger
+        .push_unreadable(crate::ledger::UnreadableRecord {
+            conn_id,
+            at_ms: inner.clock().now_ms(),
+            what,
+        });
+}
+
 /// How the serving loop ended.
 enum End {
     Kill(KillMode),
@@ -69,7 +99,10 @@ impl Endpoint {
                 if let Some(kill) = shared.poll_kill(cx.waker()) {
                     return Poll::Ready(End::Kill(kill));
                 }
-                if connection.as_mut().poll(cx).is_ready() {
+                if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+                    if let Err(error) = result {
+                        unreadable(inner, conn.conn_id, &error);
+                    }
                     return Poll::Ready(End::Done);
                 }
                 // Steps, bodies and flushes run inside the connection's poll and may have

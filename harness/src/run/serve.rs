@@ -14,7 +14,7 @@ use retrylab_endpoints::{Endpoint, LedgerSnapshot, ResponseOutcome};
 
 use super::plan::Plan;
 use crate::backend::Net;
-use crate::report::{Report, RunEnd};
+use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::{BackendKind, Scenario};
 use crate::trace::{Call, CallResult};
 
@@ -217,6 +217,32 @@ impl Scenario {
                     crate::trace::seconds(u64::try_from(idle.as_millis()).unwrap_or(u64::MAX)),
                 );
             }
+        }
+        // Bytes the client sent that no endpoint could read reached no script: the client's
+        // defect, which the requests alone would never show.
+        let unreadable: Vec<String> = report
+            .ledgers
+            .iter()
+            .flat_map(|(name, ledger)| {
+                ledger.unreadable.iter().map(move |u| {
+                    format!(
+                        "connection {} to `{name}` at {}: {}",
+                        u.conn_id,
+                        crate::trace::seconds(u.at_ms),
+                        u.what
+                    )
+                })
+            })
+            .collect();
+        if let Some(first) = unreadable.first() {
+            report.verdicts.push(Verdict::fail(
+                "unreadable_request",
+                format!(
+                    "the client sent {} connection(s) bytes no endpoint could read as a \
+                     request, which got no answer (the first: {first})",
+                    unreadable.len()
+                ),
+            ));
         }
         report
             .warnings

@@ -233,8 +233,30 @@ pub struct CloseRecord {
 }
 
 /// Bytes a client sent on a connection that the endpoint could not read as a request: not
-/// HTTP/1.1 at all, or a request the connection closed in the middle of. They reached no
-/// script and got no answer.
+/// HTTP/1.1 at all, or a request head the connection closed in the middle of (on a
+/// connection that carried no request). They reached no script and got no answer.
+///
+/// ```
+/// use retrylab_endpoints::{ConnInfo, Endpoint, EndpointConfig, VirtualClock};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let endpoint = Endpoint::new(EndpointConfig::http("api"), VirtualClock::new());
+/// let (mut client, server) = tokio::io::duplex(1024);
+/// let serving = tokio::spawn({
+///     let endpoint = endpoint.clone();
+///     async move { endpoint.serve(server, ConnInfo::without_reset(1)).await }
+/// });
+/// client.write_all(b"\x16\x03 not http\r\n\r\n").await.unwrap();
+/// client.shutdown().await.unwrap();
+/// let _ = client.read_to_end(&mut Vec::new()).await;
+/// serving.await.unwrap();
+/// let unreadable = endpoint.ledger().snapshot().unreadable;
+/// assert_eq!(unreadable[0].conn_id, 1);
+/// assert!(unreadable[0].what.starts_with("bytes that are not an HTTP/1.1 request"));
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnreadableRecord {
     /// The connection.

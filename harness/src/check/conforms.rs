@@ -218,27 +218,13 @@ pub(super) fn check(ctx: &Ctx<'_>, spec: &PolicySpec) -> Verdict {
         .filter(|_| tolerance == 0)
         .and_then(|plain| plain.policy().ok())
         .map(|plain| Nominal::new(policy.clone_box(), plain));
-    let attempt_timeout_ms = spec.attempt_timeout().map(|t| t.as_ms());
     let mut problems = Vec::new();
     let mut judged = 0;
     for (client, calls) in by_client(ctx) {
-        // Each client of a fleet has its own policy state (a quota, a rate), as separate
-        // processes would; the calls of one client share it, in the order it decided.
-        let mut conformance = match spec.policy() {
-            Ok(policy) => Conformance::new(policy)
-                .with_tolerance_ms(tolerance)
-                .with_attempt_timeout_ms(attempt_timeout_ms),
-            Err(why) => return Verdict::fail("conforms_to", why.to_string()),
+        let (mut conformance, views) = match client_check(ctx, spec, &answers, client, &calls) {
+            Ok(checked) => checked,
+            Err(why) => return Verdict::fail("conforms_to", why),
         };
-        conformance = conformance.with_client(ClientHistory {
-            client_index: client,
-            call_index: 0,
-            attempts_before: 0,
-        });
-        let views: Vec<Vec<AttemptView>> = calls
-            .iter()
-            .map(|&call| views_of(ctx, &answers, &conformance, client, call))
-            .collect();
         judged += views.iter().map(Vec::len).sum::<usize>();
         let attempts: Vec<&[AttemptView]> = views.iter().map(Vec::as_slice).collect();
         if let Some(nominal) = &mut nominal {
@@ -309,25 +295,39 @@ pub(crate) fn windows(ctx: &Ctx<'_>, spec: &PolicySpec) -> Result<CallWindows, S
     let (spec, _) = with_open_count(spec);
     let mut out = Vec::new();
     for (client, calls) in by_client(ctx) {
-        let policy = spec.policy().map_err(|why| why.to_string())?;
-        let mut conformance = Conformance::new(policy)
-            .with_tolerance_ms(ctx.tolerance.ms())
-            .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()))
-            .with_client(ClientHistory {
-                client_index: client,
-                call_index: 0,
-                attempts_before: 0,
-            });
-        let views: Vec<Vec<AttemptView>> = calls
-            .iter()
-            .map(|&call| views_of(ctx, &answers, &conformance, client, call))
-            .collect();
+        let (mut conformance, views) = client_check(ctx, &spec, &answers, client, &calls)?;
         let attempts: Vec<&[AttemptView]> = views.iter().map(Vec::as_slice).collect();
         for (&call, windows) in calls.iter().zip(conformance.windows_of_calls(&attempts)) {
             out.extend(windows.into_iter().map(|w| (client, call, w)));
         }
     }
     Ok(out)
+}
+
+/// A checker for one client of the run, with a policy of its own (each client of a fleet
+/// has its own policy state, a quota or a rate, as separate processes would; the calls of one
+/// client share it), and the views of its `calls`' attempts.
+fn client_check(
+    ctx: &Ctx<'_>,
+    spec: &PolicySpec,
+    answers: &BTreeMap<u32, Answer>,
+    client: u32,
+    calls: &[u32],
+) -> Result<(Conformance, Vec<Vec<AttemptView>>), String> {
+    let policy = spec.policy().map_err(|why| why.to_string())?;
+    let conformance = Conformance::new(policy)
+        .with_tolerance_ms(ctx.tolerance.ms())
+        .with_attempt_timeout_ms(spec.attempt_timeout().map(|t| t.as_ms()))
+        .with_client(ClientHistory {
+            client_index: client,
+            call_index: 0,
+            attempts_before: 0,
+        });
+    let views = calls
+        .iter()
+        .map(|&call| views_of(ctx, answers, &conformance, client, call))
+        .collect();
+    Ok((conformance, views))
 }
 
 /// The calls of each client, clients in index order and each one's calls in the order the

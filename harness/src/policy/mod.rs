@@ -305,6 +305,17 @@ pub trait Policy: Send + fmt::Debug {
     /// its turn instead of reading the same empty history. The attempt's own decision (or
     /// [`Policy::record`]) notes the same start again; a policy keeps the later of the two,
     /// so replaying without this call ends in the same state. The default notes nothing.
+    ///
+    /// ```
+    /// use retrylab::policy::sns::SnsConfig;
+    ///
+    /// let config = SnsConfig { max_receives_per_second: Some(2), ..Default::default() };
+    /// let mut policy = config.into_policy();
+    /// // A delivery reserved to start at 0: one beginning beside it waits 500 ms.
+    /// assert!(policy.wait_before_call(0).is_zero());
+    /// policy.reserve_call(0);
+    /// assert_eq!(policy.wait_before_call(0).as_millis(), 500);
+    /// ```
     fn reserve_call(&mut self, start_ms: u64) {
         let _ = start_ms;
     }

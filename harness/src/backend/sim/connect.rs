@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 
 use tokio::time::Instant;
 
-use super::state::{run_ended, too_many_connections};
+use super::failures::{run_ended, too_many_connections};
 use super::timer::{TimerSlot, poll_until};
 use super::{ConnId, ConnectAction, HostId, NetEvent, Network, Side, SimStream, SynOutcome};
 

@@ -55,10 +55,10 @@ impl Network {
     }
 
     /// Holds up to `cap` connections open at once (at least the default,
-    /// [`MAX_OPEN_CONNECTIONS`](super::state::MAX_OPEN_CONNECTIONS)).
+    /// [`MAX_OPEN_CONNECTIONS`](super::failures::MAX_OPEN_CONNECTIONS)).
     pub(crate) fn set_connection_cap(&self, cap: usize) {
         let mut inner = self.lock();
-        inner.connection_cap = cap.max(super::state::MAX_OPEN_CONNECTIONS);
+        inner.connection_cap = cap.max(super::failures::MAX_OPEN_CONNECTIONS);
     }
 
     /// The connects refused so far because the cap's worth of connections were open, and

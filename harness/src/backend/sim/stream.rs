@@ -10,7 +10,8 @@ use hyper_util::client::legacy::connect::{Connected, Connection};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
-use super::state::{ReadStep, reset_error, run_ended};
+use super::failures::{reset_error, run_ended};
+use super::state::ReadStep;
 use super::timer::{TimerSlot, poll_until_from};
 use super::{ConnId, HostId, Network, Side};
 

@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
-use super::state::MAX_OPEN_CONNECTIONS;
+use super::failures::MAX_OPEN_CONNECTIONS;
 use super::*;
 
 const L: Duration = Duration::from_millis(250);

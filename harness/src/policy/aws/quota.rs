@@ -26,6 +26,10 @@ use std::collections::BTreeMap;
 /// quota.start_call(2);
 /// quota.success(2); // a first-attempt success adds 1
 /// assert_eq!(quota.to_string(), "quota 500/500");
+/// quota.start_call(3);
+/// assert!(quota.charge(3, 5));
+/// quota.end_call(3); // failed: nothing comes back
+/// assert_eq!(quota.available(), 495);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryQuota {

@@ -226,6 +226,21 @@ impl Conformance {
     /// [`Conformance::windows`] for calls that may have been in flight at once, replayed as
     /// [`Conformance::check_calls`] replays them; each call's windows, in the order of
     /// `calls`.
+    ///
+    /// ```
+    /// use retrylab::policy::{AttemptView, Conformance, FixedConfig, Observed, RetryWindow};
+    /// use std::time::Duration;
+    ///
+    /// let policy = FixedConfig { delay: Duration::from_millis(100), ..Default::default() };
+    /// let a = [
+    ///     AttemptView::new(1, Observed::Status(503), 0, Some(10), 10),
+    ///     AttemptView::new(2, Observed::Status(200), 110, Some(120), 120),
+    /// ];
+    /// let b = [AttemptView::new(1, Observed::Status(200), 5, Some(15), 15)];
+    /// let windows = Conformance::new(policy.into_policy()).windows_of_calls(&[&a, &b]);
+    /// assert_eq!(windows[0], [RetryWindow { after: 1, earliest_ms: 110, latest_ms: 110 }]);
+    /// assert!(windows[1].is_empty());
+    /// ```
     pub fn windows_of_calls(&mut self, calls: &[&[AttemptView]]) -> Vec<Vec<RetryWindow>> {
         let histories = self.histories(calls);
         let mut out: Vec<Vec<RetryWindow>> = calls.iter().map(|_| Vec::new()).collect();

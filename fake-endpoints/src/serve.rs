@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
 use http::header::CONNECTION;
 use http::{HeaderValue, Request, Response};
 use http_body_util::BodyExt;
@@ -22,6 +23,18 @@ use crate::detach::RequestHead;
 use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
 use crate::step::{Fail, Pace, SentResponse};
+
+/// Files what the client sent on connection `conn_id` that no step could answer, so the run
+/// can say so.
+fn file_unreadable(inner: &crate::endpoint::Inner, conn_id: u64, what: String) {
+    inner
+        .ledger
+        .push_unreadable(crate::ledger::UnreadableRecord {
+            conn_id,
+            at_ms: inner.clock().now_ms(),
+            what,
+        });
+}
 
 /// Files bytes hyper could not read as a request on connection `conn_id`: the client's, not
 /// the endpoint's, and answered by no step, so the run can say so.
@@ -44,13 +57,45 @@ fn unreadable(inner: &crate::endpoint::Inner, conn_id: u64, error: &hyper::Error
     } else {
         return;
     };
-    inner
-        .ledger
-        .push_unreadable(crate::ledger::UnreadableRecord {
-            conn_id,
-            at_ms: inner.clock().now_ms(),
-            what,
-        });
+    file_unreadable(inner, conn_id, what);
+}
+
+/// Reads a request's whole body. A body the client stops sending part way (it closed or reset
+/// the connection) is filed as unreadable, with how much of it arrived, and gives `None`.
+async fn read_body(
+    endpoint: &Endpoint,
+    conn: &ConnShared,
+    head: &RequestHead,
+    mut body: Incoming,
+) -> Option<Bytes> {
+    let mut received = BytesMut::new();
+    loop {
+        match body.frame().await {
+            None => return Some(received.freeze()),
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    received.extend_from_slice(&data);
+                }
+            }
+            Some(Err(_)) => {
+                let of = head
+                    .headers()
+                    .get_bytes("content-length")
+                    .map_or_else(String::new, |len| {
+                        format!(" of {}", String::from_utf8_lossy(len))
+                    });
+                let what = format!(
+                    "a request body cut short: {}{of} byte(s) of `{} {}` arrived before the \
+                     connection closed",
+                    received.len(),
+                    head.method(),
+                    head.uri().path(),
+                );
+                file_unreadable(&endpoint.inner, conn.conn_id, what);
+                return None;
+            }
+        }
+    }
 }
 
 /// How the serving loop ended.
@@ -194,10 +239,11 @@ async fn handle(
     head: RequestHead,
     body: Incoming,
 ) -> Result<Response<ResponseBody>, Infallible> {
-    let body = match body.collect().await {
-        Ok(body) => body.to_bytes(),
-        // The client went away mid-body: hyper is closing the connection, nothing to answer.
-        Err(_) => return std::future::pending().await,
+    let Some(body) = read_body(&endpoint, &conn, &head, body).await else {
+        // The client went away mid-body. hyper would wait for this future forever on a
+        // connection that can never carry another request, so the endpoint closes it.
+        conn.kill(KillMode::Fin);
+        return std::future::pending().await;
     };
     let inbound = conn.take_inbound_range();
     let admitted = endpoint.admit(Arrival {

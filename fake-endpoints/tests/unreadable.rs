@@ -1,5 +1,5 @@
-//! Bytes a client sends that are not a request (garbage, half a head) are filed in the
-//! ledger as the client's, with what was wrong; a request that reads is not.
+//! Bytes a client sends that are not a request (garbage, half a head, a body cut short) are
+//! filed in the ledger as the client's, with what was wrong; a request that reads is not.
 
 use retrylab_endpoints::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,17 +25,25 @@ async fn send(endpoint: &Endpoint, bytes: &[u8], answered: bool) {
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn garbage_and_half_a_head_are_filed_and_a_request_is_not() {
+async fn garbage_half_a_head_and_a_cut_body_are_filed_and_a_request_is_not() {
     let endpoint = Endpoint::new(EndpointConfig::http("api"), VirtualClock::new());
     send(&endpoint, b"\x16\x03\x01 not http\r\n\r\n", false).await;
     send(&endpoint, b"GET / HTTP/1.1\r\nHost: x\r\nX-Half", false).await;
     send(&endpoint, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", true).await;
+    // `send` reads until the server closes: the endpoint closes a connection whose request
+    // body can never end, rather than waiting on it for ever.
+    send(
+        &endpoint,
+        b"POST /orders HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+        false,
+    )
+    .await;
     let ledger = endpoint.ledger().snapshot();
     // The well-formed request files nothing, and neither does its client closing the
     // connection after it.
     assert_eq!(ledger.requests.len(), 1);
     let what: Vec<&str> = ledger.unreadable.iter().map(|u| u.what.as_str()).collect();
-    assert_eq!(what.len(), 2, "{what:?}");
+    assert_eq!(what.len(), 3, "{what:?}");
     assert!(
         what[0].starts_with("bytes that are not an HTTP/1.1 request"),
         "{what:?}"
@@ -43,5 +51,10 @@ async fn garbage_and_half_a_head_are_filed_and_a_request_is_not() {
     assert_eq!(
         what[1],
         "half a request: the connection closed before the request ended"
+    );
+    assert_eq!(
+        what[2],
+        "a request body cut short: 10 of 100 byte(s) of `POST /orders` arrived before the \
+         connection closed"
     );
 }

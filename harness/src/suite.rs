@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use crate::scenario::{ClientSpec, Scenario, ScenarioError, file};
+use crate::scenario::yaml::file;
+use crate::scenario::{ClientSpec, Scenario, ScenarioError};
 use crate::{Env, Report};
 
 type BoxedCall = Pin<Box<dyn Future<Output = Result<Formatted, Formatted>>>>;

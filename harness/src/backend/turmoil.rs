@@ -20,7 +20,7 @@ use hyper_util::rt::TokioIo;
 use retrylab_endpoints::turmoil::{Ends, PORT, Signal, Signals};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::{LinkFault, LinkFaultRecord};
+use super::link_fault::{LinkFault, LinkFaultRecord};
 use crate::rng::Stream;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -4,7 +4,7 @@
 use std::io;
 
 use super::Anchor;
-use super::retry_after::RetryAfterValue;
+use super::retry_after::{NotBefore, RetryAfterValue};
 
 /// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: 2026-01-01T00:00:00Z
 /// in Unix milliseconds (docs/architecture.md#attempts-time-and-ordering).
@@ -231,4 +231,30 @@ impl<'a> CallHistory<'a> {
             .last()
             .map(|prev| ctx.start_ms.saturating_sub(prev.anchor_ms(from)))
     }
+}
+
+/// The floor a valid `Retry-After` on `ctx` puts under the next start: delay-seconds from
+/// `head(n)`; an HTTP-date converted to the virtual instant at which the virtual wall clock
+/// reaches it (a date already past floors at `head(n)`, i.e. "no wait"). `None` without a
+/// valid value.
+pub fn retry_after_floor(ctx: &AttemptView) -> Option<NotBefore> {
+    let head = ctx.head_ms.unwrap_or(ctx.end_ms);
+    let at_ms = match ctx.retry_after.as_ref()? {
+        RetryAfterValue::Seconds(s) => head.saturating_add(s.saturating_mul(1000)),
+        RetryAfterValue::Date(unix_s) => {
+            let wait = i128::from(*unix_s) * 1000 - i128::from(ctx.now_system_ms);
+            let at = i128::from(head) + wait.max(0);
+            u64::try_from(clamp_i64(at)).unwrap_or(u64::MAX)
+        }
+        RetryAfterValue::Invalid(_) => return None,
+    };
+    Some(NotBefore {
+        header: "Retry-After",
+        value: ctx
+            .retry_after
+            .as_ref()
+            .map(|v| v.to_string())
+            .unwrap_or_default(),
+        at_ms,
+    })
 }

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use super::attempt::retry_after_floor;
 use super::jitter::{Jitter, JitterInput};
-use super::retry_after::{RetryAfterRule, retry_after_floor};
+use super::retry_after::RetryAfterRule;
 use super::units::ns_to_ms;
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, RetryOn, StopReason};
 use crate::rng::Stream;

@@ -43,6 +43,7 @@ use serde::Serialize;
 
 use crate::rng::Stream;
 
+pub use attempt::retry_after_floor;
 pub use attempt::{
     AttemptView, CallHistory, ClientHistory, DEFAULT_EPOCH_UNIX_MS, NO_CLIENT_HISTORY, Observed,
 };
@@ -57,7 +58,7 @@ pub use grpc::{GrpcConnectionBackoff, GrpcConnectionConfig, GrpcRetry, GrpcRetry
 pub use jitter::Jitter;
 pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
-pub use retry_after::{NotBefore, RetryAfterRule, RetryAfterValue, retry_after_floor};
+pub use retry_after::{NotBefore, RetryAfterRule, RetryAfterValue};
 pub use sns::{SnsConfig, SnsDelivery};
 pub use units::fmt_ms;
 

@@ -18,7 +18,6 @@
 use std::fmt;
 use std::time::UNIX_EPOCH;
 
-use super::attempt::{AttemptView, clamp_i64};
 use retrylab_endpoints::date;
 
 /// A parsed `Retry-After` value.
@@ -183,36 +182,10 @@ impl NotBefore {
     }
 }
 
-/// The floor a valid `Retry-After` on `ctx` puts under the next start: delay-seconds from
-/// `head(n)`; an HTTP-date converted to the virtual instant at which the virtual wall clock
-/// reaches it (a date already past floors at `head(n)`, i.e. "no wait"). `None` without a
-/// valid value.
-pub fn retry_after_floor(ctx: &AttemptView) -> Option<NotBefore> {
-    let head = ctx.head_ms.unwrap_or(ctx.end_ms);
-    let at_ms = match ctx.retry_after.as_ref()? {
-        RetryAfterValue::Seconds(s) => head.saturating_add(s.saturating_mul(1000)),
-        RetryAfterValue::Date(unix_s) => {
-            let wait = i128::from(*unix_s) * 1000 - i128::from(ctx.now_system_ms);
-            let at = i128::from(head) + wait.max(0);
-            u64::try_from(clamp_i64(at)).unwrap_or(u64::MAX)
-        }
-        RetryAfterValue::Invalid(_) => return None,
-    };
-    Some(NotBefore {
-        header: "Retry-After",
-        value: ctx
-            .retry_after
-            .as_ref()
-            .map(|v| v.to_string())
-            .unwrap_or_default(),
-        at_ms,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::attempt::{DEFAULT_EPOCH_UNIX_MS, Observed};
+    use crate::policy::attempt::{AttemptView, DEFAULT_EPOCH_UNIX_MS, Observed, retry_after_floor};
 
     #[test]
     fn delay_seconds() {

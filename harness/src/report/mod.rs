@@ -387,7 +387,7 @@ impl Report {
             // Only the lines shown are built.
             let lines = self
                 .trace
-                .message_lines_with(crate::trace::redaction::Instants::Exact, SUMMARY_TIMELINE);
+                .message_lines_with(crate::trace::instants::Instants::Exact, SUMMARY_TIMELINE);
             for line in &lines {
                 let _ = writeln!(out, "  {line}");
             }

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use super::Report;
-use crate::trace::redaction::{self, Instants};
+use crate::trace::instants::Instants;
+use crate::trace::redaction;
 use crate::trace::{ConnEventKind, Side};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.

@@ -243,7 +243,7 @@ fn finish<T: Debug, E: Debug>(
         Ok(Ok(value)) => CallResult::Success(format!("{value:?}")),
         Ok(Err(error)) => CallResult::Failure(format!("{error:?}")),
         Err(payload) => {
-            let message = super::panic_text(payload.as_ref());
+            let message = super::panics::panic_text(payload.as_ref());
             log.finish(
                 client_id,
                 call_id,

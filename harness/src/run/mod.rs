@@ -6,11 +6,10 @@
 //! (`limits.wall`, the only real clock in the harness for control, read by the calling thread
 //! while it waits and never on the simulated path; `wall.rs` stops the run when it runs out).
 
-use std::cell::RefCell;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retrylab_endpoints::{Endpoint, VirtualClock};
@@ -18,6 +17,7 @@ use retrylab_endpoints::{Endpoint, VirtualClock};
 mod blame;
 mod calls;
 mod faults;
+mod panics;
 pub(crate) mod plan;
 mod serve;
 mod settle;
@@ -41,45 +41,6 @@ use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::BackendKind;
 use crate::trace::record::Recorder;
 use crate::trace::{assemble, seconds};
-
-thread_local! {
-    /// Panic messages of the run on this thread; `None` on threads that are not run threads.
-    static PANICS: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
-}
-
-/// Installs (once per process) a panic hook that also files panics of run threads, so a panic
-/// in a task the client spawned (which tokio would swallow) fails the run.
-fn install_panic_hook() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let message = panic_text(info.payload());
-            let filed = PANICS.with(|cell| {
-                cell.borrow_mut().as_mut().map(|panics| {
-                    let location = info
-                        .location()
-                        .map(|l| format!(" at {}:{}", l.file(), l.line()))
-                        .unwrap_or_default();
-                    panics.push(format!("{message}{location}"));
-                })
-            });
-            if filed.is_none() {
-                previous(info);
-            }
-        }));
-    });
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic with a non-text payload".to_owned()
-    }
-}
 
 /// What the thread waiting for a run can still read of it: everything the trace is
 /// assembled from. The run thread publishes it once the run is set up, so a run that is
@@ -140,13 +101,6 @@ enum Handback {
     SimulationFailed(String, Vec<String>),
 }
 
-/// The panics filed on this run thread so far.
-fn take_panics() -> Vec<String> {
-    PANICS
-        .with(|cell| cell.borrow_mut().take())
-        .unwrap_or_default()
-}
-
 /// Runs `plan`, calling `client` once per logical call.
 pub(crate) fn run<F, Fut, T, E>(plan: Plan, client: F) -> Report
 where
@@ -155,7 +109,7 @@ where
     T: Debug,
     E: Debug,
 {
-    install_panic_hook();
+    panics::install_hook();
     let wall = plan.wall;
     let name = plan.name.clone();
     let seed = plan.seed;
@@ -372,7 +326,7 @@ fn run_on_this_thread<F, Fut, T, E>(
     T: Debug,
     E: Debug,
 {
-    PANICS.with(|cell| *cell.borrow_mut() = Some(Vec::new()));
+    panics::start_filing();
     // The receiver may be gone (the run was abandoned): then nobody needs what is sent.
     let hand_back = |handback| {
         let _ = sender.send(handback);
@@ -384,10 +338,10 @@ fn run_on_this_thread<F, Fut, T, E>(
             turmoil::drive(plan, client, live, stop)
         }));
         return hand_back(match ran {
-            Ok(Ok(Some(report))) => Handback::Finished(Box::new(report), take_panics()),
-            Ok(Ok(None)) => Handback::Stopped(take_panics()),
-            Ok(Err(why)) => Handback::SimulationFailed(why, take_panics()),
-            Err(_) => Handback::Failed(turmoil::explain_panics(take_panics())),
+            Ok(Ok(Some(report))) => Handback::Finished(Box::new(report), panics::take()),
+            Ok(Ok(None)) => Handback::Stopped(panics::take()),
+            Ok(Err(why)) => Handback::SimulationFailed(why, panics::take()),
+            Err(_) => Handback::Failed(turmoil::explain_panics(panics::take())),
         });
     }
     let runtime = match plan.backend {
@@ -420,18 +374,18 @@ fn run_on_this_thread<F, Fut, T, E>(
         Ok(Some(report)) => {
             // The report first: dropping the runtime waits for every blocking task still
             // running, and a task the client left behind in spawn_blocking may never end.
-            hand_back(Handback::Finished(Box::new(report), take_panics()));
+            hand_back(Handback::Finished(Box::new(report), panics::take()));
             runtime.shutdown_background();
         }
         Ok(None) => {
             // Stopped at limits.wall: drop every task (endpoints, timers, the client's own)
             // before saying so; blocking tasks keep their threads, which nothing can stop.
             runtime.shutdown_background();
-            hand_back(Handback::Stopped(take_panics()));
+            hand_back(Handback::Stopped(panics::take()));
         }
         Err(_) => {
             runtime.shutdown_background();
-            hand_back(Handback::Failed(take_panics()));
+            hand_back(Handback::Failed(panics::take()));
         }
     }
 }

@@ -749,7 +749,7 @@ mod tests {
                 Ok(_) => panic!("{name} loads: it is not malformed"),
                 Err(errors) => errors.to_string(),
             };
-            let Ok(parsed) = crate::scenario::parse::parse(&text, &name) else {
+            let Ok(parsed) = crate::scenario::load::parse(&text, &name) else {
                 continue;
             };
             let ran = run_errors(&parsed).unwrap_or_else(|| panic!("{name} ran"));
@@ -773,8 +773,7 @@ mod tests {
             .map(|_| ())
             .unwrap_err();
         assert_eq!(loaded.to_string(), expected);
-        let parsed =
-            crate::scenario::parse::parse(yaml, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let parsed = crate::scenario::load::parse(yaml, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(run_errors(&parsed).as_deref(), Some(expected));
         // The same key set on a scenario that loaded, and on one built in code.
         let mut changed = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml")

@@ -31,86 +31,59 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/scenario-format.md")]
 
-mod bounds;
-mod brackets;
-mod builder;
-mod client;
-mod contradictions;
-mod duration;
-mod embedded;
-mod endpoint;
-mod epoch;
-mod error;
-mod expect;
-pub(crate) mod file;
-mod headers;
-mod http;
-mod latency;
-mod limits;
-mod locations;
-mod model;
-mod network;
-mod operation;
-pub(crate) mod parse;
-mod parser_messages;
-#[cfg(feature = "schema")]
-mod schema;
-mod search;
-mod step;
-mod suggest;
-mod support;
-mod syntax;
-mod turmoil;
-mod vacuous;
-mod validate;
-mod values;
-mod vocabulary;
+mod build;
+pub(crate) mod load;
+pub(crate) mod model;
+pub(crate) mod run_limits;
+pub(crate) mod to_policy;
+pub(crate) mod validate;
+pub(crate) mod yaml;
 
-pub use bounds::{
+pub use build::builder::{CODE_FILE, ScenarioBuilder};
+pub use build::vocabulary::{
+    at_least, at_most, endpoint, expect, exponential, fail, fixed, get, linear, ms, post, secs,
+    status, within,
+};
+pub use model::bounds::{
     MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
     MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ERROR_CODE,
     MAX_FAULTS, MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_RATE,
-    MAX_REPORTED_ERRORS, MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS,
-    MAX_STEPS, MAX_SWEEP_CALLS, MAX_TOLERANCE, MAX_WALL,
+    MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
+    MAX_TOLERANCE, MAX_WALL,
 };
-pub use builder::{CODE_FILE, ScenarioBuilder};
-pub use client::{
+pub use model::client::{
     AwsJitter, AwsParams, AwsSdk, ClientSpec, DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams,
     GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
     GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, HeaderUnit, Jitter,
-    LinearParams, PolicyError, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition,
-    RocketmqParams, ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction,
-    SnsDeliveryPolicy, SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy,
-    SnsThrottlePolicy,
+    LinearParams, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition, RocketmqParams,
+    ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy,
+    SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
 };
-pub use duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
-pub(crate) use endpoint::millitokens;
-pub use endpoint::{
+pub use model::duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
+pub(crate) use model::endpoint::millitokens;
+pub use model::endpoint::{
     ConnectAction, ConnectStepSpec, DedupeAnswerSpec, DedupeReplay, DedupeSpec, EndpointKind,
     EndpointSpec, KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
 };
-pub(crate) use error::visible;
-pub use error::{Location, ScenarioError, ScenarioErrors};
-pub use expect::{
+pub use model::expect::{
     AmplificationSpec, AtMostSpec, ConsumerSpec, EffectsSpec, Expectations, HeaderCheckSpec,
     IdempotentBy, InvalidRetryAfter, JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec,
     RetryAfterHonour, RetryWavesSpec, StopReason,
 };
-pub use file::MAX_FILE_BYTES;
-pub use headers::HeadersSpec;
-pub use latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
-pub use limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};
-pub use locations::SourceInfo;
-pub use model::Scenario;
-pub use network::{FaultSpec, NetworkSpec, ScriptState};
-pub use operation::{IdempotencyKeySpec, OperationSpec};
+pub use model::headers::HeadersSpec;
+pub use model::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
+pub use model::limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};
+pub use model::network::{FaultSpec, NetworkSpec, ScriptState};
+pub use model::operation::{IdempotencyKeySpec, OperationSpec};
+pub use model::scenario::Scenario;
 #[cfg(feature = "schema")]
-pub use schema::json_schema;
-pub use search::{SearchSpec, VarySpec};
-pub use step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
-pub use turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
-pub use values::{BoundSpec, CountSpec, DurationRange, Probability, ValueError};
-pub use vocabulary::{
-    at_least, at_most, endpoint, expect, exponential, fail, fixed, get, linear, ms, post, secs,
-    status, within,
-};
+pub use model::scenario::json_schema;
+pub use model::search::{SearchSpec, VarySpec};
+pub use model::step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+pub use model::turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
+pub use model::values::{BoundSpec, CountSpec, DurationRange, Probability, ValueError};
+pub use to_policy::PolicyError;
+pub(crate) use yaml::error::visible;
+pub use yaml::error::{Location, MAX_REPORTED_ERRORS, ScenarioError, ScenarioErrors};
+pub use yaml::file::MAX_FILE_BYTES;
+pub use yaml::locations::SourceInfo;

@@ -1,10 +1,52 @@
 //! The regression file of a failure: a complete v1 scenario marked `known_failure`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::scenario::{Scenario, ScenarioStatus};
 
 use super::failure::Failure;
+
+impl Failure {
+    /// The regression file's name: the base scenario's name as lowercase words joined by
+    /// `-`, then the search seed.
+    pub fn file_name(&self) -> String {
+        file_name(&self.scenario.name, self.search_seed)
+    }
+
+    /// The regression file: the smallest case as a complete v1 scenario with
+    /// `status: known_failure`, headed by comments giving the search, its seed and the
+    /// failed verdicts. The same search seed gives the same text, byte for byte.
+    /// [`Failure::write_regression`] heads it with the editor's schema line too, relative to
+    /// where it writes.
+    pub fn regression(&self) -> String {
+        text(self, None)
+    }
+
+    /// Writes [`Failure::regression`] to `dir` (created if missing) under
+    /// [`Failure::file_name`], headed by the editor's schema line when `dir` or a folder above
+    /// it holds `scenarios/schema.json`, and returns its path.
+    ///
+    /// Refuses (`InvalidInput`) when [only invariants written in Rust
+    /// failed](Failure::only_closures_failed): marked `known_failure`, such a file would say
+    /// "now passes: remove the marker" while the defect is still there.
+    pub fn write_regression(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        if self.only_closures_failed() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "only invariants written in Rust failed ({}), which a scenario file cannot \
+                     check: it would pass as if the defect were fixed",
+                    self.failed_checks().join(", ")
+                ),
+            ));
+        }
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(self.file_name());
+        let schema = schema_from(dir);
+        std::fs::write(&path, text(self, schema.as_deref()))?;
+        Ok(path)
+    }
+}
 
 /// `<name as lowercase words joined by ->-seed-<seed>.yaml`.
 pub(crate) fn file_name(name: &str, seed: u64) -> String {

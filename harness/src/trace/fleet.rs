@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::render::seconds;
+use super::instants::seconds;
 use super::{CallResult, Trace};
 
 /// Bucket widths to choose from, in ms: the narrowest that needs at most [`MAX_BUCKETS`].

@@ -14,11 +14,12 @@ use crate::policy::Observed;
 pub(crate) mod assemble;
 mod call_windows;
 pub(crate) mod index;
+pub(crate) mod instants;
 pub(crate) mod redaction;
 mod render;
 
 pub use fleet::{Bucket, FleetView};
-pub use render::seconds;
+pub use instants::seconds;
 mod fleet;
 mod json;
 pub(crate) mod record;

@@ -6,11 +6,7 @@
 //! A simulated run's instants are exact and deterministic, and render as they are. The human
 //! and JSON reports always keep the real instants: only the snapshot redacts.
 
-use super::Trace;
-use super::render::seconds;
-
-/// What a redacted instant or duration reads as.
-pub(crate) const REAL: &str = "[real]";
+use super::instants::REAL;
 
 /// What a redacted port reads as.
 pub(crate) const PORT: &str = "[port]";
@@ -18,38 +14,6 @@ pub(crate) const PORT: &str = "[port]";
 /// The hosts whose ports are redacted: the real backend listens on 127.0.0.1 only, and a
 /// client may name it `localhost`.
 const LOCAL_HOSTS: [&str; 2] = ["127.0.0.1:", "localhost:"];
-
-/// How a rendering shows instants and durations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Instants {
-    /// `1.234s`, to the millisecond: virtual time, the same on every run.
-    Exact,
-    /// [`REAL`]: real time, different on every run.
-    Redacted,
-}
-
-impl Instants {
-    /// [`Instants::Redacted`] for a trace whose header says `backend: real`.
-    pub(crate) fn of(trace: &Trace) -> Instants {
-        if trace
-            .header
-            .iter()
-            .any(|(key, value)| key == "backend" && value == "real")
-        {
-            Instants::Redacted
-        } else {
-            Instants::Exact
-        }
-    }
-
-    /// `ms` as the timeline writes it: `1.234s`, or [`REAL`].
-    pub(crate) fn show(self, ms: u64) -> String {
-        match self {
-            Instants::Exact => seconds(ms),
-            Instants::Redacted => REAL.to_owned(),
-        }
-    }
-}
 
 /// `text` with every duration written as the timeline writes one (`1.234s`: digits, a point,
 /// three digits and `s`, standing alone) replaced by [`REAL`]. A verdict's message cannot tell
@@ -129,6 +93,8 @@ fn is_word(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::Trace;
+    use crate::trace::instants::Instants;
 
     #[test]
     fn durations_go_and_other_numbers_stay() {

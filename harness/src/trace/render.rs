@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::index::TraceIndex;
-use super::redaction::{Instants, REAL};
+use super::instants::{Instants, REAL, seconds};
 use super::{
     AnsweredBy, Attempt, AttemptOutcome, Call, CallResult, ConnUse, DecisionKind, DecisionRecord,
     Trace,
@@ -418,9 +418,4 @@ pub(crate) fn answer_label(a: &Attempt, of: Option<&Attempt>) -> Option<String> 
         AnsweredBy::RateLimited => "rate limited".to_owned(),
         AnsweredBy::RefusedByBroker => "refused by the broker".to_owned(),
     })
-}
-
-/// `1234` ms as `1.234s`: the timeline's unit, exact to the millisecond.
-pub fn seconds(ms: u64) -> String {
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
 }

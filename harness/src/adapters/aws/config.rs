@@ -11,7 +11,6 @@ use aws_types::SdkConfig;
 use aws_types::region::Region;
 
 use super::connector::SdkHttpClient;
-use super::per_run;
 use super::time::VirtualTimeSource;
 use crate::Env;
 
@@ -122,78 +121,5 @@ impl AwsSdkConfig {
             sdk_config,
             retry_partition,
         }
-    }
-}
-
-impl Env {
-    /// The AWS SDK for Rust configuration of this run, and its retry partition (see
-    /// [`AwsSdkConfig`]; feature `aws`): the same in every call of the run. Outside a run
-    /// (an `Env` kept past its run) each call gets a fresh configuration, whose requests the
-    /// ended run's network refuses.
-    ///
-    /// An SDK client keeps state from call to call beyond its retry partition: its retry
-    /// strategy holds the tokens of the last retry it paid for until its next call. Build
-    /// the client once per run with [`Env::aws_sdk_client`], as a process builds it once; a
-    /// client built in every call gives those tokens back to the quota when it is dropped.
-    ///
-    /// ```
-    /// # use retrylab::prelude::*;
-    /// # let scenario = Scenario::builder("sdk config")
-    /// #     .endpoint("queue", endpoint().script([status(200)]))
-    /// #     .operation(post("queue", "/"))
-    /// #     .build()
-    /// #     .unwrap();
-    /// scenario.run(|env: Env| async move {
-    ///     let aws = env.aws_sdk_config();
-    ///     assert_eq!(aws.sdk_config.endpoint_url(), Some("http://queue"));
-    ///     Ok::<_, ()>(())
-    /// });
-    /// ```
-    pub fn aws_sdk_config(&self) -> AwsSdkConfig {
-        per_run::config(self)
-    }
-
-    /// The AWS SDK client `build` makes from [`Env::aws_sdk_config`], built at the first
-    /// call of the run that asks for it and kept under `label` for the run's later calls
-    /// (feature `aws`). Each request it sends is an attempt of the call that sent it.
-    ///
-    /// One client for the run's calls is what a process has: the retry quota, and the
-    /// tokens the SDK's retry strategy holds from one call to the next, carry over as they
-    /// do in production, and start afresh in every run.
-    ///
-    /// ```
-    /// # use retrylab::prelude::*;
-    /// # let scenario = Scenario::builder("three calls")
-    /// #     .endpoint("queue", endpoint().script([status(200)]))
-    /// #     .operation(post("queue", "/").calls(3))
-    /// #     .build()
-    /// #     .unwrap();
-    /// use std::sync::Arc;
-    /// use std::sync::atomic::{AtomicU32, Ordering};
-    ///
-    /// let built = Arc::new(AtomicU32::new(0));
-    /// let counter = built.clone();
-    /// scenario.run(move |env: Env| {
-    ///     let counter = counter.clone();
-    ///     async move {
-    ///         // With a service crate: aws_sdk_sqs::Client::from_conf(
-    ///         //     aws_sdk_sqs::config::Builder::from(&aws.sdk_config)
-    ///         //         .retry_partition(aws.retry_partition).build())
-    ///         let client = env.aws_sdk_client("sqs", |aws| {
-    ///             counter.fetch_add(1, Ordering::Relaxed);
-    ///             aws.sdk_config
-    ///         });
-    ///         assert_eq!(client.endpoint_url(), Some("http://queue"));
-    ///         Ok::<_, ()>(())
-    ///     }
-    /// });
-    /// assert_eq!(built.load(Ordering::Relaxed), 1); // once for the run's three calls
-    /// ```
-    pub fn aws_sdk_client<C: Clone + 'static>(
-        &self,
-        label: &str,
-        build: impl FnOnce(AwsSdkConfig) -> C,
-    ) -> C {
-        per_run::client(self, label, build)
     }
 }

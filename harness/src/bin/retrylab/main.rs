@@ -23,6 +23,7 @@ mod check;
 mod files;
 mod junit;
 mod new;
+mod plan;
 mod plot;
 mod policy;
 mod row;

@@ -5,7 +5,7 @@ use retrylab::suite::{Clients, ScenarioFile};
 use retrylab::{Judgement, Report};
 
 use crate::files::{Load, load};
-use crate::run::{Format, Plan, Seeds};
+use crate::plan::{Format, Plan, Seeds};
 
 /// How one run of the command line ended.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use retrylab::scenario::{BackendKind, ClientSpec, MAX_SEEDS, SeedRange};
+use retrylab::scenario::{BackendKind, MAX_SEEDS, SeedRange};
 use retrylab::suite::Clients;
 
 use crate::files::files;
+use crate::plan::{Format, Plan, Seeds};
 use crate::row::{Row, Status, run_file};
 use crate::snapshots::Snapshots;
 
@@ -68,19 +69,6 @@ const DEFAULT_SNAPSHOT_DIR: &str = "tests/snapshots";
 /// The value bare `--seeds` stands for.
 const SWEEP: &str = "sweep";
 
-/// How `retrylab run` prints its runs.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// A table, and the timeline of every failure.
-    Human,
-    /// One JSON document: `runs`, an object per run with the snapshot text (stable across
-    /// runs and machines), and `totals`.
-    Json,
-    /// `JUnit` XML: a test suite per folder, a test case per file and seed; failures carry
-    /// the failed verdicts, skipped files why, invalid files their errors.
-    Junit,
-}
-
 /// `--backend`: the backends a file can name.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Backend {
@@ -90,26 +78,6 @@ enum Backend {
     Turmoil,
     /// Real sockets on 127.0.0.1, in real time.
     Real,
-}
-
-/// Which seeds each file runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Seeds {
-    /// The scenario's `seed` (or `RETRYLAB_SEED`).
-    Scenario,
-    /// Every seed of the file's `seeds:` sweep.
-    Sweep,
-    /// These, for every file.
-    Range(SeedRange),
-}
-
-/// What a run of a file is asked to do besides running it, resolved from the command line.
-pub(crate) struct Plan {
-    pub(crate) seeds: Seeds,
-    pub(crate) format: Format,
-    pub(crate) backend: Option<BackendKind>,
-    pub(crate) client: Option<ClientSpec>,
-    pub(crate) snapshots: Option<Snapshots>,
 }
 
 impl RunArgs {

@@ -2,13 +2,13 @@
 //! (`expect.conforms_to`, `search.invariants.conforms_to`); the limits are those of the
 //! [published retry behaviours](../../../../docs/retry-behaviours.md).
 
-use super::{Validator, is_token};
-use crate::scenario::bounds::{MAX_ATTEMPTS, MAX_CODES};
-use crate::scenario::client::{
-    ClientSpec, GrpcRetryPolicy, PolicyError, SnsEndpointType, SnsParams,
-};
-use crate::scenario::duration::Millis;
-use crate::scenario::locations::{index, join};
+use super::Validator;
+use super::is_token;
+use crate::scenario::model::bounds::{MAX_ATTEMPTS, MAX_CODES};
+use crate::scenario::model::client::{ClientSpec, GrpcRetryPolicy, SnsEndpointType, SnsParams};
+use crate::scenario::model::duration::Millis;
+use crate::scenario::to_policy::PolicyError;
+use crate::scenario::yaml::locations::{index, join};
 
 /// SNS's limit on `numRetries` of an HTTP/S delivery policy.
 const SNS_MAX_RETRIES: u32 = crate::policy::sns::MAX_NUM_RETRIES;

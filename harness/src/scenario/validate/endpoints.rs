@@ -3,15 +3,15 @@
 
 use super::Validator;
 use super::steps::script_view;
-use crate::scenario::bounds::{
+use crate::scenario::model::bounds::{
     MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_RATE, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
-use crate::scenario::duration::DurationOrNone;
-use crate::scenario::endpoint::{
+use crate::scenario::model::duration::DurationOrNone;
+use crate::scenario::model::endpoint::{
     ConnectAction, DedupeAnswerSpec, EndpointKind, EndpointSpec, ScriptScope, millitokens,
 };
-use crate::scenario::locations::{index, join};
-use crate::scenario::turmoil::BackendKind;
+use crate::scenario::model::turmoil::BackendKind;
+use crate::scenario::yaml::locations::{index, join};
 
 impl Validator<'_> {
     pub(super) fn endpoints(&mut self) {
@@ -429,7 +429,9 @@ mod tests {
     /// its endpoint would then panic, so validation names the field instead.
     #[test]
     fn statuses_set_in_rust_are_range_checked() {
-        use crate::scenario::{DedupeAnswerSpec, DedupeSpec, StepSpec};
+        use crate::scenario::DedupeAnswerSpec;
+        use crate::scenario::DedupeSpec;
+        use crate::scenario::StepSpec;
         let src = "version: 1\nname: x\nendpoints:\n  api: {}\noperation: { endpoint: api }\n";
         let mut s = Scenario::from_yaml_str(src, "x.yaml").unwrap();
         let api = s.endpoints.get_mut("api").unwrap();

@@ -1,11 +1,12 @@
 //! `expect:`: checks that need something elsewhere in the scenario to be meaningful
 //! ([scenario format](../../../../docs/scenario-format.md#expectations)).
 
-use super::{Validator, is_token};
-use crate::scenario::bounds::MAX_CODES;
-use crate::scenario::client::ClientSpec;
-use crate::scenario::endpoint::EndpointKind;
-use crate::scenario::locations::join;
+use super::Validator;
+use super::is_token;
+use crate::scenario::model::bounds::MAX_CODES;
+use crate::scenario::model::client::ClientSpec;
+use crate::scenario::model::endpoint::EndpointKind;
+use crate::scenario::yaml::locations::join;
 
 impl Validator<'_> {
     pub(super) fn expect(&mut self) {

@@ -5,8 +5,8 @@
 //! called here.
 
 use super::Validator;
-use crate::scenario::bounds::{MAX_HEADER_BYTES, MAX_HEADERS};
-use crate::scenario::headers::HeadersSpec;
+use crate::scenario::model::bounds::{MAX_HEADER_BYTES, MAX_HEADERS};
+use crate::scenario::model::headers::HeadersSpec;
 
 impl Validator<'_> {
     pub(super) fn headers(&mut self, path: &str, h: &HeadersSpec) {
@@ -30,7 +30,10 @@ impl Validator<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::{EndpointSpec, HeadersSpec, OperationSpec, Scenario};
+    use crate::scenario::EndpointSpec;
+    use crate::scenario::HeadersSpec;
+    use crate::scenario::OperationSpec;
+    use crate::scenario::Scenario;
 
     /// A repeated name in a mapping was looked for in every name before it: 100,000 headers
     /// took minutes. The list is now over its limit, found in a moment.

@@ -2,8 +2,8 @@
 //! ([scenario format](../../../../docs/scenario-format.md#latency)).
 
 use super::Validator;
-use crate::scenario::latency::LatencySpec;
-use crate::scenario::locations::join;
+use crate::scenario::model::latency::LatencySpec;
+use crate::scenario::yaml::locations::join;
 
 /// The largest `sigma` of a lognormal latency. Beyond it a draw is the median times a factor
 /// no duration holds, so every attempt would wait out the run's limit: refused at load, not

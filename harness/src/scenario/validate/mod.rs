@@ -8,6 +8,7 @@
 //! what every rule uses, and one submodule per part of a scenario holds its rules.
 
 mod client;
+pub(crate) mod contradictions;
 mod endpoints;
 mod expect;
 mod headers;
@@ -17,14 +18,16 @@ mod operation;
 mod run_size;
 mod search;
 mod steps;
+pub(crate) mod support;
 mod top_level;
 mod turmoil;
+pub(crate) mod vacuous;
 
-use super::bounds::MAX_BODY_BYTES;
-use super::duration::Millis;
-use super::error::{ScenarioError, ScenarioErrors};
-use super::model::Scenario;
-use super::suggest::{SUGGESTION_STEPS, Suggester};
+use crate::scenario::model::bounds::MAX_BODY_BYTES;
+use crate::scenario::model::duration::Millis;
+use crate::scenario::model::scenario::Scenario;
+use crate::scenario::yaml::error::{ScenarioError, ScenarioErrors};
+use crate::scenario::yaml::suggest::{SUGGESTION_STEPS, Suggester};
 
 pub(crate) use top_level::unsupported_version;
 
@@ -59,7 +62,7 @@ impl Scenario {
     /// Checks the scenario as loading it and running it do, and gives every problem at once,
     /// sorted by position: the cross-field rules, the policy's own validation, and located
     /// "not supported yet" errors for keys of features not built yet. [`Scenario::load`],
-    /// [`Scenario::from_yaml_str`], [`ScenarioBuilder::build`](super::ScenarioBuilder::build)
+    /// [`Scenario::from_yaml_str`], [`ScenarioBuilder::build`](crate::scenario::ScenarioBuilder::build)
     /// and every run call it, so a scenario that loads can run; call it again after changing
     /// a loaded scenario's fields.
     ///

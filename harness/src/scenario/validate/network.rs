@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::Validator;
-use crate::scenario::bounds::{MAX_ENDPOINTS, MAX_FAULTS};
-use crate::scenario::duration::Millis;
-use crate::scenario::latency::LatencySpec;
-use crate::scenario::locations::{index, join};
-use crate::scenario::network::FaultSpec;
-use crate::scenario::turmoil::BackendKind;
+use crate::scenario::model::bounds::{MAX_ENDPOINTS, MAX_FAULTS};
+use crate::scenario::model::duration::Millis;
+use crate::scenario::model::latency::LatencySpec;
+use crate::scenario::model::network::FaultSpec;
+use crate::scenario::model::turmoil::BackendKind;
+use crate::scenario::yaml::locations::{index, join};
 
 impl Validator<'_> {
     pub(super) fn network(&mut self) {
@@ -194,9 +194,8 @@ mod tests {
             "version: 1\nname: x\nendpoints: {{ api: {{}} }}\noperation: {{ endpoint: api }}\n\
              network:\n  faults:\n{faults}"
         );
-        let parsed =
-            crate::scenario::parse::parse(&src, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
-        let errors = super::super::validate(&parsed);
+        let parsed = crate::scenario::load::parse(&src, "x.yaml").unwrap_or_else(|e| panic!("{e}"));
+        let errors = crate::scenario::validate::validate(&parsed);
         assert_eq!(errors.len(), 999);
         assert_eq!(
             errors[998].to_string(),

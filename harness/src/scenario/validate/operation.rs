@@ -2,8 +2,8 @@
 //! ([scenario format](../../../../docs/scenario-format.md#operation)).
 
 use super::Validator;
-use crate::scenario::bounds::{MAX_CALLS, MAX_CLIENTS, MAX_CONCURRENCY};
-use crate::scenario::locations::join;
+use crate::scenario::model::bounds::{MAX_CALLS, MAX_CLIENTS, MAX_CONCURRENCY};
+use crate::scenario::yaml::locations::join;
 
 impl Validator<'_> {
     pub(super) fn operation(&mut self) {

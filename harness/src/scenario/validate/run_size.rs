@@ -3,9 +3,9 @@
 //! ([scenario format](../../../../docs/scenario-format.md#limits-of-the-format)).
 
 use super::Validator;
-use crate::scenario::bounds::{MAX_ATTEMPTS, MAX_CALLS, MAX_KEPT_REQUEST_BYTES};
-use crate::scenario::limits::attempts_per_call;
-use crate::scenario::operation::OperationSpec;
+use crate::scenario::model::bounds::{MAX_ATTEMPTS, MAX_CALLS, MAX_KEPT_REQUEST_BYTES};
+use crate::scenario::model::operation::OperationSpec;
+use crate::scenario::run_limits::attempts_per_call;
 
 impl Validator<'_> {
     pub(super) fn run_size(&mut self) {

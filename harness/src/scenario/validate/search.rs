@@ -1,9 +1,9 @@
 //! `search:`: property search over varied scenario values.
 
 use super::Validator;
-use crate::scenario::bounds::MAX_SEARCH_CASES;
-use crate::scenario::locations::join;
-use crate::scenario::search::VarySpec;
+use crate::scenario::model::bounds::MAX_SEARCH_CASES;
+use crate::scenario::model::search::VarySpec;
+use crate::scenario::yaml::locations::join;
 
 impl Validator<'_> {
     pub(super) fn search(&mut self) {

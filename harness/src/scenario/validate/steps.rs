@@ -2,17 +2,17 @@
 //! windows do not overlap ([scenario format](../../../../docs/scenario-format.md#steps)).
 
 use super::Validator;
-use crate::scenario::bounds::{
+use crate::scenario::model::bounds::{
     MAX_AFTER_BYTES, MAX_DURATION, MAX_ERROR_CODE, MAX_HEADER_BYTES, MAX_RETRY_AFTER_SECONDS,
     MAX_STEPS,
 };
-use crate::scenario::duration::Millis;
-use crate::scenario::endpoint::EndpointKind;
-use crate::scenario::headers::HeadersSpec;
-use crate::scenario::latency::LatencySpec;
-use crate::scenario::locations::{index, join};
-use crate::scenario::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
-use crate::scenario::values::{DurationRange, Probability, status_code};
+use crate::scenario::model::duration::Millis;
+use crate::scenario::model::endpoint::EndpointKind;
+use crate::scenario::model::headers::HeadersSpec;
+use crate::scenario::model::latency::LatencySpec;
+use crate::scenario::model::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+use crate::scenario::model::values::{DurationRange, Probability, status_code};
+use crate::scenario::yaml::locations::{index, join};
 
 /// The fields shared by script and timeline steps, borrowed.
 pub(super) struct StepView<'a> {

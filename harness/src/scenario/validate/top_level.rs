@@ -5,12 +5,12 @@
 use std::collections::BTreeSet;
 
 use super::Validator;
-use crate::scenario::bounds::{
+use crate::scenario::model::bounds::{
     MAX_ATTEMPTS, MAX_DURATION, MAX_SEEDS, MAX_SWEEP_CALLS, MAX_TOLERANCE, MAX_WALL,
 };
-use crate::scenario::error::ScenarioError;
-use crate::scenario::expect::Expectations;
-use crate::scenario::locations::{SourceInfo, index};
+use crate::scenario::model::expect::Expectations;
+use crate::scenario::yaml::error::ScenarioError;
+use crate::scenario::yaml::locations::{SourceInfo, index};
 
 /// The one error for a file written for another version of the format than 1, located at
 /// its `version:`; `None` for version 1.

@@ -1,11 +1,12 @@
 //! `turmoil:`: turmoil-native faults, their endpoints and that their windows do not overlap.
 
 use super::Validator;
-use crate::scenario::bounds::MAX_FAULTS;
-use crate::scenario::duration::Millis;
-use crate::scenario::locations::{index, join};
-use crate::scenario::turmoil::{BackendKind, WindowSpec};
-use crate::scenario::{FaultSpec, LatencySpec};
+use crate::scenario::FaultSpec;
+use crate::scenario::LatencySpec;
+use crate::scenario::model::bounds::MAX_FAULTS;
+use crate::scenario::model::duration::Millis;
+use crate::scenario::model::turmoil::{BackendKind, WindowSpec};
+use crate::scenario::yaml::locations::{index, join};
 
 impl Validator<'_> {
     pub(super) fn turmoil(&mut self) {

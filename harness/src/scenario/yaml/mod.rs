@@ -18,3 +18,4 @@ pub(crate) mod parser_messages;
 pub(crate) mod reword;
 pub(crate) mod suggest;
 pub(crate) mod syntax;
+pub(crate) mod walk;

@@ -25,6 +25,7 @@ mod outcome;
 mod requests;
 mod retry_after;
 mod retry_waves;
+mod snapshot;
 mod tolerance;
 mod total_time;
 
@@ -123,14 +124,30 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Judges `report` against the scenario's `expect:`, warns of script steps no request
-/// consumed, then applies `must_fail` and `status: known_failure`.
-pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64) {
+/// What judging a run needs besides its scenario and its report.
+pub(crate) struct Judging {
+    /// The seed the run used.
+    pub(crate) seed: u64,
+    /// The virtual wall clock at the run's start, for `Retry-After` dates.
+    pub(crate) epoch_unix_ms: u64,
+    /// Whether the run may compare a snapshot: `false` for a served run, whose client is
+    /// outside the process.
+    pub(crate) snapshots: bool,
+}
+
+/// The one step from a run to its report, taken by every backend and by `serve`: the
+/// scenario's warnings, its `expect:` judged (every expectation `not judged` on a run that
+/// was cut short), warnings of script steps no request consumed, `must_fail` and
+/// `status: known_failure` applied, and the snapshot the run compares named.
+pub(crate) fn judge(scenario: &Scenario, mut report: Report, judging: &Judging) -> Report {
+    report
+        .warnings
+        .extend(scenario.warnings().iter().map(ToString::to_string));
     let verdicts = {
-        let ctx = Ctx::new(scenario, report, epoch_unix_ms);
+        let ctx = Ctx::new(scenario, &report, judging.epoch_unix_ms);
         evaluate(&ctx)
     };
-    match incomplete(report) {
+    match incomplete(&report) {
         Some(why) => report
             .verdicts
             .extend(verdicts.into_iter().map(|v| unjudged(v, &why))),
@@ -138,7 +155,11 @@ pub(crate) fn judge(scenario: &Scenario, report: &mut Report, epoch_unix_ms: u64
     }
     let dead = dead_steps::warnings(scenario, &report.end, &report.ledgers);
     report.warnings.extend(dead);
-    marker::apply(scenario, report);
+    marker::apply(scenario, &mut report);
+    if judging.snapshots {
+        snapshot::name(scenario, &mut report, judging.seed);
+    }
+    report
 }
 
 /// The windows the scenario's `conforms_to` policy allows each retry of `report`'s calls

@@ -10,7 +10,8 @@ pub(crate) use snapshot::name_for as snapshot_name;
 pub(crate) use verdict::Finding;
 pub use verdict::{Judgement, Verdict};
 
-use crate::trace::Trace;
+use crate::trace::assemble::Assembled;
+use crate::trace::{LongPoll, Trace};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +102,7 @@ pub struct Report {
     /// (`None`: no call could be found for it).
     pub(crate) request_calls: Vec<Vec<Option<(u32, u32)>>>,
     /// Polls of the client that blocked the thread (bypass diagnostics).
-    pub(crate) long_polls: Vec<crate::trace::LongPoll>,
+    pub(crate) long_polls: Vec<LongPoll>,
     /// Things that do not fail the run but most likely are not what the author meant (an
     /// expectation the client cannot meet, script steps no request consumed), one sentence
     /// each.
@@ -112,6 +113,53 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a run that never ran (its scenario, its thread or its runtime could not
+    /// start): `message` is its one verdict, named after how it ended, and nothing else.
+    pub(crate) fn not_run(name: String, seed: u64, end: RunEnd, message: String) -> Report {
+        let check = end.verdict_name().unwrap_or("run");
+        Report {
+            name,
+            seed,
+            trace: Trace::default(),
+            end,
+            verdicts: vec![Verdict::fail(check, message)],
+            snapshot: None,
+            snapshot_skipped: None,
+            ledgers: Vec::new(),
+            request_calls: Vec::new(),
+            long_polls: Vec::new(),
+            warnings: Vec::new(),
+            unsettled: None,
+        }
+    }
+
+    /// The report of a run before it is judged: what it recorded, how it ended, and the
+    /// verdicts of the run itself (a limit, a refused connect), which no scenario expects.
+    pub(crate) fn of_run(
+        name: String,
+        seed: u64,
+        end: RunEnd,
+        assembled: Assembled,
+        long_polls: Vec<LongPoll>,
+        unsettled: Option<String>,
+        verdicts: Vec<Verdict>,
+    ) -> Report {
+        Report {
+            name,
+            seed,
+            trace: assembled.trace,
+            end,
+            verdicts,
+            snapshot: None,
+            snapshot_skipped: None,
+            ledgers: assembled.ledgers,
+            request_calls: assembled.request_calls,
+            long_polls,
+            warnings: Vec::new(),
+            unsettled,
+        }
+    }
+
     /// The scenario's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -82,7 +82,7 @@ pub(super) fn hint(plan: &Plan, trace: &Trace, end: &RunEnd, real: bool) -> Stri
 /// started yet, or an attempt waiting for its response.
 fn not_the_client(plan: &Plan, trace: &Trace, limit_ms: u64) -> Option<String> {
     let late: Vec<(u32, u64)> = (0..plan.clients)
-        .map(|client| (client, super::start_ms(plan, client)))
+        .map(|client| (client, super::calls::start_ms(plan, client)))
         .filter(|&(_, start)| start >= limit_ms)
         .collect();
     if let Some(&(client, start)) = late.first() {

@@ -17,6 +17,7 @@ use futures_util::FutureExt as _;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use retrylab_endpoints::VirtualClock;
 
+use super::plan::Plan;
 use super::watchdog::Watchdog;
 use crate::env::{ClientInstance, Env};
 use crate::trace::record::Recorder;
@@ -255,4 +256,19 @@ fn finish<T: Debug, E: Debug>(
     };
     log.finish(client_id, call_id, clock.now_ms(), result);
     Driven::Returned
+}
+
+/// When client `client_id` starts, in ms of virtual time: `operation.start` drawn from the
+/// client's own substream, or 0 without one.
+pub(super) fn start_ms(plan: &Plan, client_id: u32) -> u64 {
+    let start = match &plan.start {
+        None => return 0,
+        Some(Ok(fixed)) => *fixed,
+        Some(Err(distribution)) => {
+            let mut stream =
+                crate::rng::Stream::new(plan.seed, &super::plan::client_start_label(client_id));
+            distribution.sample(&mut stream)
+        }
+    };
+    u64::try_from(start.as_millis()).unwrap_or(u64::MAX)
 }

@@ -54,3 +54,21 @@ pub(super) fn take() -> Vec<String> {
         .with(|cell| cell.borrow_mut().take())
         .unwrap_or_default()
 }
+
+/// The `panic` verdict's message for the panics of a run, with a hint when the client
+/// started a runtime inside the run's (tokio refuses, in words about blocking).
+pub(super) fn panic_message(panics: &[String]) -> String {
+    let mut message = format!("the client panicked: {}", panics.join("; "));
+    let nested = panics.iter().any(|panic| {
+        panic.contains("Cannot start a runtime from within a runtime")
+            || panic.contains("Cannot drop a runtime in a context where blocking is not allowed")
+            || panic.contains("can call blocking only when running on the multi-threaded runtime")
+    });
+    if nested {
+        message += ". The client started or blocked on a runtime of its own inside the \
+                    run's: a run is one current-thread runtime on virtual time, which the \
+                    client's code must await on (call the async API and .await it) instead \
+                    of blocking its thread";
+    }
+    message
+}

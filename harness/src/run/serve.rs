@@ -1,22 +1,17 @@
 //! Serving a scenario to a client outside the process (`retrylab serve`): the endpoints on
-//! real sockets, waiting for the client's calls, then the same trace and verdicts as a run.
-//!
-//! A client outside says nothing about where its calls begin and end, so they are read off
-//! its requests: by the harness's call tag (`x-retrylab-call: <n>`) when requests carry
-//! one, else by the pauses between requests (the `calls - 1` longest pauses separate the
-//! calls).
+//! real sockets, waiting for the client's calls, then the same trace and verdicts as a run
+//! (its calls read off its requests, [`served_calls`](super::served_calls)).
 
 use std::net::IpAddr;
 use std::time::Duration;
 
 use retrylab_endpoints::wire;
-use retrylab_endpoints::{Endpoint, LedgerSnapshot, ResponseOutcome};
+use retrylab_endpoints::{Endpoint, LedgerSnapshot};
 
 use super::plan::Plan;
 use crate::backend::Net;
 use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::{BackendKind, Scenario};
-use crate::trace::{Call, CallResult};
 
 /// How often the serving call looks at the endpoints' ledgers for the client's progress:
 /// often enough that serving ends well within a second of `idle`.
@@ -146,7 +141,7 @@ impl Scenario {
         let seed = match served.effective_seed() {
             Ok(seed) => seed,
             Err(e) => {
-                return super::failed_report(
+                return Report::not_run(
                     self.name.clone(),
                     self.seed,
                     RunEnd::NotRunnable,
@@ -157,7 +152,7 @@ impl Scenario {
         let mut plan = match Plan::from_scenario(&served, seed) {
             Ok(plan) => plan,
             Err(errors) => {
-                return super::failed_report(
+                return Report::not_run(
                     self.name.clone(),
                     seed,
                     RunEnd::NotRunnable,
@@ -244,11 +239,12 @@ impl Scenario {
                 ),
             ));
         }
-        report
-            .warnings
-            .extend(served.warnings().iter().map(ToString::to_string));
-        crate::check::judge(&served, &mut report, epoch);
-        report
+        let judging = crate::check::Judging {
+            seed,
+            epoch_unix_ms: epoch,
+            snapshots: false,
+        };
+        crate::check::judge(&served, report, &judging)
     }
 }
 
@@ -313,121 +309,6 @@ impl Progress {
             self.requests
         } else {
             self.tags.len() as u64
-        }
-    }
-}
-
-/// The calls of a served run, read off the requests the endpoints received: by call tag when
-/// requests carry one, else split at the `calls - 1` longest pauses between requests.
-pub(super) fn calls_of(endpoints: &[(String, Endpoint)], calls: u32) -> Vec<Call> {
-    // (arrival, end of its answer, tag, the call's result if it was the last) of every
-    // request, in arrival order.
-    let mut requests: Vec<(u64, u64, Option<u32>, Option<CallResult>)> = Vec::new();
-    for (_, endpoint) in endpoints {
-        endpoint.ledger().with(|ledger| {
-            for request in &ledger.requests {
-                let response = ledger.response_to(request.id);
-                let end = response.map_or(request.at_ms, |r| r.end_ms.unwrap_or(r.at_ms));
-                requests.push((
-                    request.at_ms,
-                    end,
-                    wire::call_tag(&request.headers),
-                    response.map(|r| result_of(r.outcome)),
-                ));
-            }
-        });
-    }
-    requests.sort_by_key(|r| (r.0, r.1));
-    if requests.is_empty() {
-        return Vec::new();
-    }
-    let tagged = requests.iter().any(|r| r.2.is_some());
-    let groups: Vec<Vec<usize>> = if tagged {
-        // In order of each tag's first request; untagged requests join the call before them.
-        let mut order: Vec<u32> = Vec::new();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (i, request) in requests.iter().enumerate() {
-            let slot = match request.2 {
-                Some(tag) => match order.iter().position(|t| *t == tag) {
-                    Some(slot) => slot,
-                    None => {
-                        order.push(tag);
-                        groups.push(Vec::new());
-                        groups.len() - 1
-                    }
-                },
-                None if groups.is_empty() => {
-                    order.push(u32::MAX);
-                    groups.push(Vec::new());
-                    0
-                }
-                None => groups.len() - 1,
-            };
-            groups[slot].push(i);
-        }
-        groups
-    } else {
-        // The pauses between consecutive requests, longest first (earliest first on ties).
-        let mut pauses: Vec<(u64, usize)> = requests
-            .windows(2)
-            .enumerate()
-            .map(|(i, pair)| (pair[1].0.saturating_sub(pair[0].1), i + 1))
-            .collect();
-        pauses.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut cuts: Vec<usize> = pauses
-            .iter()
-            .take(calls.saturating_sub(1) as usize)
-            .map(|(_, at)| *at)
-            .collect();
-        cuts.sort_unstable();
-        let mut groups = Vec::new();
-        let mut from = 0;
-        for cut in cuts.into_iter().chain([requests.len()]) {
-            groups.push((from..cut).collect());
-            from = cut;
-        }
-        groups
-    };
-    groups
-        .into_iter()
-        .enumerate()
-        .map(|(call_id, members)| {
-            let first = members.first().map_or(0, |i| requests[*i].0);
-            let last = members
-                .iter()
-                .map(|i| requests[*i].1)
-                .max()
-                .unwrap_or(first);
-            let result = members
-                .last()
-                .and_then(|i| requests[*i].3.clone())
-                .unwrap_or(CallResult::Stopped);
-            Call {
-                client_id: 0,
-                call_id: u32::try_from(call_id).unwrap_or(u32::MAX),
-                start_ms: first,
-                end_ms: Some(last),
-                result,
-            }
-        })
-        .collect()
-}
-
-/// A served call's outcome is its last answer: a success when that was a 2xx.
-fn result_of(outcome: ResponseOutcome) -> CallResult {
-    match outcome {
-        ResponseOutcome::Sent { status } if status.is_success() => {
-            CallResult::Success(format!("last answer {}", status.as_u16()))
-        }
-        ResponseOutcome::Sent { status } | ResponseOutcome::Truncated { status, .. } => {
-            CallResult::Failure(format!("last answer {}", status.as_u16()))
-        }
-        ResponseOutcome::Failed(fail) => CallResult::Failure(format!("last answer {fail:?}")),
-        ResponseOutcome::Abandoned => {
-            CallResult::Failure("the client gave up on the last answer".to_owned())
-        }
-        ResponseOutcome::Crashed => {
-            CallResult::Failure("the endpoint crashed before its last answer".to_owned())
         }
     }
 }

@@ -17,9 +17,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use retrylab_endpoints::turmoil::Signals;
 use retrylab_endpoints::{ConnIds, Endpoint, LatencyDistribution, ScriptState, VirtualClock};
 
+use super::live::LiveSlot;
 use super::plan::{Plan, PlannedFault, TurmoilWindow, TurmoilWindowKind};
+use super::simulate::{Setup, run_calls};
 use super::wall::Stop;
-use super::{LiveSlot, Setup, run_calls};
 use crate::backend::turmoil::{LinkLatency, TICK, TurmoilNet};
 use crate::backend::{AttemptLimit, LinkFault, Net};
 use crate::env::Env;

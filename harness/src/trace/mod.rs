@@ -13,8 +13,10 @@ use crate::policy::Observed;
 
 pub(crate) mod assemble;
 mod call_windows;
+mod events;
 pub(crate) mod index;
 pub(crate) mod instants;
+mod rebuild;
 pub(crate) mod redaction;
 mod render;
 

@@ -736,10 +736,13 @@ impl Endpoint {
             });
             if let Some(send) = &ctx.send {
                 let name = &self.inner.name;
-                let id = self
-                    .inner
-                    .ledger
-                    .push_message(ctx.request, now_ms, send, |n| broker::message_id(name, n));
+                let id = self.inner.ledger.push_message(
+                    ctx.request,
+                    now_ms,
+                    &send.topic,
+                    send.key.as_ref(),
+                    |n| broker::message_id(name, n),
+                );
                 return Some(id);
             }
         }

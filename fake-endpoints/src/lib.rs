@@ -63,11 +63,11 @@ pub mod wiremock;
 
 pub use broker::{Broker, Refusal, THROTTLING_CODES};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
-pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
+pub use config::{EndpointConfig, KeepAlive};
 pub use conn::{ConnInfo, ConnectionControl, NoReset};
 pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
 pub use crash::ScriptState;
-pub use dedupe::{DedupeDecision, DedupeTable};
+pub use dedupe::{Dedupe, DedupeDecision, DedupeTable, Replay};
 pub use detach::RequestHead;
 pub use draw::{Draw, Draws};
 pub use endpoint::Endpoint;

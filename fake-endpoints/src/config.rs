@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use http::HeaderName;
 
-use crate::broker::Broker;
-use crate::connect::ConnectStep;
-use crate::dedupe::Dedupe;
-use crate::rate_limiter::RateLimit;
-use crate::route::Route;
-use crate::step::Step;
+use crate::kinds::broker::Broker;
+use crate::kinds::dedupe::Dedupe;
+use crate::kinds::rate_limiter::RateLimit;
+use crate::script::connect::ConnectStep;
+use crate::script::route::Route;
+use crate::script::step::Step;
 
 /// When the server closes a kept-alive connection. The default never closes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

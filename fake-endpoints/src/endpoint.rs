@@ -10,25 +10,25 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::sync::{Notify, oneshot};
 
 use crate::KeepAlive;
-use crate::broker::{self, Broker};
-use crate::choice::{Half, resolve};
 use crate::config::EndpointConfig;
-use crate::connect::{ConnectAction, ConnectSchedule};
-use crate::crash::{Lives, ScriptState};
-use crate::dedupe::DedupeTable;
-use crate::detach::RequestHead;
-use crate::draw::Draw;
-use crate::gate::Gate;
-use crate::headers::RequestHeaders;
+use crate::http::detach::RequestHead;
+use crate::http::headers::RequestHeaders;
+use crate::http::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
+use crate::kinds::broker::{self, Broker};
+use crate::kinds::dedupe::DedupeTable;
+use crate::kinds::rate_limiter::{Admit, Limiter};
 use crate::ledger::{ConnectRecord, DedupeOutcome, EffectRecord, Ledger, RequestId, RequestRecord};
 #[cfg(feature = "wiremock")]
 use crate::ledger::{ResponseOutcome, ResponseRecord};
-use crate::rate_limiter::{Admit, Limiter};
-use crate::route::{Matcher, Route, Scope};
+use crate::script::choice::{Half, resolve};
+use crate::script::connect::{ConnectAction, ConnectSchedule};
+use crate::script::crash::{Lives, ScriptState};
+use crate::script::draw::Draw;
+use crate::script::gate::Gate;
+use crate::script::route::{Matcher, Route, Scope};
+use crate::script::step::{Branch, Commit, Fail, SentResponse, Step};
+use crate::script::timeline::Timeline;
 use crate::script::{ScopeKey, Script};
-use crate::step::{Branch, Commit, Fail, SentResponse, Step};
-use crate::timeline::Timeline;
-use crate::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.
 ///
@@ -975,7 +975,7 @@ mod tests {
             conn_id,
             seq: 0,
             inbound: 0..0,
-            head: crate::detach::Recent::default().head(parts),
+            head: crate::http::detach::Recent::default().head(parts),
             body: Bytes::new(),
         }
     }

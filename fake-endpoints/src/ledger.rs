@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, Uri};
 
-use crate::connect::ConnectAction;
-use crate::detach::{Recent, RequestHead};
-use crate::headers::RequestHeaders;
-use crate::step::{Branch, Fail};
+use crate::http::detach::{Recent, RequestHead};
+use crate::http::headers::RequestHeaders;
+use crate::script::connect::ConnectAction;
+use crate::script::step::{Branch, Fail};
 
 /// A request's position in [`LedgerSnapshot::requests`] (0-based, in arrival order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::header::RETRY_AFTER;
 use http::{HeaderName, HeaderValue, StatusCode};
 
-use crate::latency::LatencyDistribution;
-use crate::retry_after::RetryAfter;
+use super::latency::LatencyDistribution;
+use crate::http::retry_after::RetryAfter;
 
 /// A response as a step declares it, before the moment it is sent fixes its `Retry-After`.
 #[derive(Clone, Debug, PartialEq, Eq)]

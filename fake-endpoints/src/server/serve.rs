@@ -17,12 +17,12 @@ use hyper::service::Service;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::body::ResponseBody;
-use crate::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
-use crate::detach::RequestHead;
+use super::body::ResponseBody;
+use super::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
 use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
+use crate::http::detach::RequestHead;
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
-use crate::step::{Fail, Pace, SentResponse};
+use crate::script::step::{Fail, Pace, SentResponse};
 
 /// Files what the client sent on connection `conn_id` that no step could answer, so the run
 /// can say so.

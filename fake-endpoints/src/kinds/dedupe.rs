@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::ledger::{DedupeOutcome, RequestId};
-use crate::step::{Respond, SentResponse};
+use crate::script::step::{Respond, SentResponse};
 
 /// Which response a deduplicated request gets once the key has committed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -127,11 +127,11 @@ use http::{StatusCode, Uri};
 
 use crate::clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock};
 use crate::config::{EndpointConfig, KeepAlive};
-use crate::connect::ConnectAction;
 use crate::endpoint::{Arrival, Endpoint};
 use crate::ledger::Ledger;
-use crate::route::{Matcher, Scope};
-use crate::step::{Fail, SentResponse, Step};
+use crate::script::connect::ConnectAction;
+use crate::script::route::{Matcher, Scope};
+use crate::script::step::{Fail, SentResponse, Step};
 
 /// Where each refusal sends the user: the backend that can serve what wiremock cannot.
 const REAL_BACKEND: &str = "serve this endpoint with retrylab's real backend (`backend: real`)";

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::draw::Draw;
 use super::step::{Branch, Step};
 
-/// What a route draws with when its configuration gives no [`Draws`]: always one half, so
-/// a step with `p` above 0.5 takes `then` and any other takes `else`.
+/// What a route draws with when its configuration gives no [`Draws`](crate::Draws): always
+/// one half, so a step with `p` above 0.5 takes `then` and any other takes `else`.
 pub(crate) struct Half;
 
 impl Draw for Half {

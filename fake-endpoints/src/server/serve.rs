@@ -19,7 +19,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::body::ResponseBody;
 use super::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
-use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
+use crate::endpoint::Endpoint;
+use crate::endpoint::admission::{Admission, Arrival};
+use crate::endpoint::task::Outcome;
 use crate::http::detach::RequestHead;
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
 use crate::script::step::{Fail, Pace, SentResponse};

@@ -127,7 +127,8 @@ use http::{StatusCode, Uri};
 
 use crate::clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock};
 use crate::config::{EndpointConfig, KeepAlive};
-use crate::endpoint::{Arrival, Endpoint};
+use crate::endpoint::Endpoint;
+use crate::endpoint::admission::Arrival;
 use crate::ledger::Ledger;
 use crate::script::connect::ConnectAction;
 use crate::script::route::{Matcher, Scope};

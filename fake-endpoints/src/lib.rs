@@ -54,6 +54,7 @@ pub use crate::http::wire;
 
 pub use crate::http::detach::RequestHead;
 pub use crate::http::headers::RequestHeaders;
+pub use crate::http::response::{Respond, SentResponse};
 pub use crate::http::retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
 pub use config::{EndpointConfig, KeepAlive};
@@ -72,7 +73,7 @@ pub use script::draw::{Draw, Draws};
 pub use script::gate::Gate;
 pub use script::latency::LatencyDistribution;
 pub use script::route::{Matcher, Route, Scope};
-pub use script::step::{Branch, Chance, Commit, Fail, Respond, SentResponse, Step};
+pub use script::step::{Branch, Chance, Commit, Fail, Step};
 pub use script::timeline::{Timeline, Window};
 pub use script::{ScopeKey, Script};
 pub use server::conn::{ConnInfo, ConnectionControl, NoReset};

@@ -13,13 +13,14 @@ use tokio::sync::oneshot;
 
 use crate::http::detach::RequestHead;
 use crate::http::headers::RequestHeaders;
+use crate::http::response::SentResponse;
 use crate::http::wire::{CALL_HEADER_NAME, CLIENT_HEADER_NAME};
 use crate::kinds::broker;
 use crate::kinds::rate_limiter::Admit;
 use crate::ledger::{DedupeOutcome, RequestId, RequestRecord};
 use crate::script::ScopeKey;
 use crate::script::route::Scope;
-use crate::script::step::{Commit, SentResponse};
+use crate::script::step::Commit;
 
 use super::commit::EffectCtx;
 use super::route_state::Planned;

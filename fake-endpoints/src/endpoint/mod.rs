@@ -27,6 +27,7 @@ use http::{HeaderName, StatusCode};
 use tokio::sync::Notify;
 
 use crate::config::{EndpointConfig, KeepAlive};
+use crate::http::response::SentResponse;
 use crate::kinds::broker::Broker;
 use crate::kinds::dedupe::DedupeTable;
 use crate::kinds::rate_limiter::Limiter;
@@ -34,7 +35,6 @@ use crate::ledger::Ledger;
 use crate::script::connect::ConnectSchedule;
 use crate::script::crash::Lives;
 use crate::script::gate::Gate;
-use crate::script::step::SentResponse;
 use route_state::RouteState;
 
 /// A scripted HTTP endpoint. Cheap to clone (all clones share state); `Send + Sync`.

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::http::response::SentResponse;
 use crate::script::choice::{Half, resolve};
 use crate::script::draw::Draw;
 use crate::script::route::{Matcher, Route, Scope};
-use crate::script::step::{Branch, SentResponse, Step};
+use crate::script::step::{Branch, Step};
 use crate::script::timeline::Timeline;
 use crate::script::{ScopeKey, Script};
 

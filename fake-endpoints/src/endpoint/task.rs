@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
+use crate::http::response::SentResponse;
 use crate::kinds::broker;
 #[cfg(feature = "wiremock")]
 use crate::ledger::{RequestId, ResponseOutcome, ResponseRecord};
-use crate::script::step::{Commit, Fail, SentResponse, Step};
+use crate::script::step::{Commit, Fail, Step};
 
 use super::commit::EffectCtx;
 use super::{Endpoint, Inner};

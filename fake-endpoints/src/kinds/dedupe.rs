@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 
+use crate::http::response::{Respond, SentResponse};
 use crate::ledger::{DedupeOutcome, RequestId};
-use crate::script::step::{Respond, SentResponse};
 
 /// Which response a deduplicated request gets once the key has committed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -13,9 +13,9 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::http::headers::RequestHeaders;
+use crate::http::response::{Respond, SentResponse};
 use crate::http::retry_after::RetryAfter;
 use crate::http::wire::CLIENT_HEADER_NAME;
-use crate::script::step::{Respond, SentResponse};
 
 /// Units of level in one token.
 const TOKEN: u64 = 1_000_000;

@@ -3,7 +3,8 @@
 //! A route (`route`) matches requests and holds its steps (`step`), answered in order by a
 //! script (this file: which step answers the n-th request of a scope) or by the instant a
 //! request arrives (`timeline`). A random step takes a branch (`choice`) by the route's draws
-//! (`draw`), and a latency can be drawn too (`latency`). Beside the routes: the connect
+//! (`draw`), a latency can be drawn too (`latency`), and a body can be spread over time
+//! (`trickle`). Beside the routes: the connect
 //! schedule (`connect`), the gate in front of the scripts (`gate`), and what a crash does to
 //! the scripts (`crash`).
 
@@ -16,6 +17,7 @@ pub(crate) mod latency;
 pub(crate) mod route;
 pub(crate) mod step;
 pub(crate) mod timeline;
+pub(crate) mod trickle;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

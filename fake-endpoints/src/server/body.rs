@@ -12,7 +12,7 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 
 use super::conn::{ConnShared, FlushHook};
-use crate::script::step::Pace;
+use crate::script::trickle::Pace;
 
 /// The chunks of a trickled body still to hand over, timed from the head.
 struct Paced {

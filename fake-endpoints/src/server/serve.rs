@@ -23,8 +23,10 @@ use crate::endpoint::Endpoint;
 use crate::endpoint::admission::{Admission, Arrival};
 use crate::endpoint::task::Outcome;
 use crate::http::detach::RequestHead;
+use crate::http::response::SentResponse;
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
-use crate::script::step::{Fail, Pace, SentResponse};
+use crate::script::step::Fail;
+use crate::script::trickle::Pace;
 
 /// Files what the client sent on connection `conn_id` that no step could answer, so the run
 /// can say so.

@@ -129,10 +129,11 @@ use crate::clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock};
 use crate::config::{EndpointConfig, KeepAlive};
 use crate::endpoint::Endpoint;
 use crate::endpoint::admission::Arrival;
+use crate::http::response::SentResponse;
 use crate::ledger::Ledger;
 use crate::script::connect::ConnectAction;
 use crate::script::route::{Matcher, Scope};
-use crate::script::step::{Fail, SentResponse, Step};
+use crate::script::step::{Fail, Step};
 
 /// Where each refusal sends the user: the backend that can serve what wiremock cannot.
 const REAL_BACKEND: &str = "serve this endpoint with retrylab's real backend (`backend: real`)";

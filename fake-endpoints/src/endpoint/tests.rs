@@ -1,3 +1,6 @@
+//! The endpoint's own tests: the connect schedule consumed and recorded, a step counted done
+//! however its task ends, and admission around a crash.
+
 use std::time::Duration;
 
 use bytes::Bytes;

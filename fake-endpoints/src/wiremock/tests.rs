@@ -1,3 +1,6 @@
+//! The wiremock adapter's tests: what `ScriptResponder::new` refuses and how it names it, the
+//! answer outside a runtime, and a request recorded as wiremock hands it over.
+
 use super::*;
 use crate::{ConnectStep, Route, Window, ms};
 use ::wiremock::Respond;

@@ -3,13 +3,14 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use http::{HeaderName, StatusCode};
+use http::HeaderName;
 
-use crate::broker::Broker;
-use crate::connect::ConnectStep;
-use crate::rate_limiter::RateLimit;
-use crate::route::Route;
-use crate::step::{Respond, Step};
+use crate::kinds::broker::Broker;
+use crate::kinds::dedupe::Dedupe;
+use crate::kinds::rate_limiter::RateLimit;
+use crate::script::connect::ConnectStep;
+use crate::script::route::Route;
+use crate::script::step::Step;
 
 /// When the server closes a kept-alive connection. The default never closes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -36,110 +37,6 @@ impl KeepAlive {
     pub fn max_requests(mut self, n: u32) -> Self {
         self.max_requests = Some(n);
         self
-    }
-}
-
-/// Which response a deduplicated request gets once the key has committed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Replay {
-    /// The response of the request that committed (or, if that one sent none, the first
-    /// response sent after the commit).
-    #[default]
-    FirstCommitted,
-}
-
-/// Idempotency-key deduplication, as payment APIs do it.
-///
-/// The in-flight and mismatch answers are responses, not only statuses, so an endpoint can
-/// answer as a real API does: a JSON error body, a `Retry-After` on the in-flight conflict.
-///
-/// ```
-/// use retrylab_endpoints::{secs, Dedupe, Step};
-///
-/// let dedupe = Dedupe::header("Idempotency-Key").in_flight_status(429).ttl(secs(86_400));
-/// assert_eq!(dedupe.mismatch.status.as_u16(), 422);
-/// let stripe = Dedupe::header("Idempotency-Key")
-///     .in_flight(Step::status(409).retry_after(1).body(r#"{"error":{"type":"idempotency_error"}}"#).respond);
-/// assert_eq!(stripe.in_flight.body, r#"{"error":{"type":"idempotency_error"}}"#);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dedupe {
-    /// The request header carrying the key.
-    pub header: HeaderName,
-    /// What a later request with a committed key gets.
-    pub replay: Replay,
-    /// The answer to a request whose key is still in flight (default a bare 409).
-    pub in_flight: Respond,
-    /// The answer to a request reusing a key with a different body (default a bare 422).
-    pub mismatch: Respond,
-    /// How long a committed key is remembered; `None` = forever.
-    pub ttl: Option<Duration>,
-}
-
-impl Dedupe {
-    /// Deduplicate on `header`, with the defaults (replay first committed, 409, 422, no ttl).
-    ///
-    /// # Panics
-    /// If `header` is not a valid header name.
-    pub fn header<N>(header: N) -> Self
-    where
-        N: TryInto<HeaderName>,
-        N::Error: Debug,
-    {
-        let header = match header.try_into() {
-            Ok(name) => name,
-            Err(e) => panic!("invalid dedupe header name: {e:?}"),
-        };
-        Self {
-            header,
-            replay: Replay::FirstCommitted,
-            in_flight: Respond::new(StatusCode::CONFLICT),
-            mismatch: Respond::new(StatusCode::UNPROCESSABLE_ENTITY),
-            ttl: None,
-        }
-    }
-
-    /// Status for a request whose key is in flight.
-    ///
-    /// # Panics
-    /// If `status` is outside 100..=999.
-    pub fn in_flight_status(mut self, status: u16) -> Self {
-        self.in_flight = Respond::new(status_code(status));
-        self
-    }
-
-    /// The whole answer to a request whose key is in flight.
-    pub fn in_flight(mut self, respond: Respond) -> Self {
-        self.in_flight = respond;
-        self
-    }
-
-    /// Status for a request reusing a key with another body.
-    ///
-    /// # Panics
-    /// If `status` is outside 100..=999.
-    pub fn mismatch_status(mut self, status: u16) -> Self {
-        self.mismatch = Respond::new(status_code(status));
-        self
-    }
-
-    /// The whole answer to a request reusing a key with another body.
-    pub fn mismatch(mut self, respond: Respond) -> Self {
-        self.mismatch = respond;
-        self
-    }
-
-    /// Forget committed keys after `ttl`.
-    pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = Some(ttl);
-        self
-    }
-}
-
-fn status_code(status: u16) -> StatusCode {
-    match StatusCode::from_u16(status) {
-        Ok(status) => status,
-        Err(_) => panic!("invalid HTTP status code {status}"),
     }
 }
 

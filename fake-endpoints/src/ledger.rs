@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, Uri};
 
-use crate::connect::ConnectAction;
-use crate::detach::{Recent, RequestHead};
-use crate::headers::RequestHeaders;
-use crate::step::{Branch, Fail};
+use crate::http::detach::{Recent, RequestHead};
+use crate::http::headers::RequestHeaders;
+use crate::script::connect::ConnectAction;
+use crate::script::step::{Branch, Fail};
 
 /// A request's position in [`LedgerSnapshot::requests`] (0-based, in arrival order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -442,13 +442,14 @@ impl Ledger {
         self.lock().effects.push(record);
     }
 
-    /// Stores a broker's message, giving it the id `make_id(n)` for the `n`-th message
-    /// stored (from 1), and returns the id.
+    /// Stores a broker's message, a send to `topic` keyed `key`, giving it the id
+    /// `make_id(n)` for the `n`-th message stored (from 1), and returns the id.
     pub(crate) fn push_message(
         &self,
         request: RequestId,
         at_ms: u64,
-        send: &crate::broker::Send,
+        topic: &Arc<str>,
+        key: Option<&Arc<str>>,
         make_id: impl FnOnce(usize) -> Arc<str>,
     ) -> Arc<str> {
         let mut ledger = self.lock();
@@ -456,8 +457,8 @@ impl Ledger {
         ledger.messages.push(StoredMessage {
             request,
             at_ms,
-            topic: Arc::clone(&send.topic),
-            key: send.key.clone(),
+            topic: Arc::clone(topic),
+            key: key.cloned(),
             id: Arc::clone(&id),
         });
         id

@@ -30,59 +30,51 @@
 
 #![warn(missing_docs)]
 
-mod body;
-mod broker;
-mod choice;
+// Folders by concept, each depending only on those listed before it: `http` (the message
+// vocabulary), `script` (routes and their steps), the ledger, `kinds` (broker, rate limiter,
+// dedupe), the configuration, the endpoint, and `server` (its connections); the adapters
+// last. The clock is beneath them all.
 mod clock;
 mod config;
-mod conn;
-mod connect;
-mod crash;
-pub mod date;
-mod dedupe;
-mod detach;
-mod draw;
 mod endpoint;
-mod gate;
-mod headers;
-mod latency;
+mod http;
+mod kinds;
 mod ledger;
-mod rate_limiter;
-mod retry_after;
-mod route;
 mod script;
-mod serve;
-mod step;
-mod tcp;
-mod timeline;
+mod server;
 #[cfg(feature = "turmoil")]
 pub mod turmoil;
-pub mod wire;
 #[cfg(feature = "wiremock")]
 pub mod wiremock;
 
-pub use broker::{Broker, Refusal, THROTTLING_CODES};
+// The public modules `date` and `wire` keep their paths at the root. `crate::http` spells the
+// folder, which shares its name with the http crate.
+pub use crate::http::date;
+pub use crate::http::wire;
+
+pub use crate::http::detach::RequestHead;
+pub use crate::http::headers::RequestHeaders;
+pub use crate::http::response::{Respond, SentResponse};
+pub use crate::http::retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
-pub use config::{Dedupe, EndpointConfig, KeepAlive, Replay};
-pub use conn::{ConnInfo, ConnectionControl, NoReset};
-pub use connect::{ConnectAction, ConnectSchedule, ConnectStep};
-pub use crash::ScriptState;
-pub use dedupe::{DedupeDecision, DedupeTable};
-pub use detach::RequestHead;
-pub use draw::{Draw, Draws};
+pub use config::{EndpointConfig, KeepAlive};
 pub use endpoint::Endpoint;
-pub use gate::Gate;
-pub use headers::RequestHeaders;
-pub use latency::LatencyDistribution;
+pub use kinds::broker::{Broker, Refusal, THROTTLING_CODES};
+pub use kinds::dedupe::{Dedupe, DedupeDecision, DedupeTable, Replay};
+pub use kinds::rate_limiter::{LimitScope, RateLimit};
 pub use ledger::{
     CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
     RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side, StoredMessage,
     UnreadableRecord,
 };
-pub use rate_limiter::{LimitScope, RateLimit};
-pub use retry_after::{HttpDateFormat, RetryAfter, http_date};
-pub use route::{Matcher, Route, Scope};
+pub use script::connect::{ConnectAction, ConnectSchedule, ConnectStep};
+pub use script::crash::ScriptState;
+pub use script::draw::{Draw, Draws};
+pub use script::gate::Gate;
+pub use script::latency::LatencyDistribution;
+pub use script::route::{Matcher, Route, Scope};
+pub use script::step::{Branch, Chance, Commit, Fail, Step};
+pub use script::timeline::{Timeline, Window};
 pub use script::{ScopeKey, Script};
-pub use step::{Branch, Chance, Commit, Fail, Respond, SentResponse, Step};
-pub use tcp::ConnIds;
-pub use timeline::{Timeline, Window};
+pub use server::conn::{ConnInfo, ConnectionControl, NoReset};
+pub use server::tcp::ConnIds;

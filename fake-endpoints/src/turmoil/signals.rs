@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::conn::ConnectionControl;
+use crate::server::conn::ConnectionControl;
 
 /// What an endpoint did to a connection that turmoil's TCP did not show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use crate::draw::Draw;
-use crate::step::{Branch, Step};
+use super::draw::Draw;
+use super::step::{Branch, Step};
 
-/// What a route draws with when its configuration gives no [`Draws`]: always one half, so
-/// a step with `p` above 0.5 takes `then` and any other takes `else`.
+/// What a route draws with when its configuration gives no [`Draws`](crate::Draws): always
+/// one half, so a step with `p` above 0.5 takes `then` and any other takes `else`.
 pub(crate) struct Half;
 
 impl Draw for Half {
@@ -32,7 +32,7 @@ pub(crate) fn resolve(mut step: Arc<Step>, draw: &mut dyn Draw) -> (Arc<Step>, V
 mod tests {
     use super::*;
 
-    use crate::draw::Seq;
+    use crate::script::draw::Seq;
 
     #[test]
     fn below_p_takes_then_and_nested_choices_draw_again() {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::conn::{ConnInfo, ConnectionControl};
+use super::conn::{ConnInfo, ConnectionControl};
 use crate::endpoint::Endpoint;
 
 /// How long the accept loop waits after an error such as "too many open files" before it

@@ -2,124 +2,15 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::RETRY_AFTER;
 use http::{HeaderName, HeaderValue, StatusCode};
 
-use crate::latency::LatencyDistribution;
-use crate::retry_after::RetryAfter;
-
-/// A response as a step declares it, before the moment it is sent fixes its `Retry-After`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Respond {
-    /// The status code.
-    pub status: StatusCode,
-    /// Headers in the order they are set; a name may repeat. `http::HeaderMap` (and so hyper)
-    /// writes all values of a name together, at the position of its first occurrence.
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    /// The body, sent with a `content-length`.
-    pub body: Bytes,
-    /// A `Retry-After` header, appended after `headers` (so a step can also send a second one
-    /// through `headers`).
-    pub retry_after: Option<RetryAfter>,
-}
-
-impl Respond {
-    /// A response with `status`, no headers and an empty body.
-    pub fn new(status: StatusCode) -> Self {
-        Self {
-            status,
-            headers: Vec::new(),
-            body: Bytes::new(),
-            retry_after: None,
-        }
-    }
-
-    /// The response as sent when the virtual wall clock reads `now`.
-    pub fn render(&self, now: SystemTime) -> SentResponse {
-        let mut headers = Vec::with_capacity(self.headers.len() + 1);
-        headers.extend(self.headers.iter().cloned());
-        if let Some(retry_after) = &self.retry_after {
-            headers.push((RETRY_AFTER, retry_after.render(now)));
-        }
-        SentResponse {
-            status: self.status,
-            headers,
-            body: self.body.clone(),
-        }
-    }
-
-    /// The response rendered once in advance, or `None` when it depends on the moment it is
-    /// sent (an HTTP-date `Retry-After` is the virtual wall clock then plus an offset).
-    pub(crate) fn prerendered(&self) -> Option<Arc<SentResponse>> {
-        match self.retry_after {
-            Some(RetryAfter::HttpDate { .. }) => None,
-            // Any instant renders the same response.
-            _ => Some(Arc::new(self.render(std::time::UNIX_EPOCH))),
-        }
-    }
-}
-
-impl Default for Respond {
-    fn default() -> Self {
-        Self::new(StatusCode::OK)
-    }
-}
-
-/// A response exactly as an endpoint sends it (and as dedupe replays it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SentResponse {
-    /// The status code.
-    pub status: StatusCode,
-    /// Headers in order, `Retry-After` already rendered.
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    /// The body.
-    pub body: Bytes,
-}
-
-impl SentResponse {
-    /// The `Retry-After` header it carries, if any.
-    ///
-    /// ```
-    /// use retrylab_endpoints::Step;
-    ///
-    /// let step = Step::status(503).retry_after(2);
-    /// let sent = step.respond.render(std::time::SystemTime::UNIX_EPOCH);
-    /// assert_eq!(sent.retry_after().map(|v| v.as_bytes()), Some(&b"2"[..]));
-    /// ```
-    pub fn retry_after(&self) -> Option<&HeaderValue> {
-        self.retry_after_lines().next()
-    }
-
-    /// Every `Retry-After` field line it carries, in order: a response may repeat the
-    /// header, and a client should see that the lines disagree.
-    ///
-    /// ```
-    /// use retrylab_endpoints::Step;
-    ///
-    /// let step = Step::status(503).header("retry-after", "2").header("retry-after", "5");
-    /// let sent = step.respond.render(std::time::SystemTime::UNIX_EPOCH);
-    /// let lines: Vec<&[u8]> = sent.retry_after_lines().map(|v| v.as_bytes()).collect();
-    /// assert_eq!(lines, [&b"2"[..], &b"5"[..]]);
-    /// ```
-    pub fn retry_after_lines(&self) -> impl Iterator<Item = &HeaderValue> {
-        self.headers
-            .iter()
-            .filter(|(name, _)| name == http::header::RETRY_AFTER)
-            .map(|(_, value)| value)
-    }
-
-    /// A response with `status` and nothing else.
-    pub fn status_only(status: StatusCode) -> Self {
-        Self {
-            status,
-            headers: Vec::new(),
-            body: Bytes::new(),
-        }
-    }
-}
+use super::latency::LatencyDistribution;
+use super::trickle::Pace;
+use crate::http::response::Respond;
+use crate::http::retry_after::RetryAfter;
 
 /// A transport failure instead of (or in the middle of) a response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -437,49 +328,6 @@ impl Step {
             Commit::Never
         }
     }
-}
-
-/// The most chunks a trickled body is split into: a long trickle of a large body stays a
-/// thousand timer wake-ups, not one per byte.
-pub(crate) const MAX_TRICKLE_CHUNKS: u64 = 1000;
-
-/// How a body of `len` bytes is spread over a trickle (see [`Step::trickle`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Pace {
-    len: u64,
-    trickle_ms: u64,
-    /// How many chunks, at least 1 and at most `len` and `trickle_ms`.
-    pub(crate) chunks: u64,
-}
-
-impl Pace {
-    /// `None` when there is nothing to spread (no body, or under a millisecond).
-    pub(crate) fn new(len: usize, trickle: Duration) -> Option<Pace> {
-        let len = len as u64;
-        let trickle_ms = u64::try_from(trickle.as_millis()).unwrap_or(u64::MAX);
-        let chunks = len.min(trickle_ms).min(MAX_TRICKLE_CHUNKS);
-        (chunks > 0).then_some(Pace {
-            len,
-            trickle_ms,
-            chunks,
-        })
-    }
-
-    /// When chunk `k` (1-based) leaves, in ms after the head.
-    pub(crate) fn offset_ms(&self, k: u64) -> u64 {
-        mul_div(k, self.trickle_ms, self.chunks)
-    }
-
-    /// The body bytes of chunk `k` (1-based).
-    pub(crate) fn bytes(&self, k: u64) -> std::ops::Range<usize> {
-        let at = |k: u64| usize::try_from(mul_div(k, self.len, self.chunks)).unwrap_or(usize::MAX);
-        at(k - 1)..at(k)
-    }
-}
-
-/// `a × b / c` rounded down, without overflow (`c` > 0, `a` ≤ `c`).
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    u64::try_from(u128::from(a) * u128::from(b) / u128::from(c)).unwrap_or(u64::MAX)
 }
 
 /// Converts a header pair for the builders.

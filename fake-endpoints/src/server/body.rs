@@ -11,8 +11,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 
-use crate::conn::{ConnShared, FlushHook};
-use crate::step::Pace;
+use super::conn::{ConnShared, FlushHook};
+use crate::script::trickle::Pace;
 
 /// The chunks of a trickled body still to hand over, timed from the head.
 struct Paced {

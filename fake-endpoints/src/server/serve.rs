@@ -17,12 +17,16 @@ use hyper::service::Service;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::body::ResponseBody;
-use crate::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
-use crate::detach::RequestHead;
-use crate::endpoint::{Admission, Arrival, Endpoint, Outcome};
+use super::body::ResponseBody;
+use super::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
+use crate::endpoint::Endpoint;
+use crate::endpoint::admission::{Admission, Arrival};
+use crate::endpoint::task::Outcome;
+use crate::http::detach::RequestHead;
+use crate::http::response::SentResponse;
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
-use crate::step::{Fail, Pace, SentResponse};
+use crate::script::step::Fail;
+use crate::script::trickle::Pace;
 
 /// Files what the client sent on connection `conn_id` that no step could answer, so the run
 /// can say so.

@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::step::Step;
+use super::step::Step;
 
 /// A step and the window of time, from the start of the clock, in which it answers: the
 /// half-open `[from, until)`, so a window ending at 30 s and one starting there share no

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Method, Uri, Version, request, uri};
 
-use crate::headers::{LayoutCache, RequestHeaders};
+use super::headers::{LayoutCache, RequestHeaders};
 
 /// A received request's head as an endpoint keeps it: copies of what hyper handed over,
 /// taken as soon as it hands the request to the endpoint, so that nothing of hyper's read

@@ -38,7 +38,8 @@ use bytes::Bytes;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method, StatusCode};
 
-use crate::step::{SentResponse, Step};
+use crate::http::response::SentResponse;
+use crate::script::step::Step;
 
 /// The broker error codes that mean "throttled": `RocketMQ`'s gRPC `TOO_MANY_REQUESTS` (530
 /// in `ApsaraMQ`'s documentation, 42900 in the open-source clients) and the Remoting

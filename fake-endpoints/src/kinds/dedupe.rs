@@ -1,15 +1,120 @@
-//! Idempotency-key deduplication as a pure state machine (time is passed in).
+//! Idempotency-key deduplication: its configuration ([`Dedupe`]), and the table that applies
+//! it as a pure state machine (time is passed in).
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use http::HeaderValue;
+use http::{HeaderName, HeaderValue, StatusCode};
 
-use crate::config::Dedupe;
+use crate::http::response::{Respond, SentResponse};
 use crate::ledger::{DedupeOutcome, RequestId};
-use crate::step::{Respond, SentResponse};
+
+/// Which response a deduplicated request gets once the key has committed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Replay {
+    /// The response of the request that committed (or, if that one sent none, the first
+    /// response sent after the commit).
+    #[default]
+    FirstCommitted,
+}
+
+/// Idempotency-key deduplication, as payment APIs do it.
+///
+/// The in-flight and mismatch answers are responses, not only statuses, so an endpoint can
+/// answer as a real API does: a JSON error body, a `Retry-After` on the in-flight conflict.
+///
+/// ```
+/// use retrylab_endpoints::{secs, Dedupe, Step};
+///
+/// let dedupe = Dedupe::header("Idempotency-Key").in_flight_status(429).ttl(secs(86_400));
+/// assert_eq!(dedupe.mismatch.status.as_u16(), 422);
+/// let stripe = Dedupe::header("Idempotency-Key")
+///     .in_flight(Step::status(409).retry_after(1).body(r#"{"error":{"type":"idempotency_error"}}"#).respond);
+/// assert_eq!(stripe.in_flight.body, r#"{"error":{"type":"idempotency_error"}}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dedupe {
+    /// The request header carrying the key.
+    pub header: HeaderName,
+    /// What a later request with a committed key gets.
+    pub replay: Replay,
+    /// The answer to a request whose key is still in flight (default a bare 409).
+    pub in_flight: Respond,
+    /// The answer to a request reusing a key with a different body (default a bare 422).
+    pub mismatch: Respond,
+    /// How long a committed key is remembered; `None` = forever.
+    pub ttl: Option<Duration>,
+}
+
+impl Dedupe {
+    /// Deduplicate on `header`, with the defaults (replay first committed, 409, 422, no ttl).
+    ///
+    /// # Panics
+    /// If `header` is not a valid header name.
+    pub fn header<N>(header: N) -> Self
+    where
+        N: TryInto<HeaderName>,
+        N::Error: Debug,
+    {
+        let header = match header.try_into() {
+            Ok(name) => name,
+            Err(e) => panic!("invalid dedupe header name: {e:?}"),
+        };
+        Self {
+            header,
+            replay: Replay::FirstCommitted,
+            in_flight: Respond::new(StatusCode::CONFLICT),
+            mismatch: Respond::new(StatusCode::UNPROCESSABLE_ENTITY),
+            ttl: None,
+        }
+    }
+
+    /// Status for a request whose key is in flight.
+    ///
+    /// # Panics
+    /// If `status` is outside 100..=999.
+    pub fn in_flight_status(mut self, status: u16) -> Self {
+        self.in_flight = Respond::new(status_code(status));
+        self
+    }
+
+    /// The whole answer to a request whose key is in flight.
+    pub fn in_flight(mut self, respond: Respond) -> Self {
+        self.in_flight = respond;
+        self
+    }
+
+    /// Status for a request reusing a key with another body.
+    ///
+    /// # Panics
+    /// If `status` is outside 100..=999.
+    pub fn mismatch_status(mut self, status: u16) -> Self {
+        self.mismatch = Respond::new(status_code(status));
+        self
+    }
+
+    /// The whole answer to a request reusing a key with another body.
+    pub fn mismatch(mut self, respond: Respond) -> Self {
+        self.mismatch = respond;
+        self
+    }
+
+    /// Forget committed keys after `ttl`.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+}
+
+fn status_code(status: u16) -> StatusCode {
+    match StatusCode::from_u16(status) {
+        Ok(status) => status,
+        Err(_) => panic!("invalid HTTP status code {status}"),
+    }
+}
 
 /// What to do with a request carrying a key.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,10 +4,10 @@ use std::fmt::Debug;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::draw::Draws;
-use crate::headers::RequestHeaders;
-use crate::step::{Step, header_pair};
-use crate::timeline::Window;
+use super::draw::Draws;
+use super::step::{Step, header_pair};
+use super::timeline::Window;
+use crate::http::headers::RequestHeaders;
 
 /// Which requests share a script counter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::draw::Draw;
+use super::draw::Draw;
 
 /// A distribution a step's latency is drawn from, in milliseconds.
 ///
@@ -107,7 +107,7 @@ fn clamp_round(ms: f64, max_ms: Option<u64>) -> u64 {
 mod tests {
     use super::*;
 
-    use crate::draw::Seq;
+    use crate::script::draw::Seq;
 
     fn ms(d: Duration) -> u128 {
         d.as_millis()

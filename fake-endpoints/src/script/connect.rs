@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::script::schedule_index;
+use super::schedule_index;
 
 /// What the network does with one connection attempt (a scenario's `connect: [{ action }]`).
 #[derive(

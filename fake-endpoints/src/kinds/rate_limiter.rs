@@ -12,10 +12,10 @@ use bytes::Bytes;
 use http::header::CONTENT_TYPE;
 use http::{HeaderName, HeaderValue, StatusCode};
 
-use crate::headers::RequestHeaders;
-use crate::retry_after::RetryAfter;
-use crate::step::{Respond, SentResponse};
-use crate::wire::CLIENT_HEADER_NAME;
+use crate::http::headers::RequestHeaders;
+use crate::http::response::{Respond, SentResponse};
+use crate::http::retry_after::RetryAfter;
+use crate::http::wire::CLIENT_HEADER_NAME;
 
 /// Units of level in one token.
 const TOKEN: u64 = 1_000_000;

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::HeaderValue;
 
-use crate::date::{Civil, LONG_DAYS, MONTHS};
+use super::date::{Civil, LONG_DAYS, MONTHS};
 
 /// 9999-12-31T23:59:59Z: the last instant an HTTP-date can spell with four year digits
 /// (`httpdate` panics beyond it).

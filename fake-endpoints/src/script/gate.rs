@@ -3,7 +3,7 @@
 
 use http::request;
 
-use crate::detach::RequestHead;
+use crate::http::detach::RequestHead;
 
 /// Decides, for each request an endpoint has read completely, whether it reaches the
 /// endpoint's routes and scripts.

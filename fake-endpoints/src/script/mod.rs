@@ -1,11 +1,30 @@
-//! Script consumption: which step answers the n-th request of a scope.
+//! Scripts: what a route does for each request, and which step answers it.
+//!
+//! A route (`route`) matches requests and holds its steps (`step`), answered in order by a
+//! script (this file: which step answers the n-th request of a scope) or by the instant a
+//! request arrives (`timeline`). A random step takes a branch (`choice`) by the route's draws
+//! (`draw`), a latency can be drawn too (`latency`), and a body can be spread over time
+//! (`trickle`). Beside the routes: the connect
+//! schedule (`connect`), the gate in front of the scripts (`gate`), and what a crash does to
+//! the scripts (`crash`).
+
+pub(crate) mod choice;
+pub(crate) mod connect;
+pub(crate) mod crash;
+pub(crate) mod draw;
+pub(crate) mod gate;
+pub(crate) mod latency;
+pub(crate) mod route;
+pub(crate) mod step;
+pub(crate) mod timeline;
+pub(crate) mod trickle;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use http::HeaderValue;
 
-use crate::step::Step;
+use step::Step;
 
 /// The counter a request consumes, derived from the route's [`Scope`](crate::Scope).
 /// A request missing the client or key header counts under `None`.

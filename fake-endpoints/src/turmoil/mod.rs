@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use crate::clock::VirtualClock;
 use crate::config::EndpointConfig;
-use crate::conn::{ConnInfo, ConnectionControl, NoReset};
-use crate::connect::ConnectAction;
-use crate::crash::ScriptState;
 use crate::endpoint::Endpoint;
-use crate::tcp::ConnIds;
+use crate::script::connect::ConnectAction;
+use crate::script::crash::ScriptState;
+use crate::server::conn::{ConnInfo, ConnectionControl, NoReset};
+use crate::server::tcp::ConnIds;
 
 mod signals;
 

@@ -51,6 +51,11 @@ pub use model::bounds::{
     MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
     MAX_TOLERANCE, MAX_WALL,
 };
+pub use model::checks::{
+    AmplificationSpec, AtMostSpec, ConsumerSpec, EffectsSpec, HeaderCheckSpec, IdempotentBy,
+    InvalidRetryAfter, JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec,
+    RetryAfterHonour, RetryWavesSpec, StopReason,
+};
 pub use model::client::{
     AwsJitter, AwsParams, AwsSdk, ClientSpec, DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams,
     GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
@@ -59,17 +64,14 @@ pub use model::client::{
     ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy,
     SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
 };
+pub use model::connection::{ConnectAction, ConnectStepSpec, KeepAliveSpec};
+pub use model::dedupe::{DedupeAnswerSpec, DedupeReplay, DedupeSpec};
 pub use model::duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
 pub(crate) use model::endpoint::millitokens;
 pub use model::endpoint::{
-    ConnectAction, ConnectStepSpec, DedupeAnswerSpec, DedupeReplay, DedupeSpec, EndpointKind,
-    EndpointSpec, KeepAliveSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
+    EndpointKind, EndpointSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
 };
-pub use model::expect::{
-    AmplificationSpec, AtMostSpec, ConsumerSpec, EffectsSpec, Expectations, HeaderCheckSpec,
-    IdempotentBy, InvalidRetryAfter, JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec,
-    RetryAfterHonour, RetryWavesSpec, StopReason,
-};
+pub use model::expect::Expectations;
 pub use model::headers::HeadersSpec;
 pub use model::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 pub use model::limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};

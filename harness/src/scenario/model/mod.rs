@@ -6,7 +6,10 @@
 //! validation and the run must agree on: the run's limits, the epoch, the HTTP values.
 
 pub(crate) mod bounds;
+pub(crate) mod checks;
 pub(crate) mod client;
+pub(crate) mod connection;
+pub(crate) mod dedupe;
 pub(crate) mod duration;
 pub(crate) mod endpoint;
 pub(crate) mod epoch;

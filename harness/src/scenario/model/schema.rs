@@ -8,8 +8,9 @@ use schemars::r#gen::SchemaGenerator;
 use schemars::schema::Schema;
 use serde_json::json;
 
+use super::dedupe::DedupeAnswerSpec;
 use super::duration::{DurationOrNone, Millis, OffsetMillis};
-use super::endpoint::{DedupeAnswerSpec, ThrottlePreset, WhenEmptySpec};
+use super::endpoint::{ThrottlePreset, WhenEmptySpec};
 use super::headers::HeadersSpec;
 use super::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 use super::step::{AfterBytes, RetryAfterSpec};

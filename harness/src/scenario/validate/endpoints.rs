@@ -6,10 +6,10 @@ use super::steps::script_view;
 use crate::scenario::model::bounds::{
     MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_RATE, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
+use crate::scenario::model::connection::ConnectAction;
+use crate::scenario::model::dedupe::DedupeAnswerSpec;
 use crate::scenario::model::duration::DurationOrNone;
-use crate::scenario::model::endpoint::{
-    ConnectAction, DedupeAnswerSpec, EndpointKind, EndpointSpec, ScriptScope, millitokens,
-};
+use crate::scenario::model::endpoint::{EndpointKind, EndpointSpec, ScriptScope, millitokens};
 use crate::scenario::model::turmoil::BackendKind;
 use crate::scenario::yaml::locations::{index, join};
 

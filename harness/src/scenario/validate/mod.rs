@@ -15,6 +15,7 @@ mod headers;
 mod latency;
 mod network;
 mod operation;
+mod reachable;
 mod run_size;
 mod search;
 mod steps;

@@ -92,7 +92,7 @@ fn attempts_u32(n: u64) -> u32 {
 }
 
 fn calls() {
-    let most = retrylab::scenario::MAX_ATTEMPTS;
+    let most = retrylab::internals::MAX_ATTEMPTS;
     let before = peak_rss();
     let (one, long) = run(&scenario(1, attempts_u32(most)));
     let attempts = long.trace().attempts.len() as u64;

@@ -326,10 +326,7 @@
 //!
 //! # Stability
 //!
-//! The crate root, the [`prelude`], and the modules [`scenario`], [`env`](mod@env),
-//! [`policy`] and [`suite`] are the stable API. [`trace`], [`client`] and [`rng`] are
-//! documented for inspecting runs and building on the harness, but may change in minor
-//! versions: pin the version if you depend on them.
+#![doc = include_str!("../docs/stability.md")]
 //!
 //! # Read more
 //!
@@ -347,6 +344,7 @@ pub mod client;
 #[cfg(feature = "diagnostics")]
 pub mod diagnostic;
 pub mod env;
+pub mod internals;
 pub mod overrides;
 #[cfg(feature = "plot")]
 pub mod plot;

@@ -17,7 +17,7 @@
 //! verdict carries it.
 //!
 //! `PROPTEST_CASES` is read the same way, as a whole number from 1 to 100,000
-//! ([`MAX_SEARCH_CASES`](crate::scenario::MAX_SEARCH_CASES)); anything else is an error
+//! ([`MAX_SEARCH_CASES`](crate::internals::MAX_SEARCH_CASES)); anything else is an error
 //! naming the variable and its value, which a search reports before trying any case.
 //!
 //! insta's own variables (`INSTA_UPDATE`, ...) apply to snapshots as insta documents them.
@@ -128,7 +128,7 @@ impl fmt::Display for CasesOverrideError {
             "{CASES_VAR}=\"{}\": not a count of cases, expected a whole number from 1 to {} \
              in decimal digits, such as {CASES_VAR}=256",
             crate::scenario::visible(&self.value),
-            crate::scenario::MAX_SEARCH_CASES
+            crate::internals::MAX_SEARCH_CASES
         )
     }
 }
@@ -137,7 +137,7 @@ impl std::error::Error for CasesOverrideError {}
 
 /// The cases `PROPTEST_CASES` sets for every property search: `Ok(None)` when it is unset
 /// or empty, an error naming the value when it is not a count from 1 to
-/// [`MAX_SEARCH_CASES`](crate::scenario::MAX_SEARCH_CASES).
+/// [`MAX_SEARCH_CASES`](crate::internals::MAX_SEARCH_CASES).
 ///
 /// ```
 /// // Tests run with the variable unset.
@@ -155,7 +155,7 @@ fn parse_cases(value: &OsStr) -> Result<Option<u32>, CasesOverrideError> {
     let lossy = || CasesOverrideError::new(value.to_string_lossy());
     match parse_seed(value) {
         Ok(None) => Ok(None),
-        Ok(Some(n)) if (1..=u64::from(crate::scenario::MAX_SEARCH_CASES)).contains(&n) => {
+        Ok(Some(n)) if (1..=u64::from(crate::internals::MAX_SEARCH_CASES)).contains(&n) => {
             u32::try_from(n).map(Some).map_err(|_| lossy())
         }
         Ok(Some(_)) | Err(_) => Err(lossy()),

@@ -47,7 +47,8 @@ enum Registered {
     Unavailable(String),
 }
 
-/// Clients written in Rust that scenarios name with `client: { custom: <name> }`.
+/// Clients written in Rust that scenarios name with `client: { custom: <name> }`. `Send` and
+/// `Sync`: one registry serves every test thread.
 ///
 /// ```
 /// use retrylab::suite::Clients;
@@ -249,6 +250,9 @@ impl Clients {
 
 /// Builds the tests for every scenario under `dir` and runs them with libtest-mimic's
 /// command line (what [`scenario_main!`](crate::scenario_main) expands to).
+// Plumbing of the macro, public only because a macro expands in the user's crate: hidden
+// from the docs, outside the stability promise.
+#[doc(hidden)]
 pub fn main(dir: &Path, clients: Clients) -> ! {
     let args = Arguments::from_args();
     let trials = trials(dir, clients);
@@ -264,6 +268,8 @@ pub fn main(dir: &Path, clients: Clients) -> ! {
 /// assert!(tests.iter().any(|t| t.name() == "http/5xx-burst-then-success"));
 /// assert!(tests.iter().any(|t| t.name() == "policies/full-jitter-100-attempts@seed-3"));
 /// ```
+// What `main` runs, for a harness of one's own on libtest-mimic: hidden with it.
+#[doc(hidden)]
 pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
     let files = match scan(dir) {
         Ok(scan) => {
@@ -415,12 +421,8 @@ fn run_one(scenario: &Scenario, seed: u64, clients: &Clients, repro: &str) -> Re
     })
 }
 
-/// The cases one test of a search tries, at most: a search of more cases is split into
-/// shards, one test each, so that `cargo nextest run --partition` spreads it.
-#[cfg(feature = "search")]
-pub const SHARD_CASES: u32 = 64;
-
-/// The tests of a file with a `search:` block: one per shard of [`SHARD_CASES`] cases, or a
+/// The tests of a file with a `search:` block: one per shard of
+/// [`SHARD_CASES`](crate::internals::SHARD_CASES) cases, or a
 /// single one for a search that `must_fail` (a shard that finds nothing cannot know whether
 /// another found the failure).
 #[cfg(feature = "search")]
@@ -442,7 +444,7 @@ fn search_trials(
         }
     };
     let shards = if scenario.must_fail.is_empty() {
-        cases.div_ceil(SHARD_CASES).max(1)
+        cases.div_ceil(crate::internals::SHARD_CASES).max(1)
     } else {
         1
     };

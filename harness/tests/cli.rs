@@ -289,7 +289,7 @@ fn a_path_that_cannot_be_read_says_what_it_is() {
     symlink("missing.yaml", dir.join("gone.yaml")).expect("a dangling link");
     let big = std::fs::File::create(dir.join("big.yaml")).expect("a file");
     // Sparse: no 16 MiB are written.
-    big.set_len(retrylab::scenario::MAX_FILE_BYTES + 1)
+    big.set_len(retrylab::internals::MAX_FILE_BYTES + 1)
         .expect("a large file");
     let mut cases = vec![
         (

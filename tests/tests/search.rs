@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use retrylab::prelude::*;
-use retrylab::search::{Invariants, Outcome, SearchConfig, Shard, Space};
+use retrylab::search::{Invariants, SearchConfig, SearchOutcome, Shard, Space};
 use retrylab_tests::clients::planted;
 
 fn base() -> Scenario {
@@ -33,7 +33,7 @@ fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("retrylab-search-{}-{name}", std::process::id()))
 }
 
-fn defect(seed: u64, shard: Shard) -> Outcome {
+fn defect(seed: u64, shard: Shard) -> SearchOutcome {
     retrylab::search(config(seed).shard(shard))
         .run(planted::off_by_one, &invariants())
         .unwrap()

@@ -308,7 +308,7 @@ fn warnings_are_reported_up_to_a_limit_then_counted() {
         &format!("outcomes: [ {outcomes} ]"),
     );
     let warnings = warnings(&s);
-    assert_eq!(warnings.len(), retrylab::scenario::MAX_REPORTED_ERRORS + 1);
+    assert_eq!(warnings.len(), retrylab::internals::MAX_REPORTED_ERRORS + 1);
     assert!(
         warnings[49].starts_with("w.yaml:8:") && warnings[49].contains("call 49 cannot"),
         "{}",

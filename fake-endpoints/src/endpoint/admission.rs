@@ -26,7 +26,7 @@ use super::commit::EffectCtx;
 use super::route_state::Planned;
 #[cfg(feature = "wiremock")]
 use super::task::record_outcome;
-use super::task::{Outcome, Reply, StepPlan, finish_step};
+use super::task::{Answer, Reply, StepPlan, finish_step};
 use super::{Endpoint, State};
 
 /// A request read completely from a connection.
@@ -53,9 +53,9 @@ pub(crate) enum Admission {
     /// Now (404, dedupe rejections and replays).
     Ready(Arc<SentResponse>),
     /// Now, by a step that had nothing to wait for ([`Endpoint::admit`] says which).
-    Done(Outcome),
+    Done(Answer),
     /// By a detached step task.
-    Pending(oneshot::Receiver<Outcome>),
+    Pending(oneshot::Receiver<Answer>),
 }
 
 /// A request going through admission, as each of its stages reads it.
@@ -140,7 +140,7 @@ impl Endpoint {
         let (id, plan) = self.plan(arrival)?;
         match plan {
             Plan::Ready(response) => {
-                let outcome = Outcome::Respond(Arc::clone(&response), Duration::ZERO);
+                let outcome = Answer::Respond(Arc::clone(&response), Duration::ZERO);
                 record_outcome(&self.inner, id, conn_id, &outcome);
                 Some((response, Duration::ZERO))
             }

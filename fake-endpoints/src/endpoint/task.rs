@@ -19,7 +19,7 @@ use super::commit::EffectCtx;
 use super::{Endpoint, Inner};
 
 /// What a step task hands to its connection.
-pub(crate) enum Outcome {
+pub(crate) enum Answer {
     /// The response, and the time its body is spread over ([`Step::trickle`]).
     Respond(Arc<SentResponse>, Duration),
     /// The response, the failure that cuts it, and its trickle.
@@ -30,7 +30,7 @@ pub(crate) enum Outcome {
 /// Where a step task's outcome goes.
 pub(super) enum Reply {
     /// To the connection serving the request, which sends it and records the response.
-    Connection(oneshot::Sender<Outcome>),
+    Connection(oneshot::Sender<Answer>),
     /// Nowhere: the server already holds the response and sends it when the latency ends (a
     /// wiremock responder), so the task records it, on connection `conn_id`.
     #[cfg(feature = "wiremock")]
@@ -148,16 +148,16 @@ pub(super) fn finish_step(
     rendered: Option<Arc<SentResponse>>,
     ctx: &EffectCtx,
     life: u64,
-) -> Option<Outcome> {
+) -> Option<Answer> {
     let inner = &*endpoint.inner;
     let render =
         || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock().now_system())));
     let outcome = match step.fail {
-        None => Outcome::Respond(render(), step.trickle),
+        None => Answer::Respond(render(), step.trickle),
         Some(fail) if fail.after_bytes().is_some() => {
-            Outcome::Truncate(render(), fail, step.trickle)
+            Answer::Truncate(render(), fail, step.trickle)
         }
-        Some(fail) => Outcome::Fail(fail),
+        Some(fail) => Answer::Fail(fail),
     };
     let mut state = endpoint.lock();
     if inner.lives.current() != life {
@@ -169,10 +169,10 @@ pub(super) fn finish_step(
     };
     // A broker acknowledges a stored send with the id it gave the message, known only now.
     let outcome = match outcome {
-        Outcome::Respond(response, trickle) if inner.broker.is_some() => {
+        Answer::Respond(response, trickle) if inner.broker.is_some() => {
             match broker::acknowledgement(&response, stored.as_deref()) {
-                Some(ack) => Outcome::Respond(Arc::new(ack), trickle),
-                None => Outcome::Respond(response, trickle),
+                Some(ack) => Answer::Respond(Arc::new(ack), trickle),
+                None => Answer::Respond(response, trickle),
             }
         }
         outcome => outcome,
@@ -181,11 +181,11 @@ pub(super) fn finish_step(
     // flight.
     if let (Some(table), Some(key)) = (&mut state.dedupe, &ctx.dedupe_key) {
         match &outcome {
-            Outcome::Respond(response, _) | Outcome::Truncate(response, _, _) => {
+            Answer::Respond(response, _) | Answer::Truncate(response, _, _) => {
                 table.finish(key, ctx.request, Some(Arc::clone(response)));
             }
-            Outcome::Fail(Fail::Hang) => {}
-            Outcome::Fail(_) => table.finish(key, ctx.request, None),
+            Answer::Fail(Fail::Hang) => {}
+            Answer::Fail(_) => table.finish(key, ctx.request, None),
         }
     }
     Some(outcome)
@@ -201,22 +201,22 @@ fn step_done(inner: &Inner) {
 /// Records how a request ended, for a server that reports neither its connection's bytes nor
 /// their flush (a wiremock responder): byte ranges stay empty and `end_ms` unknown.
 #[cfg(feature = "wiremock")]
-pub(super) fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Outcome) {
+pub(super) fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, outcome: &Answer) {
     let (outcome, retry_after) = match outcome {
-        Outcome::Respond(response, _) => (
+        Answer::Respond(response, _) => (
             ResponseOutcome::Sent {
                 status: response.status,
             },
             response.retry_after_lines().cloned().collect(),
         ),
-        Outcome::Truncate(response, fail, _) => (
+        Answer::Truncate(response, fail, _) => (
             ResponseOutcome::Truncated {
                 status: response.status,
                 fail: *fail,
             },
             response.retry_after_lines().cloned().collect(),
         ),
-        Outcome::Fail(fail) => (ResponseOutcome::Failed(*fail), Vec::new()),
+        Answer::Fail(fail) => (ResponseOutcome::Failed(*fail), Vec::new()),
     };
     inner.ledger.push_response(ResponseRecord {
         request,

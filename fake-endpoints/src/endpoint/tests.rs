@@ -8,7 +8,7 @@ use http::StatusCode;
 
 use super::Endpoint;
 use super::admission::{Admission, Arrival};
-use super::task::Outcome;
+use super::task::Answer;
 use crate::{
     ConnectAction, ConnectRecord, ConnectStep, EndpointConfig, Ledger, ScriptState, Step,
     VirtualClock,
@@ -84,7 +84,7 @@ async fn a_crashed_endpoint_admits_nothing_until_it_restarts() {
     assert!(endpoint.admit(arrival(1)).is_none());
     endpoint.restart(ScriptState::Keep);
     // The script's first step is still there for the first request admitted.
-    let Some((_, Admission::Done(Outcome::Respond(response, _)))) = endpoint.admit(arrival(2))
+    let Some((_, Admission::Done(Answer::Respond(response, _)))) = endpoint.admit(arrival(2))
     else {
         panic!("not answered at once with a response");
     };

@@ -21,7 +21,7 @@ use super::body::ResponseBody;
 use super::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
 use crate::endpoint::Endpoint;
 use crate::endpoint::admission::{Admission, Arrival};
-use crate::endpoint::task::Outcome;
+use crate::endpoint::task::Answer;
 use crate::http::detach::RequestHead;
 use crate::http::response::SentResponse;
 use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
@@ -271,7 +271,7 @@ async fn handle(
         armed: true,
     };
     let outcome = match admission {
-        Admission::Ready(response) => Outcome::Respond(response, Duration::ZERO),
+        Admission::Ready(response) => Answer::Respond(response, Duration::ZERO),
         Admission::Done(outcome) => outcome,
         Admission::Pending(rx) => match rx.await {
             Ok(outcome) => outcome,
@@ -287,13 +287,13 @@ async fn handle(
         .max_requests
         .is_some_and(|max| seq >= max);
     match outcome {
-        Outcome::Respond(response, trickle) => {
+        Answer::Respond(response, trickle) => {
             Ok(respond(&conn, id, &response, None, trickle, close))
         }
-        Outcome::Truncate(response, fail, trickle) => {
+        Answer::Truncate(response, fail, trickle) => {
             Ok(respond(&conn, id, &response, Some(fail), trickle, close))
         }
-        Outcome::Fail(fail) => {
+        Answer::Fail(fail) => {
             let written = conn.written();
             conn.ledger.push_response(ResponseRecord {
                 request: id,

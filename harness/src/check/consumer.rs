@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::messages::{listed, sends};
+use super::broker_messages::{listed, sends};
 use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ConsumerSpec, IdempotentBy};

@@ -3,7 +3,7 @@
 //! without a key cannot be told from a second send of the same message: that is the
 //! producer that retries a timed-out send without a key.
 
-use super::messages::{Callers, Identity, groups, listed, named};
+use super::broker_messages::{Callers, Identity, groups, listed, named};
 use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 

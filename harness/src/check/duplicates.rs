@@ -4,7 +4,7 @@
 //! A keyless message that no call can be found for fails the check: whether it repeats
 //! another cannot be told, and passing over it could hide a duplicate.
 
-use super::messages::{Callers, Identity, groups, listed, sends};
+use super::broker_messages::{Callers, Identity, groups, listed, sends};
 use super::{Ctx, verdict_on};
 use crate::report::{Finding, Verdict};
 use crate::scenario::AtMostSpec;

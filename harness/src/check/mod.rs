@@ -5,6 +5,7 @@
 
 mod amplification;
 mod attempts;
+mod broker_messages;
 pub(crate) mod bypass;
 mod conforms;
 mod consumer;
@@ -19,7 +20,6 @@ mod jitter;
 mod late;
 mod marker;
 mod max_rate;
-mod messages;
 mod not_retried;
 mod outcome;
 mod requests;

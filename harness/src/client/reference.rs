@@ -11,6 +11,7 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 
 use crate::Env;
+use crate::env::{HttpClient, Operation};
 use crate::policy::{
     AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
     StopReason,
@@ -131,133 +132,25 @@ impl ReferenceClient {
         let http = env.http_client();
         let operation = env.operation();
         let clock = *env.clock();
-        let (client_history, first_start) = {
-            let mut state = self.state();
-            let history = ClientHistory {
-                client_index: env.client_index(),
-                call_index: state.calls,
-                attempts_before: state.attempts,
-            };
-            state.calls = state.calls.saturating_add(1);
-            // A rate limit spanning the client's calls may hold back the first attempt; the
-            // start is reserved at once, so a call beginning beside this one waits its turn.
-            let now = clock.now_ms();
-            let wait = state.policy.wait_before_call(now);
-            let start = now.saturating_add(wait.as_millis() as u64);
-            state.policy.reserve_call(start);
-            (history, start)
-        };
+        let (client_history, first_start) = self.begin_call(env);
         if first_start > clock.now_ms() {
             tokio::time::sleep_until(clock.start + Duration::from_millis(first_start)).await;
         }
         let mut previous: Vec<AttemptView> = Vec::new();
         loop {
             let n = previous.len() as u32 + 1;
-            let mut request = operation.request();
-            // The policy's say on the attempt, read in one step: its headers, and the bound
-            // it sets on the attempt's time (gRPC's connect deadline).
-            let (headers, policy_timeout) = {
-                let state = self.state();
-                (
-                    state.policy.request_headers(n),
-                    state.policy.attempt_timeout(&client_history, n),
-                )
-            };
-            for (name, value) in headers {
-                request.headers_mut().insert(name, value);
-            }
-            let (id, sending) = http.send(request);
-            let attempt = async {
-                let response = sending.await.map_err(|e| transport_kind(&e))?;
-                let status = response.status().as_u16();
-                let (parts, body) = response.into_parts();
-                // Reading the body ends the attempt; a body that breaks is a transport error,
-                // whatever the status of the head before it.
-                let body = body
-                    .collect()
-                    .await
-                    .map_err(|e| transport_kind(&e))?
-                    .to_bytes();
-                Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers, body))
-            };
-            // The policy may bound its attempts itself (gRPC's connect deadline); the
-            // shorter of that and the scenario's `attempt_timeout` applies.
-            let timeout = match (self.attempt_timeout, policy_timeout) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let result = match timeout {
-                Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
-                None => Some(attempt.await),
-            };
-            // No id: the request was no attempt of the run (it outlived its run).
-            let recorded = id.and_then(|id| http.recorded(id));
-            let (start_ms, head_ms, end_ms, traced) = match recorded {
-                Some(a) => (
-                    a.start_ms,
-                    a.head_ms,
-                    a.end_ms.unwrap_or_else(|| clock.now_ms()),
-                    a.outcome,
-                ),
-                None => (
-                    clock.now_ms(),
-                    None,
-                    clock.now_ms(),
-                    AttemptOutcome::Unfinished,
-                ),
-            };
-            let (outcome, headers, body) = match result {
-                None => (Observed::Timeout, None, None),
-                Some(Ok((status, headers, body))) => {
-                    (Observed::Status(status), Some(headers), Some(body))
-                }
-                Some(Err(kind)) => {
-                    let observed = match traced.observed() {
-                        // The head arrived, then the body broke.
-                        Some(Observed::Status(_)) | None => {
-                            Observed::Transport(kind.unwrap_or(std::io::ErrorKind::UnexpectedEof))
-                        }
-                        Some(observed) => observed,
-                    };
-                    (observed, None, None)
-                }
-            };
-            let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
-            let at = head_ms.unwrap_or(end_ms);
-            view = view.with_system_ms(clock.epoch_unix_ms as i64 + at as i64);
-            if let Some(headers) = &headers {
-                if let Some(value) = RetryAfterValue::from_headers(headers) {
-                    view = view.with_retry_after(value);
-                }
-                for (name, value) in headers {
-                    view =
-                        view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
-                }
-            }
+            let made = self
+                .attempt(env, &http, &operation, n, &client_history)
+                .await;
+            let Made {
+                id,
+                mut view,
+                outcome,
+                body,
+            } = made;
             let history = CallHistory::new(&previous, &client_history);
-            // One step under the client's lock: the attempt is classified, decided and
-            // counted, and the state shown beside the decision is the state it left.
-            let (decision, shown, wait_after_stop) = {
-                let mut state = self.state();
-                let state = &mut *state;
-                if let (Observed::Status(status), Some(body)) = (outcome, &body) {
-                    if let Some(code) = state.policy.error_code(status, &view.headers, body) {
-                        view = view.with_error_code(&code);
-                    }
-                }
-                state.attempts = state.attempts.saturating_add(1);
-                let rng = state.rng.get_or_insert_with(|| {
-                    let label = format!("client/{}/jitter", env.client_index());
-                    Stream::new(env.seed_value(), &label)
-                });
-                let decision = state.policy.decide(&view, &history, rng);
-                let shown = state.policy.describe_state();
-                let wait = match decision {
-                    Decision::Stop(_) => state.policy.wait_after_stop(),
-                    Decision::Retry { .. } => Duration::ZERO,
-                };
-                (decision, shown, wait)
-            };
+            let (decision, shown, wait_after_stop) =
+                self.decide(env, &mut view, outcome, body.as_ref(), &history);
             let kind = match &decision {
                 Decision::Retry {
                     delay,
@@ -286,18 +179,7 @@ impl ReferenceClient {
                     };
                 }
                 Decision::Stop(reason) => {
-                    // A message given up on goes to the scenario's dead-letter endpoint, when
-                    // it has one (SNS's redrive policy; for other policies, the local
-                    // dead-letter store the application is advised to keep).
-                    if let Some(url) = env.dead_letter_url() {
-                        let mut message = operation.request();
-                        *message.method_mut() = http::Method::POST;
-                        if let Ok(uri) = url.parse() {
-                            *message.uri_mut() = uri;
-                            // The hand-off's own failure does not change the call's.
-                            let _ = http.hand_off(message).await;
-                        }
-                    }
+                    hand_off_to_dead_letters(env, &http, &operation).await;
                     return Err(CallError {
                         reason,
                         last: outcome.noun(),
@@ -316,6 +198,179 @@ impl ReferenceClient {
                     tokio::time::sleep_until(clock.start + Duration::from_millis(next_start)).await;
                 }
             }
+        }
+    }
+
+    /// Counts a call in the client's history, and reserves the start of its first attempt:
+    /// a rate limit spanning the client's calls may hold it back, and a call beginning beside
+    /// this one waits its turn.
+    fn begin_call(&self, env: &Env) -> (ClientHistory, u64) {
+        let mut state = self.state();
+        let history = ClientHistory {
+            client_index: env.client_index(),
+            call_index: state.calls,
+            attempts_before: state.attempts,
+        };
+        state.calls = state.calls.saturating_add(1);
+        let now = env.clock().now_ms();
+        let wait = state.policy.wait_before_call(now);
+        let start = now.saturating_add(wait.as_millis() as u64);
+        state.policy.reserve_call(start);
+        (history, start)
+    }
+
+    /// Makes attempt `n`: sends the operation with the policy's headers, bounded by the
+    /// shorter of the policy's and the scenario's attempt timeout, reads the answer to its
+    /// end, and describes it as the policy sees it.
+    async fn attempt(
+        &self,
+        env: &Env,
+        http: &HttpClient,
+        operation: &Operation,
+        n: u32,
+        client_history: &ClientHistory,
+    ) -> Made {
+        let clock = *env.clock();
+        let mut request = operation.request();
+        // The policy's say on the attempt, read in one step: its headers, and the bound it
+        // sets on the attempt's time (gRPC's connect deadline).
+        let (headers, policy_timeout) = {
+            let state = self.state();
+            (
+                state.policy.request_headers(n),
+                state.policy.attempt_timeout(client_history, n),
+            )
+        };
+        for (name, value) in headers {
+            request.headers_mut().insert(name, value);
+        }
+        let (id, sending) = http.send(request);
+        let attempt = async {
+            let response = sending.await.map_err(|e| transport_kind(&e))?;
+            let status = response.status().as_u16();
+            let (parts, body) = response.into_parts();
+            // Reading the body ends the attempt; a body that breaks is a transport error,
+            // whatever the status of the head before it.
+            let body = body
+                .collect()
+                .await
+                .map_err(|e| transport_kind(&e))?
+                .to_bytes();
+            Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers, body))
+        };
+        // The policy may bound its attempts itself (gRPC's connect deadline); the shorter of
+        // that and the scenario's `attempt_timeout` applies.
+        let timeout = match (self.attempt_timeout, policy_timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let result = match timeout {
+            Some(timeout) => tokio::time::timeout(timeout, attempt).await.ok(),
+            None => Some(attempt.await),
+        };
+        // No id: the request was no attempt of the run (it outlived its run).
+        let recorded = id.and_then(|id| http.recorded(id));
+        let (start_ms, head_ms, end_ms, traced) = match recorded {
+            Some(a) => (
+                a.start_ms,
+                a.head_ms,
+                a.end_ms.unwrap_or_else(|| clock.now_ms()),
+                a.outcome,
+            ),
+            None => (
+                clock.now_ms(),
+                None,
+                clock.now_ms(),
+                AttemptOutcome::Unfinished,
+            ),
+        };
+        let (outcome, headers, body) = match result {
+            None => (Observed::Timeout, None, None),
+            Some(Ok((status, headers, body))) => {
+                (Observed::Status(status), Some(headers), Some(body))
+            }
+            Some(Err(kind)) => {
+                let observed = match traced.observed() {
+                    // The head arrived, then the body broke.
+                    Some(Observed::Status(_)) | None => {
+                        Observed::Transport(kind.unwrap_or(std::io::ErrorKind::UnexpectedEof))
+                    }
+                    Some(observed) => observed,
+                };
+                (observed, None, None)
+            }
+        };
+        let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
+        let at = head_ms.unwrap_or(end_ms);
+        view = view.with_system_ms(clock.epoch_unix_ms as i64 + at as i64);
+        if let Some(headers) = &headers {
+            if let Some(value) = RetryAfterValue::from_headers(headers) {
+                view = view.with_retry_after(value);
+            }
+            for (name, value) in headers {
+                view = view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+            }
+        }
+        Made {
+            id,
+            view,
+            outcome,
+            body,
+        }
+    }
+
+    /// One step under the client's lock: the attempt is classified, decided and counted, and
+    /// the state shown beside the decision is the state it left. Returns the decision, that
+    /// state, and how long the policy waits before the call fails when it stops.
+    fn decide(
+        &self,
+        env: &Env,
+        view: &mut AttemptView,
+        outcome: Observed,
+        body: Option<&bytes::Bytes>,
+        history: &CallHistory<'_>,
+    ) -> (Decision, Option<String>, Duration) {
+        let mut state = self.state();
+        let state = &mut *state;
+        if let (Observed::Status(status), Some(body)) = (outcome, body) {
+            if let Some(code) = state.policy.error_code(status, &view.headers, body) {
+                view.error_code = Some(code);
+            }
+        }
+        state.attempts = state.attempts.saturating_add(1);
+        let rng = state.rng.get_or_insert_with(|| {
+            let label = format!("client/{}/jitter", env.client_index());
+            Stream::new(env.seed_value(), &label)
+        });
+        let decision = state.policy.decide(view, history, rng);
+        let shown = state.policy.describe_state();
+        let wait = match decision {
+            Decision::Stop(_) => state.policy.wait_after_stop(),
+            Decision::Retry { .. } => Duration::ZERO,
+        };
+        (decision, shown, wait)
+    }
+}
+
+/// An attempt made: its id in the trace (none for a request that outlived its run), what
+/// the policy sees of it, and its body, which a policy may read an error code from.
+struct Made {
+    id: Option<u32>,
+    view: AttemptView,
+    outcome: Observed,
+    body: Option<bytes::Bytes>,
+}
+
+/// A message given up on goes to the scenario's dead-letter endpoint, when it has one (SNS's
+/// redrive policy; for other policies, the local dead-letter store the application is advised
+/// to keep). The hand-off's own failure does not change the call's.
+async fn hand_off_to_dead_letters(env: &Env, http: &HttpClient, operation: &Operation) {
+    if let Some(url) = env.dead_letter_url() {
+        let mut message = operation.request();
+        *message.method_mut() = http::Method::POST;
+        if let Ok(uri) = url.parse() {
+            *message.uri_mut() = uri;
+            let _ = http.hand_off(message).await;
         }
     }
 }

@@ -90,7 +90,7 @@ pub fn render(errors: &ScenarioErrors, source: &str, style: &Style) -> String {
 }
 
 /// The text of the scenario file at `path`, for [`render`]'s snippets: at most
-/// [`MAX_FILE_BYTES`](crate::scenario::MAX_FILE_BYTES) bytes (what loading reads), invalid
+/// [`MAX_FILE_BYTES`](crate::internals::MAX_FILE_BYTES) bytes (what loading reads), invalid
 /// UTF-8 replaced. Empty when it cannot be read: the errors are then drawn with their
 /// positions but without snippets, and still all said ([`render`] shows it in use).
 ///
@@ -101,7 +101,7 @@ pub fn render(errors: &ScenarioErrors, source: &str, style: &Style) -> String {
 pub fn source_of(path: &std::path::Path) -> String {
     use std::io::Read as _;
     let mut bytes = Vec::new();
-    let limit = crate::scenario::MAX_FILE_BYTES;
+    let limit = crate::internals::MAX_FILE_BYTES;
     let read = std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes));
     match read {
         Ok(_) => String::from_utf8_lossy(&bytes).into_owned(),

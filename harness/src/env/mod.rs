@@ -84,7 +84,8 @@ impl ClientInstance {
 }
 
 /// What the client under test receives: URLs, an HTTP client and a connector on the simulated
-/// network, the operation to perform, virtual clocks and seeded randomness.
+/// network, the operation to perform, virtual clocks and seeded randomness. `Send` and `Sync`,
+/// and cheap to clone: move it into a task the client spawns.
 ///
 /// ```
 /// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};

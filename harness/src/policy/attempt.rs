@@ -6,9 +6,9 @@ use std::io;
 use super::Anchor;
 use super::retry_after::{NotBefore, RetryAfterValue};
 
-/// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: 2026-01-01T00:00:00Z
-/// in Unix milliseconds (docs/architecture.md#attempts-time-and-ordering).
-pub const DEFAULT_EPOCH_UNIX_MS: i64 = 1_767_225_600_000;
+/// The virtual wall clock at instant 0 when a scenario sets no `epoch:`: the endpoints' own
+/// constant, so that the policies and the endpoints read one clock.
+pub use retrylab_endpoints::DEFAULT_EPOCH_UNIX_MS;
 
 /// What an attempt came to, as far as a retry policy cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl AttemptView {
     /// use retrylab::policy::{AttemptView, Observed};
     ///
     /// let a = AttemptView::new(1, Observed::Status(503), 0, Some(10), 12);
-    /// assert_eq!(a.now_system_ms, retrylab::policy::DEFAULT_EPOCH_UNIX_MS + 10);
+    /// assert_eq!(a.now_system_ms, 1_767_225_600_010); // 2026-01-01T00:00:00.010Z
     /// ```
     pub fn new(
         n: u32,
@@ -95,7 +95,8 @@ impl AttemptView {
             head_ms,
             end_ms,
             retry_after: None,
-            now_system_ms: DEFAULT_EPOCH_UNIX_MS.saturating_add(i64::try_from(at).unwrap_or(0)),
+            now_system_ms: i64::try_from(DEFAULT_EPOCH_UNIX_MS.saturating_add(at))
+                .unwrap_or(i64::MAX),
             headers: Vec::new(),
             error_code: None,
         }

@@ -187,6 +187,9 @@ mod tests {
     use super::*;
     use crate::policy::attempt::{AttemptView, DEFAULT_EPOCH_UNIX_MS, Observed, retry_after_floor};
 
+    /// The default epoch in Unix seconds, as an HTTP-date carries it.
+    const EPOCH_S: i64 = (DEFAULT_EPOCH_UNIX_MS / 1000) as i64;
+
     #[test]
     fn delay_seconds() {
         assert_eq!(RetryAfterValue::parse("0"), RetryAfterValue::Seconds(0));
@@ -289,11 +292,11 @@ mod tests {
         // A date 2 s after the epoch: the wall clock reaches it 1890 ms after the head.
         let date = base
             .clone()
-            .with_retry_after(RetryAfterValue::Date(DEFAULT_EPOCH_UNIX_MS / 1000 + 2));
+            .with_retry_after(RetryAfterValue::Date(EPOCH_S + 2));
         assert_eq!(retry_after_floor(&date).map(|f| f.at_ms), Some(2000));
         let past = base
             .clone()
-            .with_retry_after(RetryAfterValue::Date(DEFAULT_EPOCH_UNIX_MS / 1000 - 60));
+            .with_retry_after(RetryAfterValue::Date(EPOCH_S - 60));
         assert_eq!(retry_after_floor(&past).map(|f| f.at_ms), Some(110));
         let bad = base.with_retry_after(RetryAfterValue::Invalid("x".into()));
         assert_eq!(retry_after_floor(&bad), None);

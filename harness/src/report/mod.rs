@@ -66,7 +66,7 @@ fn clip(text: &str) -> String {
     }
 }
 
-/// What a run produced.
+/// What a run produced. `Send` and `Sync`: hand it to another thread to report on.
 ///
 /// ```
 /// use retrylab::scenario::{EndpointSpec, OperationSpec, Scenario, StepSpec};

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use super::Report;
 use crate::trace::instants::Instants;
 use crate::trace::redaction;
-use crate::trace::{ConnEventKind, Side};
+use crate::trace::{ConnEventKind, Side, Trace};
 
 /// Connection events and effects are listed one by one up to this many; past it, counted.
 const LIST_LIMIT: usize = 100;
@@ -52,6 +52,46 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    connections(&mut out, trace, instants);
+    effects(&mut out, trace, instants);
+    if !trace.messages.is_empty() {
+        out.push_str("messages:\n");
+        if trace.messages.len() <= LIST_LIMIT {
+            for line in trace.message_lines_with(instants, usize::MAX) {
+                let _ = writeln!(out, "  {line}");
+            }
+        } else {
+            let _ = writeln!(out, "  {} messages", trace.messages.len());
+        }
+    }
+    late_requests(&mut out, trace, instants);
+    out.push_str("verdicts:\n");
+    for verdict in report.verdicts() {
+        let mark = verdict.judgement.mark();
+        let message = crate::scenario::visible(&verdict.message);
+        let message = match instants {
+            Instants::Exact => message.into_owned(),
+            Instants::Redacted => redaction::durations(&message),
+        };
+        let _ = writeln!(out, "  {mark} {}: {message}", verdict.check);
+    }
+    if !report.warnings.is_empty() {
+        out.push_str("warnings:\n");
+        for warning in &report.warnings {
+            let _ = writeln!(out, "  {warning}");
+        }
+    }
+    let _ = writeln!(out, "end: t={}", instants.show(trace.end_ms));
+    match instants {
+        Instants::Exact => out,
+        // Ports show up wherever a client or the run quotes a URL: in call results, verdicts
+        // and warnings alike.
+        Instants::Redacted => redaction::ports(&out),
+    }
+}
+
+/// The connection events, or a count of each kind past [`LIST_LIMIT`].
+fn connections(out: &mut String, trace: &Trace, instants: Instants) {
     out.push_str("connections:\n");
     if trace.connections.len() <= LIST_LIMIT {
         for event in &trace.connections {
@@ -77,6 +117,10 @@ pub(crate) fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {kind}: {n}");
         }
     }
+}
+
+/// The effects, or their count past [`LIST_LIMIT`].
+fn effects(out: &mut String, trace: &Trace, instants: Instants) {
     out.push_str("effects:\n");
     if trace.effects.len() <= LIST_LIMIT {
         for effect in &trace.effects {
@@ -108,16 +152,10 @@ pub(crate) fn render(report: &Report) -> String {
     } else {
         let _ = writeln!(out, "  {} effects", trace.effects.len());
     }
-    if !trace.messages.is_empty() {
-        out.push_str("messages:\n");
-        if trace.messages.len() <= LIST_LIMIT {
-            for line in trace.message_lines_with(instants, usize::MAX) {
-                let _ = writeln!(out, "  {line}");
-            }
-        } else {
-            let _ = writeln!(out, "  {} messages", trace.messages.len());
-        }
-    }
+}
+
+/// Requests that arrived after their call returned, and rebuilt attempts no call owns.
+fn late_requests(out: &mut String, trace: &Trace, instants: Instants) {
     if !trace.late_requests.is_empty() {
         out.push_str("late requests:\n");
         for late in &trace.late_requests {
@@ -148,29 +186,6 @@ pub(crate) fn render(report: &Report) -> String {
             "unattributed attempts (no call of their client had started): {}",
             ids.join(", ")
         );
-    }
-    out.push_str("verdicts:\n");
-    for verdict in report.verdicts() {
-        let mark = verdict.judgement.mark();
-        let message = crate::scenario::visible(&verdict.message);
-        let message = match instants {
-            Instants::Exact => message.into_owned(),
-            Instants::Redacted => redaction::durations(&message),
-        };
-        let _ = writeln!(out, "  {mark} {}: {message}", verdict.check);
-    }
-    if !report.warnings.is_empty() {
-        out.push_str("warnings:\n");
-        for warning in &report.warnings {
-            let _ = writeln!(out, "  {warning}");
-        }
-    }
-    let _ = writeln!(out, "end: t={}", instants.show(trace.end_ms));
-    match instants {
-        Instants::Exact => out,
-        // Ports show up wherever a client or the run quotes a URL: in call results, verdicts
-        // and warnings alike.
-        Instants::Redacted => redaction::ports(&out),
     }
 }
 

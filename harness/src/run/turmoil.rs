@@ -60,61 +60,11 @@ where
         .iter()
         .map(|latency| latency.longest())
         .fold(plan.default_latency, Duration::max);
-    // The run ends itself at `max_virtual_time` (settling included) plus `drain`; turmoil's
-    // own limit only catches what would run past that.
-    let duration = plan
-        .max_virtual_time
-        .saturating_add(plan.drain)
-        .saturating_add(Duration::from_secs(1));
-    let mut builder = turmoil::Builder::new();
-    builder
-        .rng_seed(plan.seed)
-        .epoch(UNIX_EPOCH + Duration::from_millis(plan.epoch_unix_ms))
-        .tick_duration(TICK)
-        .simulation_duration(duration)
-        .min_message_latency(min_latency)
-        .max_message_latency(max_latency)
-        .tcp_capacity(TCP_CAPACITY);
-    // turmoil's random loss: at each message, a working link starts dropping with
-    // `fail_rate`, a dropping one recovers with `repair_rate`, drawn from the seeded
-    // generator, so the same seed drops the same messages.
-    if let Some((fail_rate, repair_rate)) = plan.turmoil_loss {
-        builder.fail_rate(fail_rate).repair_rate(repair_rate);
-    }
-    let mut sim = builder.build();
-    if let Some(curve) = curve {
-        sim.set_message_latency_curve(curve);
-    }
+    let mut sim = simulation(&plan, min_latency, max_latency, curve);
 
     let limit = AttemptLimit::new(plan.max_attempts);
-    let ids = ConnIds::new();
     let signals = Signals::new();
-    let mut endpoints = Vec::with_capacity(plan.endpoints.len());
-    for planned in &plan.endpoints {
-        let config = planned.config.clone();
-        let gate = Arc::new(limit.clone());
-        let epoch = plan.epoch_unix_ms;
-        // turmoil starts the host's software inside the host's runtime as it registers the
-        // host, before the first step: the endpoint's clock reads that runtime's time, whose
-        // zero is the simulation's.
-        let made = retrylab_endpoints::turmoil::host_with_signals(
-            &mut sim,
-            planned.name.as_str(),
-            ids.clone(),
-            signals.clone(),
-            move || {
-                let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
-                Endpoint::with_gate(config, clock, gate)
-            },
-        );
-        let endpoint = made.ok_or_else(|| {
-            format!(
-                "turmoil did not start endpoint `{}`'s host when it was added",
-                planned.name
-            )
-        })?;
-        endpoints.push((planned.name.clone(), endpoint));
-    }
+    let endpoints = endpoint_hosts(&mut sim, &plan, &limit, &signals)?;
     // The stepping thread's own handles, for the crashes it applies.
     let hosts = endpoints.clone();
 
@@ -178,43 +128,10 @@ where
         // A fault at `at` is applied before the step whose hosts run at `at`.
         let now = sim.elapsed();
         while let Some(action) = due_crashes.next_if(|a| a.at <= now) {
-            let name = action.endpoint.as_str();
-            // Loading checked that a crash names an endpoint of the scenario, each of which
-            // is a host here: one that is not is a fault of the plan, not a crash to skip.
-            let endpoint = hosts
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, e)| e)
-                .ok_or_else(|| {
-                    format!("a crash names `{name}`, which is not an endpoint host of the run")
-                })?;
-            let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
-            match action.step {
-                // The endpoint first: no step can commit or answer from now on.
-                CrashStep::Endpoint => {
-                    endpoint.crash();
-                    net.record(at_ms, name, LinkFault::Crashed);
-                }
-                CrashStep::Host => sim.crash(name),
-                CrashStep::Bounce(scripts) => {
-                    endpoint.restart(scripts);
-                    sim.bounce(name);
-                    net.record(at_ms, name, LinkFault::Bounced);
-                }
-            }
+            apply_crash(&mut sim, &hosts, &net, action, now)?;
         }
         while let Some(action) = due.next_if(|a| a.at <= now) {
-            let (client, endpoint) = (client_host.as_str(), action.endpoint.as_str());
-            match action.fault {
-                LinkFault::Held => sim.hold(client, endpoint),
-                LinkFault::Released => sim.release(client, endpoint),
-                LinkFault::Partitioned => sim.partition(client, endpoint),
-                LinkFault::Repaired => sim.repair(client, endpoint),
-                // Host actions, applied above.
-                LinkFault::Crashed | LinkFault::Bounced => {}
-            }
-            let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
-            net.record(at_ms, endpoint, action.fault);
+            apply_link_fault(&mut sim, &client_host, &net, action, now);
         }
         match sim.step() {
             Ok(true) => break,
@@ -226,6 +143,136 @@ where
     report
         .map(Some)
         .ok_or_else(|| "the client host finished without handing back a report".to_owned())
+}
+
+/// The simulation of a run: seeded with the run's seed, its clock at the epoch in ticks of
+/// [`TICK`], its links' latencies, capacity and random loss as the plan says.
+fn simulation<'a>(
+    plan: &Plan,
+    min_latency: Duration,
+    max_latency: Duration,
+    curve: Option<f64>,
+) -> turmoil::Sim<'a> {
+    // The run ends itself at `max_virtual_time` (settling included) plus `drain`; turmoil's
+    // own limit only catches what would run past that.
+    let duration = plan
+        .max_virtual_time
+        .saturating_add(plan.drain)
+        .saturating_add(Duration::from_secs(1));
+    let mut builder = turmoil::Builder::new();
+    builder
+        .rng_seed(plan.seed)
+        .epoch(UNIX_EPOCH + Duration::from_millis(plan.epoch_unix_ms))
+        .tick_duration(TICK)
+        .simulation_duration(duration)
+        .min_message_latency(min_latency)
+        .max_message_latency(max_latency)
+        .tcp_capacity(TCP_CAPACITY);
+    // turmoil's random loss: at each message, a working link starts dropping with
+    // `fail_rate`, a dropping one recovers with `repair_rate`, drawn from the seeded
+    // generator, so the same seed drops the same messages.
+    if let Some((fail_rate, repair_rate)) = plan.turmoil_loss {
+        builder.fail_rate(fail_rate).repair_rate(repair_rate);
+    }
+    let sim = builder.build();
+    if let Some(curve) = curve {
+        sim.set_message_latency_curve(curve);
+    }
+    sim
+}
+
+/// A host per endpoint of the plan, each endpoint behind the run's attempt limit.
+fn endpoint_hosts(
+    sim: &mut turmoil::Sim<'_>,
+    plan: &Plan,
+    limit: &AttemptLimit,
+    signals: &Signals,
+) -> Result<Vec<(String, Endpoint)>, String> {
+    let ids = ConnIds::new();
+    let mut endpoints = Vec::with_capacity(plan.endpoints.len());
+    for planned in &plan.endpoints {
+        let config = planned.config.clone();
+        let gate = Arc::new(limit.clone());
+        let epoch = plan.epoch_unix_ms;
+        // turmoil starts the host's software inside the host's runtime as it registers the
+        // host, before the first step: the endpoint's clock reads that runtime's time, whose
+        // zero is the simulation's.
+        let made = retrylab_endpoints::turmoil::host_with_signals(
+            sim,
+            planned.name.as_str(),
+            ids.clone(),
+            signals.clone(),
+            move || {
+                let clock = VirtualClock::starting_at(tokio::time::Instant::now(), epoch);
+                Endpoint::with_gate(config, clock, gate)
+            },
+        );
+        let endpoint = made.ok_or_else(|| {
+            format!(
+                "turmoil did not start endpoint `{}`'s host when it was added",
+                planned.name
+            )
+        })?;
+        endpoints.push((planned.name.clone(), endpoint));
+    }
+    Ok(endpoints)
+}
+
+/// Applies a crash, a host crash or a bounce due at `now` (before the step whose hosts run
+/// at `now`).
+fn apply_crash(
+    sim: &mut turmoil::Sim<'_>,
+    hosts: &[(String, Endpoint)],
+    net: &TurmoilNet,
+    action: &HostAction,
+    now: Duration,
+) -> Result<(), String> {
+    let name = action.endpoint.as_str();
+    // Loading checked that a crash names an endpoint of the scenario, each of which
+    // is a host here: one that is not is a fault of the plan, not a crash to skip.
+    let endpoint = hosts
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, e)| e)
+        .ok_or_else(|| {
+            format!("a crash names `{name}`, which is not an endpoint host of the run")
+        })?;
+    let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+    match action.step {
+        // The endpoint first: no step can commit or answer from now on.
+        CrashStep::Endpoint => {
+            endpoint.crash();
+            net.record(at_ms, name, LinkFault::Crashed);
+        }
+        CrashStep::Host => sim.crash(name),
+        CrashStep::Bounce(scripts) => {
+            endpoint.restart(scripts);
+            sim.bounce(name);
+            net.record(at_ms, name, LinkFault::Bounced);
+        }
+    }
+    Ok(())
+}
+
+/// Applies a turmoil link fault due at `now` between the client's host and an endpoint's.
+fn apply_link_fault(
+    sim: &mut turmoil::Sim<'_>,
+    client_host: &str,
+    net: &TurmoilNet,
+    action: &LinkAction,
+    now: Duration,
+) {
+    let (client, endpoint) = (client_host, action.endpoint.as_str());
+    match action.fault {
+        LinkFault::Held => sim.hold(client, endpoint),
+        LinkFault::Released => sim.release(client, endpoint),
+        LinkFault::Partitioned => sim.partition(client, endpoint),
+        LinkFault::Repaired => sim.repair(client, endpoint),
+        // Host actions, applied above.
+        LinkFault::Crashed | LinkFault::Bounced => {}
+    }
+    let at_ms = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+    net.record(at_ms, endpoint, action.fault);
 }
 
 /// The latency of the link to endpoint `name`, planned as `latency`: fixed, or

@@ -44,13 +44,6 @@ pub use build::vocabulary::{
     at_least, at_most, endpoint, expect, exponential, fail, fixed, get, linear, ms, post, secs,
     status, within,
 };
-pub use model::bounds::{
-    MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
-    MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ERROR_CODE,
-    MAX_FAULTS, MAX_HEADER_BYTES, MAX_HEADERS, MAX_KEPT_REQUEST_BYTES, MAX_RATE,
-    MAX_RETRY_AFTER_SECONDS, MAX_ROUTES, MAX_SEARCH_CASES, MAX_SEEDS, MAX_STEPS, MAX_SWEEP_CALLS,
-    MAX_TOLERANCE, MAX_WALL,
-};
 pub use model::checks::{
     AmplificationSpec, AtMostSpec, ConsumerSpec, EffectsSpec, HeaderCheckSpec, IdempotentBy,
     InvalidRetryAfter, JitterCheckSpec, MaxRateSpec, Outcome, RetryAfterCheckSpec,
@@ -86,6 +79,5 @@ pub use model::turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, W
 pub use model::values::{BoundSpec, CountSpec, DurationRange, Probability, ValueError};
 pub use to_policy::PolicyError;
 pub(crate) use yaml::error::visible;
-pub use yaml::error::{Location, MAX_REPORTED_ERRORS, ScenarioError, ScenarioErrors};
-pub use yaml::file::MAX_FILE_BYTES;
+pub use yaml::error::{Location, ScenarioError, ScenarioErrors};
 pub use yaml::locations::SourceInfo;

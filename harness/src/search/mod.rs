@@ -31,7 +31,7 @@
 //!
 //! A failing search panics with the failed verdicts and the path of the regression file it
 //! wrote (`scenarios/regressions/` unless [`SearchConfig::regressions`] says otherwise);
-//! [`Search::run`] returns the [`Outcome`] instead.
+//! [`Search::run`] returns the [`SearchOutcome`] instead.
 //!
 //! # Determinism
 //!
@@ -71,7 +71,7 @@ use crate::client::ReferenceClient;
 pub use config::{DEFAULT_REGRESSIONS, SearchConfig};
 pub use failure::Failure;
 pub use invariant::Invariants;
-pub use outcome::Outcome;
+pub use outcome::SearchOutcome;
 pub use shard::{Shard, ShardError};
 pub use space::Space;
 
@@ -232,7 +232,7 @@ impl Search {
         &mut self,
         client: F,
         invariants: &Invariants,
-    ) -> Result<Outcome, SearchError>
+    ) -> Result<SearchOutcome, SearchError>
     where
         F: Fn(Env) -> Fut + Clone + Send + 'static,
         Fut: Future<Output = Result<T, E>> + 'static,
@@ -284,7 +284,7 @@ impl Search {
                 .into_iter()
                 .filter(|name| !scan.judged.contains(name))
                 .collect();
-            return Ok(Outcome {
+            return Ok(SearchOutcome {
                 tried,
                 failure: None,
                 never_judged,
@@ -321,7 +321,7 @@ impl Search {
             shrink_steps: shrunk.steps,
             closures: invariants.closures.iter().map(|(n, _)| n.clone()).collect(),
         };
-        Ok(Outcome {
+        Ok(SearchOutcome {
             tried,
             failure: Some(failure),
             never_judged: Vec::new(),

@@ -8,13 +8,13 @@ use super::failure::Failure;
 /// found, if any, and the invariants that none of its cases judged.
 #[derive(Clone, Debug)]
 #[must_use = "an outcome says whether the search passed"]
-pub struct Outcome {
+pub struct SearchOutcome {
     pub(crate) tried: u32,
     pub(crate) failure: Option<Failure>,
     pub(crate) never_judged: Vec<String>,
 }
 
-impl Outcome {
+impl SearchOutcome {
     /// Cases tried, not counting shrinking.
     pub fn cases_tried(&self) -> u32 {
         self.tried

@@ -166,79 +166,9 @@ impl Trace {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
                 .collect(),
-            calls: self
-                .calls
-                .iter()
-                .map(|c| {
-                    let (outcome, value) = match &c.result {
-                        CallResult::Success(v) => ("success", Some(v.as_str())),
-                        CallResult::Failure(e) => ("failure", Some(e.as_str())),
-                        CallResult::Stopped => ("stopped", None),
-                        CallResult::Panicked(m) => ("panicked", Some(m.as_str())),
-                    };
-                    CallDoc {
-                        client_id: c.client_id,
-                        call_id: c.call_id,
-                        start_ms: c.start_ms,
-                        end_ms: c.end_ms,
-                        outcome,
-                        value,
-                    }
-                })
-                .collect(),
-            attempts: self
-                .attempts
-                .iter()
-                .enumerate()
-                .map(|(i, a)| AttemptDoc {
-                    id: a.id,
-                    client_id: a.client_id,
-                    call_id: a.call_id,
-                    n: a.n,
-                    conn_id: a.conn_id,
-                    conn: a.conn,
-                    method: name(a.method),
-                    path: name(a.path),
-                    start_ms: a.start_ms,
-                    head_ms: a.head_ms,
-                    end_ms: a.end_ms,
-                    gap_ms: index.gap(i),
-                    outcome: a.outcome,
-                    end: a.end,
-                    body_error: a.body_error,
-                    retry_after: a.retry_after.map(name),
-                    resent: a.resent,
-                    reconstructed: a.reconstructed,
-                    label: answer_label(
-                        a,
-                        a.answered_by
-                            .and_then(AnsweredBy::of)
-                            .and_then(|id| index.attempt(id)),
-                    ),
-                    answered_by: a.answered_by,
-                })
-                .collect(),
-            decisions: self
-                .decisions
-                .iter()
-                .map(|d| {
-                    let (decision, delay_ms, from, stop_reason) = match d.kind {
-                        DecisionKind::Retry { delay_ms, from } => {
-                            ("retry", Some(delay_ms), Some(from.as_str()), None)
-                        }
-                        DecisionKind::Stop(reason) => ("stop", None, None, Some(reason.as_str())),
-                    };
-                    DecisionDoc {
-                        attempt_id: d.attempt_id,
-                        at_ms: d.at_ms,
-                        decision,
-                        delay_ms,
-                        from,
-                        stop_reason,
-                        state: d.state.map(name),
-                    }
-                })
-                .collect(),
+            calls: self.call_docs(),
+            attempts: self.attempt_docs(&index),
+            decisions: self.decision_docs(),
             connections: self
                 .connections
                 .iter()
@@ -299,5 +229,90 @@ impl Trace {
             fleet: self.fleet(),
         };
         write(&doc)
+    }
+
+    /// The calls, with their outcomes in words.
+    fn call_docs(&self) -> Vec<CallDoc<'_>> {
+        self.calls
+            .iter()
+            .map(|c| {
+                let (outcome, value) = match &c.result {
+                    CallResult::Success(v) => ("success", Some(v.as_str())),
+                    CallResult::Failure(e) => ("failure", Some(e.as_str())),
+                    CallResult::Stopped => ("stopped", None),
+                    CallResult::Panicked(m) => ("panicked", Some(m.as_str())),
+                };
+                CallDoc {
+                    client_id: c.client_id,
+                    call_id: c.call_id,
+                    start_ms: c.start_ms,
+                    end_ms: c.end_ms,
+                    outcome,
+                    value,
+                }
+            })
+            .collect()
+    }
+
+    /// The attempts, with their gaps and the labels of answers given by dedupe or a rate
+    /// limiter.
+    fn attempt_docs<'a>(&'a self, index: &TraceIndex<'a>) -> Vec<AttemptDoc<'a>> {
+        let name = |n: Name| self.name(n);
+        self.attempts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| AttemptDoc {
+                id: a.id,
+                client_id: a.client_id,
+                call_id: a.call_id,
+                n: a.n,
+                conn_id: a.conn_id,
+                conn: a.conn,
+                method: name(a.method),
+                path: name(a.path),
+                start_ms: a.start_ms,
+                head_ms: a.head_ms,
+                end_ms: a.end_ms,
+                gap_ms: index.gap(i),
+                outcome: a.outcome,
+                end: a.end,
+                body_error: a.body_error,
+                retry_after: a.retry_after.map(name),
+                resent: a.resent,
+                reconstructed: a.reconstructed,
+                label: answer_label(
+                    a,
+                    a.answered_by
+                        .and_then(AnsweredBy::of)
+                        .and_then(|id| index.attempt(id)),
+                ),
+                answered_by: a.answered_by,
+            })
+            .collect()
+    }
+
+    /// The reference client's decisions, in words.
+    fn decision_docs(&self) -> Vec<DecisionDoc<'_>> {
+        let name = |n: Name| self.name(n);
+        self.decisions
+            .iter()
+            .map(|d| {
+                let (decision, delay_ms, from, stop_reason) = match d.kind {
+                    DecisionKind::Retry { delay_ms, from } => {
+                        ("retry", Some(delay_ms), Some(from.as_str()), None)
+                    }
+                    DecisionKind::Stop(reason) => ("stop", None, None, Some(reason.as_str())),
+                };
+                DecisionDoc {
+                    attempt_id: d.attempt_id,
+                    at_ms: d.at_ms,
+                    decision,
+                    delay_ms,
+                    from,
+                    stop_reason,
+                    state: d.state.map(name),
+                }
+            })
+            .collect()
     }
 }

@@ -23,7 +23,7 @@ mod check;
 mod files;
 mod junit;
 mod new;
-mod plan;
+mod options;
 mod plot;
 mod policy;
 mod row;

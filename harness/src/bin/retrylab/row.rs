@@ -1,11 +1,12 @@
 //! One file's runs under `retrylab run`: a row per seed, or one for a file that did not run.
 
-use retrylab::scenario::{ClientSpec, MAX_SWEEP_CALLS, Scenario};
+use retrylab::internals::MAX_SWEEP_CALLS;
+use retrylab::scenario::{ClientSpec, Scenario};
 use retrylab::suite::{Clients, ScenarioFile};
 use retrylab::{Judgement, Report};
 
 use crate::files::{Load, load};
-use crate::plan::{Format, Plan, Seeds};
+use crate::options::{Format, RunOptions, Seeds};
 
 /// How one run of the command line ended.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,13 +93,13 @@ impl Row {
 /// The scenario with the command line's `--backend` and `--client` in place of its own,
 /// checked again as a whole: what the file asks of the old backend or client may not hold
 /// for the new one.
-fn overridden(mut scenario: Scenario, plan: &Plan) -> Result<Scenario, String> {
+fn overridden(mut scenario: Scenario, options: &RunOptions) -> Result<Scenario, String> {
     let mut what = Vec::new();
-    if let Some(backend) = plan.backend {
+    if let Some(backend) = options.backend {
         scenario.backend = backend;
         what.push(format!("--backend {}", backend.name()));
     }
-    if let Some(client) = &plan.client {
+    if let Some(client) = &options.client {
         scenario.client = client.clone();
         what.push(format!("--client {}", client.name()));
     }
@@ -111,89 +112,21 @@ fn overridden(mut scenario: Scenario, plan: &Plan) -> Result<Scenario, String> {
         .map_err(|errors| format!("with {}:\n{errors}", what.join(" ")))
 }
 
-/// Runs `file` as `plan` says: a row per seed, or one row for a file that did not run.
-pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) -> Vec<Row> {
-    let json = plan.format == Format::Json;
-    let name = file.test_name.clone();
-    let scenario = match load(file) {
+/// Runs `file` as `options` say: a row per seed, or one row for a file that did not run.
+pub(crate) fn run_file(
+    file: &ScenarioFile,
+    options: &mut RunOptions,
+    clients: &Clients,
+) -> Vec<Row> {
+    let scenario = match runnable(file, options) {
         Ok(scenario) => scenario,
-        // Sound, but not for this build (`backend: turmoil` without the feature).
-        Err(Load::Lacking { feature, error }) => {
-            let detail = format!("skipped (needs retrylab's `{feature}` feature)");
-            return vec![Row::not_run(
-                file,
-                name,
-                Status::Skipped,
-                detail,
-                error,
-                json,
-            )];
-        }
-        Err(Load::Invalid(errors)) => {
-            // Every format prints an invalid file's errors one line each: JSON's `why`, the
-            // JUnit error's text and the human summary alike.
-            let detail = "invalid scenario".to_owned();
-            return vec![Row::not_run(
-                file,
-                name,
-                Status::Invalid,
-                detail,
-                errors.to_string(),
-                json,
-            )];
-        }
+        Err(row) => return vec![*row],
     };
-    let scenario = match overridden(scenario, plan) {
-        Ok(scenario) => scenario,
-        Err(error) => {
-            let detail = "invalid with the command line's overrides".to_owned();
-            return vec![Row::not_run(
-                file,
-                name,
-                Status::Invalid,
-                detail,
-                error,
-                json,
-            )];
-        }
+    let seeds = match seeds_of(file, options, &scenario) {
+        Ok(seeds) => seeds,
+        Err(row) => return vec![*row],
     };
-    if let ClientSpec::Custom(client) = &scenario.client {
-        let why = format!(
-            "skipped: the client is `custom: {client}`, which only Rust code can register \
-             (retrylab::scenario_main! with a client registry), or run it with --client and \
-             a reference policy"
-        );
-        let detail = format!("skipped (custom client: {client})");
-        return vec![Row::not_run(file, name, Status::Skipped, detail, why, json)];
-    }
-    // Loading bounded the file's own range (`retrylab::scenario::MAX_SEEDS`); the command
-    // line's was bounded in seeds, and its calls are bounded here as a file's are. The seeds
-    // are walked, never collected, so nothing is spent per seed before a run.
-    let seeds = match (plan.seeds, &scenario.seeds, scenario.effective_seed()) {
-        (Seeds::Range(range), _, _) => {
-            let o = &scenario.operation;
-            let calls = u128::from(range.len()) * u128::from(o.calls) * u128::from(o.clients);
-            if calls > u128::from(MAX_SWEEP_CALLS) {
-                let why = format!(
-                    "{}: --seeds={range} makes {calls} calls ({} seeds of {} calls), at most \
-                     {MAX_SWEEP_CALLS} in a sweep of seeds",
-                    file.display,
-                    range.len(),
-                    u128::from(o.calls) * u128::from(o.clients)
-                );
-                let detail = "not runnable".to_owned();
-                return vec![Row::not_run(file, name, Status::Invalid, detail, why, json)];
-            }
-            range.iter()
-        }
-        (Seeds::Sweep, Some(range), _) => range.iter(),
-        (_, _, Ok(seed)) => seed..=seed,
-        (_, _, Err(error)) => {
-            let detail = "not runnable".to_owned();
-            let why = error.to_string();
-            return vec![Row::not_run(file, name, Status::Invalid, detail, why, json)];
-        }
-    };
+    let json = options.format == Format::Json;
     let many = seeds.start() != seeds.end();
     let mut rows = Vec::new();
     for seed in seeds {
@@ -202,56 +135,142 @@ pub(crate) fn run_file(file: &ScenarioFile, plan: &mut Plan, clients: &Clients) 
         } else {
             file.test_name.clone()
         };
-        let report = match clients.run(&scenario, seed) {
-            Ok(report) => report,
+        let row = match clients.run(&scenario, seed) {
+            Ok(report) => row_of(file, name, seed, &report, options),
             Err(error) => {
                 let detail = "not runnable".to_owned();
                 let mut row =
                     Row::not_run(file, name, Status::Invalid, detail, error.to_string(), json);
                 row.seed = Some(seed);
-                rows.push(row);
-                continue;
+                row
             }
         };
-        let status = if report.passed() {
-            Status::Passed
-        } else {
-            Status::Failed
-        };
-        if let Some(snapshots) = plan.snapshots.as_mut() {
-            snapshots.record(&file.display, &report);
-        }
-        let trace = report.trace();
-        let detail = format!(
-            "{} attempts, {} calls, ended at {}{}",
-            trace.attempts.len(),
-            trace.calls.len(),
-            retrylab::trace::seconds(trace.end_ms),
-            // An `ok` with no check behind it says so.
-            if report.verdicts().is_empty() {
-                ", nothing judged (no `expect`)"
-            } else {
-                ""
-            }
-        );
-        rows.push(Row {
-            json: json.then(|| report_json(&name, status, &report)),
-            summary: (status == Status::Failed).then(|| failure_summary(&report, plan.format)),
-            failed: report
-                .failures()
-                .map(|v| format!("{} {}: {}", v.judgement.mark(), v.check, v.message))
-                .collect(),
-            fleet: (status == Status::Passed)
-                .then(|| trace.fleet().map(|view| view.lines()))
-                .flatten(),
-            name,
-            file: file.display.clone(),
-            seed: Some(seed),
-            status,
-            detail,
-        });
+        rows.push(row);
     }
     rows
+}
+
+/// The scenario of `file` with the command line's overrides, or the row that says why it
+/// does not run here: invalid, lacking a feature of this build, or a custom client.
+fn runnable(file: &ScenarioFile, options: &RunOptions) -> Result<Scenario, Box<Row>> {
+    let json = options.format == Format::Json;
+    let name = file.test_name.clone();
+    let not_run = |status, detail: String, why: String| {
+        Box::new(Row::not_run(file, name.clone(), status, detail, why, json))
+    };
+    let scenario = match load(file) {
+        Ok(scenario) => scenario,
+        // Sound, but not for this build (`backend: turmoil` without the feature).
+        Err(Load::Lacking { feature, error }) => {
+            let detail = format!("skipped (needs retrylab's `{feature}` feature)");
+            return Err(not_run(Status::Skipped, detail, error));
+        }
+        // Every format prints an invalid file's errors one line each: JSON's `why`, the
+        // JUnit error's text and the human summary alike.
+        Err(Load::Invalid(errors)) => {
+            let detail = "invalid scenario".to_owned();
+            return Err(not_run(Status::Invalid, detail, errors.to_string()));
+        }
+    };
+    let scenario = overridden(scenario, options).map_err(|error| {
+        let detail = "invalid with the command line's overrides".to_owned();
+        not_run(Status::Invalid, detail, error)
+    })?;
+    if let ClientSpec::Custom(client) = &scenario.client {
+        let why = format!(
+            "skipped: the client is `custom: {client}`, which only Rust code can register \
+             (retrylab::scenario_main! with a client registry), or run it with --client and \
+             a reference policy"
+        );
+        let detail = format!("skipped (custom client: {client})");
+        return Err(not_run(Status::Skipped, detail, why));
+    }
+    Ok(scenario)
+}
+
+/// The seeds `scenario` runs with, or the row that says why it cannot. Loading bounded the
+/// file's own range (`retrylab::internals::MAX_SEEDS`); the command line's was bounded in
+/// seeds, and its calls are bounded here as a file's are. The seeds are walked, never
+/// collected, so nothing is spent per seed before a run.
+fn seeds_of(
+    file: &ScenarioFile,
+    options: &RunOptions,
+    scenario: &Scenario,
+) -> Result<std::ops::RangeInclusive<u64>, Box<Row>> {
+    let json = options.format == Format::Json;
+    let not_runnable = |why: String| {
+        let detail = "not runnable".to_owned();
+        let name = file.test_name.clone();
+        Box::new(Row::not_run(file, name, Status::Invalid, detail, why, json))
+    };
+    match (options.seeds, &scenario.seeds, scenario.effective_seed()) {
+        (Seeds::Range(range), _, _) => {
+            let o = &scenario.operation;
+            let calls = u128::from(range.len()) * u128::from(o.calls) * u128::from(o.clients);
+            if calls > u128::from(MAX_SWEEP_CALLS) {
+                return Err(not_runnable(format!(
+                    "{}: --seeds={range} makes {calls} calls ({} seeds of {} calls), at most \
+                     {MAX_SWEEP_CALLS} in a sweep of seeds",
+                    file.display,
+                    range.len(),
+                    u128::from(o.calls) * u128::from(o.clients)
+                )));
+            }
+            Ok(range.iter())
+        }
+        (Seeds::Sweep, Some(range), _) => Ok(range.iter()),
+        (_, _, Ok(seed)) => Ok(seed..=seed),
+        (_, _, Err(error)) => Err(not_runnable(error.to_string())),
+    }
+}
+
+/// The row of a run of `file` with `seed`, whose test is `name`; its snapshot recorded when
+/// the command line asks for them.
+fn row_of(
+    file: &ScenarioFile,
+    name: String,
+    seed: u64,
+    report: &Report,
+    options: &mut RunOptions,
+) -> Row {
+    let json = options.format == Format::Json;
+    let status = if report.passed() {
+        Status::Passed
+    } else {
+        Status::Failed
+    };
+    if let Some(snapshots) = options.snapshots.as_mut() {
+        snapshots.record(&file.display, report);
+    }
+    let trace = report.trace();
+    let detail = format!(
+        "{} attempts, {} calls, ended at {}{}",
+        trace.attempts.len(),
+        trace.calls.len(),
+        retrylab::trace::seconds(trace.end_ms),
+        // An `ok` with no check behind it says so.
+        if report.verdicts().is_empty() {
+            ", nothing judged (no `expect`)"
+        } else {
+            ""
+        }
+    );
+    Row {
+        json: json.then(|| report_json(&name, status, report)),
+        summary: (status == Status::Failed).then(|| failure_summary(report, options.format)),
+        failed: report
+            .failures()
+            .map(|v| format!("{} {}: {}", v.judgement.mark(), v.check, v.message))
+            .collect(),
+        fleet: (status == Status::Passed)
+            .then(|| trace.fleet().map(|view| view.lines()))
+            .flatten(),
+        name,
+        file: file.display.clone(),
+        seed: Some(seed),
+        status,
+        detail,
+    }
 }
 
 /// A failed run's summary, then the attempts its failed verdicts name, marked: coloured only

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use retrylab::scenario::{BackendKind, MAX_SEEDS, SeedRange};
+use retrylab::internals::MAX_SEEDS;
+use retrylab::scenario::{BackendKind, SeedRange};
 use retrylab::suite::Clients;
 
 use crate::files::files;
-use crate::plan::{Format, Plan, Seeds};
+use crate::options::{Format, RunOptions, Seeds};
 use crate::row::{Row, Status, run_file};
 use crate::snapshots::Snapshots;
 
@@ -81,8 +82,8 @@ enum Backend {
 }
 
 impl RunArgs {
-    /// The plan, or why the command line cannot be run (exit status 2).
-    fn plan(&self) -> Result<Plan, String> {
+    /// The options, or why the command line cannot be run (exit status 2).
+    fn options(&self) -> Result<RunOptions, String> {
         // `--seeds 3..7` reads `3..7` as a path (the value needs the `=`): said plainly
         // rather than as a missing file.
         if let Some(range) = self.paths.iter().find(|p| {
@@ -168,7 +169,7 @@ impl RunArgs {
                 Some(Snapshots::new(dir))
             }
         };
-        Ok(Plan {
+        Ok(RunOptions {
             seeds,
             format: self.format,
             backend,
@@ -186,8 +187,8 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
-    let mut plan = match args.plan() {
-        Ok(plan) => plan,
+    let mut options = match args.options() {
+        Ok(options) => options,
         Err(error) => {
             eprintln!("error: {error}");
             return ExitCode::from(2);
@@ -209,7 +210,7 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
     let mut rows = Vec::new();
     for file in &files {
         progress.set_message(file.test_name.clone());
-        rows.extend(run_file(file, &mut plan, &clients));
+        rows.extend(run_file(file, &mut options, &clients));
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -221,7 +222,7 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
         count(Status::Skipped),
     );
     let mut out = std::io::stdout().lock();
-    match plan.format {
+    match options.format {
         Format::Json => {
             let runs: Result<Vec<serde_json::Value>, String> =
                 rows.iter_mut().filter_map(|r| r.json.take()).collect();
@@ -263,7 +264,7 @@ pub(crate) fn run(args: &RunArgs) -> ExitCode {
         Format::Human => human(&mut out, &rows, [passed, failed, invalid, skipped]),
     }
     let mut snapshots_failed = false;
-    if let Some(snapshots) = &plan.snapshots {
+    if let Some(snapshots) = &options.snapshots {
         // On stderr: stdout holds the report in the format asked for.
         for line in snapshots.lines() {
             eprintln!("{line}");

@@ -10,14 +10,14 @@
 //! client is not drawing from that window. A cap applied after the jitter pins every late
 //! delay at the cap, and a missing jitter pins every delay at the top, yet each single delay
 //! lies inside its window; only the repetition shows. The check reports it when the chance
-//! that a correct client pins at least that many times is below [`PIN_PROBABILITY`]: each
+//! that a correct client pins at least that many times is below [`PIN_PROBABILITY`](crate::internals::PIN_PROBABILITY): each
 //! landing pins with probability at most `1 / (width_ms - 1)`, independently, and the
 //! Poisson-binomial tail of those bounds is computed exactly. Windows narrower than
-//! [`PIN_MIN_WIDTH_MS`] are not counted. With windows of about a second it takes five pinned
+//! [`PIN_MIN_WIDTH_MS`](crate::internals::PIN_MIN_WIDTH_MS) are not counted. With windows of about a second it takes five pinned
 //! retries in one call; the check is per call, and skipped under a tolerance, where instants
 //! are not exact.
 
-mod pinned;
+pub(crate) mod pinned;
 mod violation;
 
 use super::attempt::{AttemptView, CallHistory, ClientHistory};
@@ -25,7 +25,7 @@ use super::decision_order::decision_order;
 use super::units::fmt_ms;
 use super::{Envelope, Next, Observed, Policy, StopReason};
 use pinned::{Landing, pinned};
-pub use pinned::{PIN_MIN_WIDTH_MS, PIN_PROBABILITY};
+pub(crate) use pinned::{PIN_MIN_WIDTH_MS, PIN_PROBABILITY};
 pub use violation::{Violation, ViolationKind};
 
 /// Checks the calls of one client in order, replaying the policy's client-wide state.

@@ -54,7 +54,7 @@ pub(super) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
     let mut v = AttemptView::new(n, reply.outcome, start, has_head.then_some(head), end);
     v.retry_after = reply.retry_after.clone();
     // Wall clock = default epoch + virtual instant.
-    v.now_system_ms = DEFAULT_EPOCH_UNIX_MS + head as i64;
+    v.now_system_ms = (DEFAULT_EPOCH_UNIX_MS + head) as i64;
     v
 }
 

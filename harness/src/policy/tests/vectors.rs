@@ -380,7 +380,7 @@ fn retry_after_http_dates() {
     let history = CallHistory::empty();
     // The wall clock at the head (110 ms) is the epoch + 110 ms; the date is the epoch + 3 s,
     // reached at instant 3000, i.e. 2850 ms after the end (150).
-    let epoch_s = DEFAULT_EPOCH_UNIX_MS / 1000;
+    let epoch_s = (DEFAULT_EPOCH_UNIX_MS / 1000) as i64;
     for raw in [
         "Thu, 01 Jan 2026 00:00:03 GMT",
         "Thursday, 01-Jan-26 00:00:03 GMT",
@@ -402,7 +402,7 @@ fn retry_after_http_dates() {
     );
     // A clock skewed forward by 10 s: the date is already past.
     let skewed = throttled(RetryAfterValue::Date(epoch_s + 3))
-        .with_system_ms(DEFAULT_EPOCH_UNIX_MS + 10_000);
+        .with_system_ms((DEFAULT_EPOCH_UNIX_MS + 10_000) as i64);
     assert_eq!(window(policy.envelope(&skewed, &history)), (500, 500));
 }
 

@@ -13,8 +13,8 @@ use retrylab_endpoints::{
 use super::labels::{draws_label, latency_draws_label};
 use crate::scenario::{
     CommitSpec, DateFormat, DedupeAnswerSpec, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
-    LatencySpec, RetryAfterSpec, Scenario, ScenarioError, ScriptScope, StepSpec, ThrottlePreset,
-    TimelineStep, WhenEmptySpec, millitokens,
+    LatencySpec, RetryAfterSpec, RouteSpec, Scenario, ScenarioError, ScriptScope, StepSpec,
+    ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
 };
 
 /// Where a `kind: dead_letter` endpoint takes messages.
@@ -92,43 +92,7 @@ pub(super) fn endpoint_config(
         config = config.route(Route::any().scope(scope(spec.scope)));
     }
     for (i, route) in spec.routes.iter().enumerate() {
-        let route_path = format!("{path}.routes[{i}]");
-        let mut built = Route::any().scope(scope(route.scope));
-        if let Some(method) = &route.r#match.method {
-            let method = scenario.method_at(&format!("{route_path}.match.method"), method);
-            if let Some(m) = keep(method, errors) {
-                built = built.method(m);
-            }
-        }
-        if let Some(p) = &route.r#match.path {
-            built = built.path(p.clone());
-        }
-        if let Some(headers) = &route.r#match.headers {
-            for (n, v) in header_map(
-                scenario,
-                &format!("{route_path}.match.headers"),
-                headers,
-                errors,
-            ) {
-                built = built.header(n, v);
-            }
-        }
-        if let Some(script) = &route.script {
-            built = built.script(steps(
-                scenario,
-                &format!("{route_path}.script"),
-                script,
-                errors,
-            ));
-        }
-        if let Some(timeline) = &route.timeline {
-            built = built.timeline(timeline_windows(
-                scenario,
-                &format!("{route_path}.timeline"),
-                timeline,
-                errors,
-            ));
-        }
+        let built = route_config(scenario, &format!("{path}.routes[{i}]"), route, errors);
         config = config.route(built);
     }
     if !spec.connect.is_empty() {
@@ -184,6 +148,52 @@ pub(super) fn endpoint_config(
         config = config.broker(Broker::new().topics(spec.topics.iter().cloned()));
     }
     config
+}
+
+/// A route of an endpoint: its match (method, path, headers) and its script or timeline.
+fn route_config(
+    scenario: &Scenario,
+    route_path: &str,
+    route: &RouteSpec,
+    errors: &mut Vec<ScenarioError>,
+) -> Route {
+    let mut built = Route::any().scope(scope(route.scope));
+    if let Some(method) = &route.r#match.method {
+        let method = scenario.method_at(&format!("{route_path}.match.method"), method);
+        if let Some(m) = keep(method, errors) {
+            built = built.method(m);
+        }
+    }
+    if let Some(p) = &route.r#match.path {
+        built = built.path(p.clone());
+    }
+    if let Some(headers) = &route.r#match.headers {
+        for (n, v) in header_map(
+            scenario,
+            &format!("{route_path}.match.headers"),
+            headers,
+            errors,
+        ) {
+            built = built.header(n, v);
+        }
+    }
+    if let Some(script) = &route.script {
+        built = built.script(steps(
+            scenario,
+            &format!("{route_path}.script"),
+            script,
+            errors,
+        ));
+    }
+    if let Some(timeline) = &route.timeline {
+        built = built.timeline(timeline_windows(
+            scenario,
+            &format!("{route_path}.timeline"),
+            timeline,
+            errors,
+        ));
+    }
+    built
 }
 
 /// Dedupe's answer to a key in flight or reused with another body, as the endpoint sends it.

@@ -660,7 +660,7 @@ mod tests {
         let scenario = Scenario::from_yaml_str(src, "t.yaml").unwrap_or_else(|e| panic!("{e}"));
         let report = scenario.run_builtin_with_seed(0);
         assert_eq!(report.end, crate::report::RunEnd::VirtualTimeLimit);
-        let longest = crate::scenario::MAX_DURATION.as_ms();
+        let longest = crate::internals::MAX_DURATION.as_ms();
         assert_eq!(report.trace().end_ms, longest);
         assert!(
             report.verdicts[0]

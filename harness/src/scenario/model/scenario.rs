@@ -49,6 +49,9 @@ use crate::scenario::yaml::locations::SourceInfo;
 /// assert!(s.unsupported().is_empty());
 /// assert_eq!(Scenario::from_yaml_str(&s.to_yaml(), "again.yaml").unwrap(), s);
 /// ```
+///
+/// A `Scenario` is plain data, `Send` and `Sync`: load it once and run it from many test
+/// threads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]

@@ -5,7 +5,9 @@
 use super::Validator;
 use super::is_token;
 use crate::scenario::model::bounds::{MAX_ATTEMPTS, MAX_CODES};
-use crate::scenario::model::client::{ClientSpec, GrpcRetryPolicy, SnsEndpointType, SnsParams};
+use crate::scenario::model::client::{
+    ClientSpec, GrpcRetryParams, GrpcRetryPolicy, SnsEndpointType, SnsParams,
+};
 use crate::scenario::model::duration::Millis;
 use crate::scenario::to_policy::PolicyError;
 use crate::scenario::yaml::locations::{index, join};
@@ -69,49 +71,7 @@ impl Validator<'_> {
                 self.positive(&join(p, "max_backoff"), x.max_backoff, "`max_backoff`");
             }
             ClientSpec::SnsDelivery(x) => self.sns(p, x),
-            ClientSpec::GrpcRetry(x) => {
-                let sc = &x.service_config;
-                let scp = join(p, "service_config");
-                let mut policies: Vec<(String, &GrpcRetryPolicy)> = Vec::new();
-                if let Some(r) = &sc.retry_policy {
-                    policies.push((join(&scp, "retryPolicy"), r));
-                }
-                for (i, m) in sc.method_config.iter().enumerate() {
-                    if let Some(r) = &m.retry_policy {
-                        policies.push((
-                            join(&index(&join(&scp, "methodConfig"), i), "retryPolicy"),
-                            r,
-                        ));
-                    }
-                }
-                match policies.len() {
-                    0 => self.err_expected(
-                        &scp,
-                        "the service config has no retry policy",
-                        "`retryPolicy` at the top level or in one `methodConfig` entry",
-                    ),
-                    1 => {}
-                    _ => self.err_expected(
-                        &policies[1].0,
-                        "a second retry policy: the scenario has one operation, so it is ambiguous",
-                        "exactly one `retryPolicy`",
-                    ),
-                }
-                for (rp, r) in &policies {
-                    self.grpc_retry_policy(rp, r);
-                }
-                if let Some(t) = &sc.retry_throttling {
-                    // The policy's own rule, located at its field.
-                    let throttling = crate::policy::grpc::RetryThrottling {
-                        max_tokens: t.max_tokens,
-                        token_ratio: t.token_ratio,
-                    };
-                    if let Err(e) = throttling.validate() {
-                        let tp = join(&scp, "retryThrottling");
-                        self.err(&join(&tp, e.field), format!("{} {}", e.field, e.message));
-                    }
-                }
-            }
+            ClientSpec::GrpcRetry(x) => self.grpc_retry(p, x),
             ClientSpec::GrpcConnectionBackoff(x) => {
                 self.multiplier(&join(p, "multiplier"), x.multiplier);
                 self.positive(
@@ -163,6 +123,52 @@ impl Validator<'_> {
                         "a built-in policy",
                     );
                 }
+            }
+        }
+    }
+
+    /// A gRPC retry policy: its service config's retry policy and throttling within gRPC's
+    /// own limits.
+    fn grpc_retry(&mut self, p: &str, x: &GrpcRetryParams) {
+        let sc = &x.service_config;
+        let scp = join(p, "service_config");
+        let mut policies: Vec<(String, &GrpcRetryPolicy)> = Vec::new();
+        if let Some(r) = &sc.retry_policy {
+            policies.push((join(&scp, "retryPolicy"), r));
+        }
+        for (i, m) in sc.method_config.iter().enumerate() {
+            if let Some(r) = &m.retry_policy {
+                policies.push((
+                    join(&index(&join(&scp, "methodConfig"), i), "retryPolicy"),
+                    r,
+                ));
+            }
+        }
+        match policies.len() {
+            0 => self.err_expected(
+                &scp,
+                "the service config has no retry policy",
+                "`retryPolicy` at the top level or in one `methodConfig` entry",
+            ),
+            1 => {}
+            _ => self.err_expected(
+                &policies[1].0,
+                "a second retry policy: the scenario has one operation, so it is ambiguous",
+                "exactly one `retryPolicy`",
+            ),
+        }
+        for (rp, r) in &policies {
+            self.grpc_retry_policy(rp, r);
+        }
+        if let Some(t) = &sc.retry_throttling {
+            // The policy's own rule, located at its field.
+            let throttling = crate::policy::grpc::RetryThrottling {
+                max_tokens: t.max_tokens,
+                token_ratio: t.token_ratio,
+            };
+            if let Err(e) = throttling.validate() {
+                let tp = join(&scp, "retryThrottling");
+                self.err(&join(&tp, e.field), format!("{} {}", e.field, e.message));
             }
         }
     }

@@ -92,6 +92,46 @@ impl Validator<'_> {
                 "a `dead_letter` endpoint records what it receives and takes no script or routes",
             );
         }
+        self.rate_limit(path, e);
+        self.broker(path, e);
+        self.scripts(path, e);
+        for (i, c) in e.connect.iter().enumerate() {
+            let cp = index(&join(path, "connect"), i);
+            self.count_at_least_one(&join(&cp, "times"), c.times, "times");
+            if self.s.backend == BackendKind::Real && c.action != ConnectAction::Accept {
+                self.err(
+                    &join(&cp, "action"),
+                    "refused and black-holed connections cannot be made on the real backend",
+                );
+            }
+        }
+        if let Some(k) = &e.keep_alive {
+            let kp = join(path, "keep_alive");
+            if let DurationOrNone::After(d) = k.idle_timeout {
+                self.positive(&join(&kp, "idle_timeout"), d, "`idle_timeout`");
+            }
+            self.count_at_least_one(&join(&kp, "max_requests"), k.max_requests, "max_requests");
+        }
+        if let Some(d) = &e.dedupe {
+            let dp = join(path, "dedupe");
+            self.converts(self.s.header_name_at(&join(&dp, "header"), &d.header));
+            if let DurationOrNone::After(t) = d.ttl {
+                self.positive(&join(&dp, "ttl"), t, "`ttl`");
+            }
+            for (key, answer) in [("in_flight", &d.in_flight), ("mismatch", &d.mismatch)] {
+                match answer {
+                    DedupeAnswerSpec::Step(step) => {
+                        self.step(&join(&dp, key), &script_view(step), kind, false);
+                    }
+                    DedupeAnswerSpec::Status(code) => self.status_code(&join(&dp, key), *code),
+                }
+            }
+        }
+    }
+
+    /// A rate limiter's keys, only on `kind: rate_limiter`, and its bucket.
+    fn rate_limit(&mut self, path: &str, e: &EndpointSpec) {
+        let kind = e.kind;
         let rate_keys = [
             ("rate", e.rate.is_some()),
             ("burst", e.burst.is_some()),
@@ -147,6 +187,11 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+
+    /// A broker's keys, only on `kind: broker`, and its topics.
+    fn broker(&mut self, path: &str, e: &EndpointSpec) {
+        let kind = e.kind;
         if kind == EndpointKind::Broker {
             if !e.routes.is_empty() {
                 self.err_expected(
@@ -190,6 +235,12 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+
+    /// The endpoint's scripts: its scope, its script or timeline, `when_empty`, and its
+    /// routes with theirs.
+    fn scripts(&mut self, path: &str, e: &EndpointSpec) {
+        let kind = e.kind;
         self.scope(&join(path, "scope"), e.scope);
         if let Some(steps) = &e.script {
             self.script(&join(path, "script"), steps, kind);
@@ -249,38 +300,6 @@ impl Validator<'_> {
             "entries",
             "in a connect schedule",
         );
-        for (i, c) in e.connect.iter().enumerate() {
-            let cp = index(&join(path, "connect"), i);
-            self.count_at_least_one(&join(&cp, "times"), c.times, "times");
-            if self.s.backend == BackendKind::Real && c.action != ConnectAction::Accept {
-                self.err(
-                    &join(&cp, "action"),
-                    "refused and black-holed connections cannot be made on the real backend",
-                );
-            }
-        }
-        if let Some(k) = &e.keep_alive {
-            let kp = join(path, "keep_alive");
-            if let DurationOrNone::After(d) = k.idle_timeout {
-                self.positive(&join(&kp, "idle_timeout"), d, "`idle_timeout`");
-            }
-            self.count_at_least_one(&join(&kp, "max_requests"), k.max_requests, "max_requests");
-        }
-        if let Some(d) = &e.dedupe {
-            let dp = join(path, "dedupe");
-            self.converts(self.s.header_name_at(&join(&dp, "header"), &d.header));
-            if let DurationOrNone::After(t) = d.ttl {
-                self.positive(&join(&dp, "ttl"), t, "`ttl`");
-            }
-            for (key, answer) in [("in_flight", &d.in_flight), ("mismatch", &d.mismatch)] {
-                match answer {
-                    DedupeAnswerSpec::Step(step) => {
-                        self.step(&join(&dp, key), &script_view(step), kind, false);
-                    }
-                    DedupeAnswerSpec::Status(code) => self.status_code(&join(&dp, key), *code),
-                }
-            }
-        }
     }
 
     fn scope(&mut self, path: &str, scope: ScriptScope) {

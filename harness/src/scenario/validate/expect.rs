@@ -96,6 +96,15 @@ impl Validator<'_> {
                 );
             }
         }
+        self.expect_fleet_and_timing();
+    }
+
+    /// The checks of rates, fleets and timing: `max_rate`, `retry_waves`, `amplification`,
+    /// `conforms_to` and `jitter`, each with what its evidence needs.
+    fn expect_fleet_and_timing(&mut self) {
+        let s = self.s;
+        let e = &s.expect;
+        let o = &s.operation;
         self.too_many(
             "expect.not_retried_on",
             e.not_retried_on.len(),

@@ -137,6 +137,59 @@ impl Validator<'_> {
     }
 
     pub(super) fn step(&mut self, path: &str, s: &StepView<'_>, kind: EndpointKind, nested: bool) {
+        self.step_answer(path, s, kind);
+        self.random_step(path, s, nested);
+        if let Some(h) = s.headers {
+            self.headers(&join(path, "headers"), h);
+        }
+        self.step_retry_after(path, s);
+        if let Some(body) = s.body {
+            self.body(&join(path, "body"), body);
+        }
+        if let Some(
+            FailSpec::Close {
+                after_bytes: Some(bytes),
+            }
+            | FailSpec::Reset {
+                after_bytes: Some(bytes),
+            },
+        ) = s.fail
+        {
+            let key = if matches!(s.fail, Some(FailSpec::Close { .. })) {
+                "close"
+            } else {
+                "reset"
+            };
+            self.at_most(
+                &join(&join(path, &join("fail", key)), "after_bytes"),
+                bytes,
+                MAX_AFTER_BYTES,
+                "bytes (more than any response holds)",
+            );
+        }
+        if let Some(l) = s.latency {
+            self.latency(&join(path, "latency"), l);
+        }
+        if let Some(t) = s.trickle {
+            self.positive(&join(path, "trickle"), t, "`trickle`");
+            if s.status.is_some() && s.body.is_none_or(str::is_empty) {
+                self.err_key(
+                    &join(path, "trickle"),
+                    "`trickle` spreads the body over time, and this step has no `body` to spread",
+                );
+            }
+        }
+        if let Some(then) = s.then {
+            self.step(&join(path, "then"), &script_view(then), kind, true);
+        }
+        if let Some(otherwise) = s.otherwise {
+            self.step(&join(path, "else"), &script_view(otherwise), kind, true);
+        }
+    }
+
+    /// What a step answers: exactly one of a status, a failure, a random choice or (on a
+    /// broker) an error code, and the parts of a response only where a response goes out.
+    fn step_answer(&mut self, path: &str, s: &StepView<'_>, kind: EndpointKind) {
         let broker = kind == EndpointKind::Broker;
         let mut forms = Vec::new();
         // A cut response (`fail: { close|reset: { after_bytes } }`) may say what it cuts:
@@ -246,6 +299,11 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+
+    /// A random step's branches, and `times`, which counts the step whichever branch it
+    /// takes.
+    fn random_step(&mut self, path: &str, s: &StepView<'_>, nested: bool) {
         if s.p.is_some() {
             if s.then.is_none() {
                 self.err_expected(
@@ -291,9 +349,11 @@ impl Validator<'_> {
                 "at least 1 (remove the step instead)",
             );
         }
-        if let Some(h) = s.headers {
-            self.headers(&join(path, "headers"), h);
-        }
+    }
+
+    /// A step's `retry_after`: a raw value that is one header line, seconds and dates within
+    /// the format's limits, a date an HTTP-date can write.
+    fn step_retry_after(&mut self, path: &str, s: &StepView<'_>) {
         match s.retry_after {
             Some(RetryAfterSpec::Raw(raw)) => {
                 let raw_path = join(path, "retry_after.raw");
@@ -350,48 +410,6 @@ impl Validator<'_> {
                 }
             }
             _ => {}
-        }
-        if let Some(body) = s.body {
-            self.body(&join(path, "body"), body);
-        }
-        if let Some(
-            FailSpec::Close {
-                after_bytes: Some(bytes),
-            }
-            | FailSpec::Reset {
-                after_bytes: Some(bytes),
-            },
-        ) = s.fail
-        {
-            let key = if matches!(s.fail, Some(FailSpec::Close { .. })) {
-                "close"
-            } else {
-                "reset"
-            };
-            self.at_most(
-                &join(&join(path, &join("fail", key)), "after_bytes"),
-                bytes,
-                MAX_AFTER_BYTES,
-                "bytes (more than any response holds)",
-            );
-        }
-        if let Some(l) = s.latency {
-            self.latency(&join(path, "latency"), l);
-        }
-        if let Some(t) = s.trickle {
-            self.positive(&join(path, "trickle"), t, "`trickle`");
-            if s.status.is_some() && s.body.is_none_or(str::is_empty) {
-                self.err_key(
-                    &join(path, "trickle"),
-                    "`trickle` spreads the body over time, and this step has no `body` to spread",
-                );
-            }
-        }
-        if let Some(then) = s.then {
-            self.step(&join(path, "then"), &script_view(then), kind, true);
-        }
-        if let Some(otherwise) = s.otherwise {
-            self.step(&join(path, "else"), &script_view(otherwise), kind, true);
         }
     }
 }

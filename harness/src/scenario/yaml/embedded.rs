@@ -13,7 +13,7 @@ use super::error::{Location, ScenarioError};
 pub(crate) const EXPECTED: &str = "a mapping, or a string holding one as JSON (`'{\"key\": ...}'`)";
 
 /// Why the last document read from a string on this thread did not parse.
-pub(crate) struct Failure {
+pub(crate) struct FailedDocument {
     /// The string.
     pub(crate) text: String,
     /// The error, located in `text` (line 1 is the string's first line).
@@ -25,16 +25,16 @@ pub(crate) struct Failure {
 thread_local! {
     /// A visitor can only hand serde a message; the located error inside the string waits
     /// here for the parse of the file, which runs on the same thread, to place it.
-    static FAILED: RefCell<Option<Failure>> = const { RefCell::new(None) };
+    static FAILED: RefCell<Option<FailedDocument>> = const { RefCell::new(None) };
 }
 
 /// Keeps `failure` for the parse of the file to place, replacing any kept before.
-pub(crate) fn keep_failure(failure: Failure) {
+pub(crate) fn keep_failure(failure: FailedDocument) {
     FAILED.with(|f| *f.borrow_mut() = Some(failure));
 }
 
 /// The error kept by the last failed [`from_text`](super::parse::from_text) on this thread, if any (taking it).
-pub(crate) fn take_failure() -> Option<Failure> {
+pub(crate) fn take_failure() -> Option<FailedDocument> {
     FAILED.with(|f| f.borrow_mut().take())
 }
 

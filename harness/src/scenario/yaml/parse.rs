@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_path_to_error::Segment;
 use serde_saphyr::DuplicateKeyPolicy;
 
-use super::embedded::{self, EXPECTED, Failure, TextMap};
+use super::embedded::{self, EXPECTED, FailedDocument, TextMap};
 use super::error::{Location, ScenarioError};
 use super::format::Format;
 use super::locations::{SourceInfo, join};
@@ -131,7 +131,7 @@ pub(crate) fn from_text<T: DeserializeOwned>(text: &str) -> Result<T, String> {
             },
             Bare(&error)
         );
-        embedded::keep_failure(Failure {
+        embedded::keep_failure(FailedDocument {
             text: text.to_owned(),
             error: *error,
             message: message.clone(),
@@ -306,7 +306,7 @@ fn convert(
 /// `string` in `src`, at field `path`: placed in the file where the string's text allows,
 /// else at the string, saying where in its text.
 fn inside_string(
-    failure: embedded::Failure,
+    failure: embedded::FailedDocument,
     string: Option<Location>,
     path: &str,
     src: &str,

@@ -29,9 +29,17 @@ fn plain(message: impl Into<String>, expected: Option<&str>) -> Option<Plain> {
 /// known. `None` when `msg` is not the parser's.
 pub(crate) fn reword(msg: &str, token: Option<&str>, options: &Options) -> Option<Plain> {
     let alias = token.filter(|t| t.starts_with('*'));
-    let tab = "a tab in the indentation";
-    let spaces = Some("spaces (YAML indents with spaces only)");
-    // Most specific first: several texts share a prefix.
+    // The exact messages first, then the families, several of which share a prefix with an
+    // exact message.
+    keys_and_indicators(msg)
+        .or_else(|| indentation(msg))
+        .or_else(|| scalars(msg))
+        .or_else(|| structure(msg, alias, options))
+        .or_else(|| reword_family(msg, alias, options))
+}
+
+/// Keys, `:`, `-` and `?` where YAML cannot take them.
+fn keys_and_indicators(msg: &str) -> Option<Plain> {
     match msg {
         "simple key expect ':'" => plain(
             "a key whose `:` is not on the line the key starts on (a key and its `:` must be \
@@ -73,6 +81,15 @@ pub(crate) fn reword(msg: &str, token: Option<&str>, options: &Options) -> Optio
             "a `:` on a later line than its key inside `[...]`",
             Some("the key and its `:` on one line"),
         ),
+        _ => None,
+    }
+}
+
+/// Tabs and indentation.
+fn indentation(msg: &str) -> Option<Plain> {
+    let tab = "a tab in the indentation";
+    let spaces = Some("spaces (YAML indents with spaces only)");
+    match msg {
         "tabs disallowed within this context (block indentation)"
         | "tab cannot be used as indentation"
         | "while scanning a plain scalar, found a tab"
@@ -110,6 +127,13 @@ pub(crate) fn reword(msg: &str, token: Option<&str>, options: &Options) -> Optio
             "text after `|` or `>` on the same line",
             Some("the block's text on the lines below it"),
         ),
+        _ => None,
+    }
+}
+
+/// Quoted, plain and block scalars, comments and tokens.
+fn scalars(msg: &str) -> Option<Plain> {
+    match msg {
         "unclosed quote" => plain("this quoted value is never closed", Some("a closing quote")),
         "while scanning a quoted scalar, found unexpected document indicator" => plain(
             "a line of a quoted value starts with `---` or `...`, which end a document",
@@ -156,6 +180,13 @@ pub(crate) fn reword(msg: &str, token: Option<&str>, options: &Options) -> Optio
             "a closing bracket without its opening one",
             Some("`[` before `]` and `{` before `}`"),
         ),
+        _ => None,
+    }
+}
+
+/// Nesting, documents, anchors, collections left open and the end of the file.
+fn structure(msg: &str, alias: Option<&str>, options: &Options) -> Option<Plain> {
+    match msg {
         "recursion limit exceeded" => plain(
             "brackets nested more than 255 levels deep",
             Some(&format!(
@@ -240,7 +271,7 @@ pub(crate) fn reword(msg: &str, token: Option<&str>, options: &Options) -> Optio
             "a merge key `<<` whose value is not a mapping",
             Some("`<<: *name` with an anchored mapping, or a list of them"),
         ),
-        _ => reword_family(msg, alias, options),
+        _ => None,
     }
 }
 

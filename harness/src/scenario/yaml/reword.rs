@@ -106,43 +106,10 @@ pub(crate) fn reword(
         return Reworded::new(plain.message, plain.expected, path);
     }
     if let Some(rest) = msg.strip_prefix("unknown field ") {
-        let name = ticked(rest).unwrap_or(rest).to_string();
-        let known = listed(rest);
-        // Keys read by retrylab's own visitors are not in serde's path yet.
-        let path = if path.rsplit(['.', ']']).next() == Some(name.as_str()) {
-            path
-        } else {
-            join(&path, &name)
-        };
-        if let Some(message) = format.unknown_key(parent_path(&path), &name) {
-            let mut r = Reworded::new(message, None, path);
-            r.unknown_key = Some(name);
-            return r;
-        }
-        let expected = if known.is_empty() {
-            "no keys here".to_string()
-        } else {
-            format!("one of {}", quote_all(&known))
-        };
-        let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
-        let mut r = Reworded::new(format!("unknown key `{name}`"), Some(expected), path);
-        r.suggestion = suggestion;
-        r.unknown_key = Some(name);
-        return r;
+        return unknown_key(rest, path, format);
     }
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
-        let name = ticked(rest).unwrap_or(rest).to_string();
-        let known = listed(rest);
-        if matches!(name.as_str(), "~" | "" | "null" | "Null" | "NULL") {
-            let expected = (!known.is_empty()).then(|| format!("one of {}", quote_all(&known)));
-            return Reworded::new("no value given", expected, path);
-        }
-        let what = format.variant_noun(&path);
-        let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
-        let expected = (!known.is_empty()).then(|| format!("one of {}", quote_all(&known)));
-        let mut r = Reworded::new(format!("unknown {what} `{name}`"), expected, path);
-        r.suggestion = suggestion;
-        return r;
+        return unknown_variant(rest, path, format);
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
         let name = ticked(rest).unwrap_or(rest);
@@ -164,76 +131,14 @@ pub(crate) fn reword(
     if let Some(expected) = msg.strip_prefix("unexpected event: expected ") {
         return Reworded::new("wrong type".to_string(), Some(plain_type(expected)), path);
     }
-    if let Some(t) = msg.strip_prefix("invalid ") {
-        // A whole number past its type, where the format has a lower limit of its own:
-        // that limit, not the type's, is the one to quote.
-        let key = path.rsplit(['.', ']']).next().unwrap_or(&path).to_owned();
-        let past_limit = token
-            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .zip(format.documented_limit(&key));
-        if let (Some(_), Some((written, (cap, unit)))) = (unsigned_range(t), past_limit) {
-            return Reworded::new(
-                format!("`{key}: {written}`, over the limit of the format"),
-                Some(format!("at most {cap} {unit}")),
-                path,
-            );
-        }
-        if let Some(range) = unsigned_range(t) {
-            return Reworded::new("invalid number".to_string(), Some(range), path);
-        }
-        if matches!(t, "i8" | "i16" | "i32" | "i64") {
-            return Reworded::new("invalid number".to_string(), Some(plain_type(t)), path);
-        }
-        if t.starts_with("floating point") {
-            return Reworded::new("invalid number".to_string(), Some("a number".into()), path);
-        }
-        if t.starts_with("YAML 1.1 bool") || t.starts_with("boolean") {
-            return Reworded::new(
-                "invalid boolean".to_string(),
-                Some("`true` or `false`".into()),
-                path,
-            );
-        }
+    if let Some(reworded) = msg
+        .strip_prefix("invalid ")
+        .and_then(|t| invalid_scalar(t, &path, token, format))
+    {
+        return reworded;
     }
-    if msg.starts_with("unexpected value for unit enum variant") {
-        let variant = path.rsplit('.').next().unwrap_or("").to_string();
-        return Reworded::new(
-            format!("`{variant}` takes no parameters"),
-            Some(format!("`{variant}` alone")),
-            path,
-        );
-    }
-    if msg.starts_with("expected end of mapping after enum variant value") {
-        return Reworded::new(
-            "only one key is allowed here".to_string(),
-            Some("a mapping with a single key, such as `{ exponential: { ... } }`".into()),
-            parent_path(&path).to_string(),
-        );
-    }
-    if msg.starts_with("expected string key for externally tagged enum") {
-        return Reworded::new(
-            "empty mapping".to_string(),
-            Some("a mapping with a single key, such as `{ exponential: { ... } }`".into()),
-            path,
-        );
-    }
-    if let Some(rest) = msg.strip_prefix("cannot deserialize null into ") {
-        let what = rest.split(';').next().unwrap_or(rest);
-        return Reworded::new("no value given", Some(plain_type(what)), path);
-    }
-    if msg.starts_with("externally tagged enum expected") {
-        return Reworded::new(
-            "wrong type",
-            Some("a word or a mapping with a single key, such as `{ at_least: 2s }`".into()),
-            path,
-        );
-    }
-    if msg.starts_with("multiple YAML documents detected") {
-        return Reworded::new(
-            "more than one YAML document".to_string(),
-            Some("a single scenario per file".into()),
-            path,
-        );
+    if let Some(reworded) = enum_shape(msg, &path) {
+        return reworded;
     }
     if let Some(rest) = msg.strip_prefix("invalid type: ") {
         if let Some((found, expected)) = rest.rsplit_once(", expected ") {
@@ -258,4 +163,135 @@ pub(crate) fn reword(
         return Reworded::new(message, Some(expected.to_string()), path);
     }
     Reworded::new(msg, None, path)
+}
+
+/// serde's "unknown field `name`, expected one of ...": the key, the keys the mapping takes
+/// and the one most likely meant, or what the format says of a key that belongs elsewhere.
+fn unknown_key(rest: &str, path: String, format: &dyn Format) -> Reworded {
+    let name = ticked(rest).unwrap_or(rest).to_string();
+    let known = listed(rest);
+    // Keys read by retrylab's own visitors are not in serde's path yet.
+    let path = if path.rsplit(['.', ']']).next() == Some(name.as_str()) {
+        path
+    } else {
+        join(&path, &name)
+    };
+    if let Some(message) = format.unknown_key(parent_path(&path), &name) {
+        let mut r = Reworded::new(message, None, path);
+        r.unknown_key = Some(name);
+        return r;
+    }
+    let expected = if known.is_empty() {
+        "no keys here".to_string()
+    } else {
+        format!("one of {}", quote_all(&known))
+    };
+    let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
+    let mut r = Reworded::new(format!("unknown key `{name}`"), Some(expected), path);
+    r.suggestion = suggestion;
+    r.unknown_key = Some(name);
+    r
+}
+
+/// serde's "unknown variant `name`, expected ...": a value the enum does not have (or none
+/// at all), in the format's word for the enum's values.
+fn unknown_variant(rest: &str, path: String, format: &dyn Format) -> Reworded {
+    let name = ticked(rest).unwrap_or(rest).to_string();
+    let known = listed(rest);
+    let expected = (!known.is_empty()).then(|| format!("one of {}", quote_all(&known)));
+    if matches!(name.as_str(), "~" | "" | "null" | "Null" | "NULL") {
+        return Reworded::new("no value given", expected, path);
+    }
+    let what = format.variant_noun(&path);
+    let suggestion = did_you_mean(&name, known.iter().map(String::as_str));
+    let mut r = Reworded::new(format!("unknown {what} `{name}`"), expected, path);
+    r.suggestion = suggestion;
+    r
+}
+
+/// "invalid u32" and its kin (`t` is what follows "invalid "): a number or a boolean that
+/// does not read as its type, or a whole number past the format's own limit for its key.
+fn invalid_scalar(
+    t: &str,
+    path: &str,
+    token: Option<&str>,
+    format: &dyn Format,
+) -> Option<Reworded> {
+    let path_owned = || path.to_owned();
+    // A whole number past its type, where the format has a lower limit of its own: that
+    // limit, not the type's, is the one to quote.
+    let key = path.rsplit(['.', ']']).next().unwrap_or(path).to_owned();
+    let past_limit = token
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .zip(format.documented_limit(&key));
+    if let (Some(_), Some((written, (cap, unit)))) = (unsigned_range(t), past_limit) {
+        return Some(Reworded::new(
+            format!("`{key}: {written}`, over the limit of the format"),
+            Some(format!("at most {cap} {unit}")),
+            path_owned(),
+        ));
+    }
+    let (message, expected) = if let Some(range) = unsigned_range(t) {
+        ("invalid number", range)
+    } else if matches!(t, "i8" | "i16" | "i32" | "i64") {
+        ("invalid number", plain_type(t))
+    } else if t.starts_with("floating point") {
+        ("invalid number", "a number".to_owned())
+    } else if t.starts_with("YAML 1.1 bool") || t.starts_with("boolean") {
+        ("invalid boolean", "`true` or `false`".to_owned())
+    } else {
+        return None;
+    };
+    Some(Reworded::new(message, Some(expected), path_owned()))
+}
+
+/// Messages about the shape of an externally tagged enum (`client: { exponential: ... }`)
+/// or of the document: parameters given to a word, a second key, an empty mapping, nothing.
+fn enum_shape(msg: &str, path: &str) -> Option<Reworded> {
+    let single = "a mapping with a single key, such as `{ exponential: { ... } }`";
+    if msg.starts_with("unexpected value for unit enum variant") {
+        let variant = path.rsplit('.').next().unwrap_or("").to_string();
+        return Some(Reworded::new(
+            format!("`{variant}` takes no parameters"),
+            Some(format!("`{variant}` alone")),
+            path.to_owned(),
+        ));
+    }
+    if msg.starts_with("expected end of mapping after enum variant value") {
+        return Some(Reworded::new(
+            "only one key is allowed here",
+            Some(single.to_owned()),
+            parent_path(path).to_string(),
+        ));
+    }
+    if msg.starts_with("expected string key for externally tagged enum") {
+        return Some(Reworded::new(
+            "empty mapping",
+            Some(single.to_owned()),
+            path.to_owned(),
+        ));
+    }
+    if let Some(rest) = msg.strip_prefix("cannot deserialize null into ") {
+        let what = rest.split(';').next().unwrap_or(rest);
+        return Some(Reworded::new(
+            "no value given",
+            Some(plain_type(what)),
+            path.to_owned(),
+        ));
+    }
+    if msg.starts_with("externally tagged enum expected") {
+        return Some(Reworded::new(
+            "wrong type",
+            Some("a word or a mapping with a single key, such as `{ at_least: 2s }`".into()),
+            path.to_owned(),
+        ));
+    }
+    if msg.starts_with("multiple YAML documents detected") {
+        return Some(Reworded::new(
+            "more than one YAML document",
+            Some("a single scenario per file".into()),
+            path.to_owned(),
+        ));
+    }
+    None
 }

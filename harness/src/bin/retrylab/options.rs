@@ -31,7 +31,7 @@ pub(crate) enum Seeds {
 }
 
 /// What a run of a file is asked to do besides running it, resolved from the command line.
-pub(crate) struct Plan {
+pub(crate) struct RunOptions {
     pub(crate) seeds: Seeds,
     pub(crate) format: Format,
     pub(crate) backend: Option<BackendKind>,

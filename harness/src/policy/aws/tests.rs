@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
-use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
+use crate::policy::tests::support::{reference_next, retry_window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,

@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{A6Jitter, GrpcConnectionConfig, GrpcRetryConfig, RetryThrottling};
-use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
+use crate::policy::tests::support::{reference_next, retry_window as window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope,
     NO_CLIENT_HISTORY, Observed, Policy, StopReason, Violation, ViolationKind,

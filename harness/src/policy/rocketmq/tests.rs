@@ -7,7 +7,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{RocketmqConfig, broker_code};
-use crate::policy::tests::sim::reference_next;
+use crate::policy::tests::support::reference_next;
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, NO_CLIENT_HISTORY,
     Observed, Policy, StopReason, Violation, ViolationKind,

@@ -7,7 +7,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
-use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
+use crate::policy::tests::support::{reference_next, retry_window as window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
     StopReason, Violation, ViolationKind,

@@ -6,7 +6,7 @@ use std::io;
 use std::time::Duration;
 
 use super::{SnsBackoff, SnsConfig, SnsPhase};
-use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
+use crate::policy::tests::support::{reference_next, retry_window, share_caught};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
     StopReason, Violation, ViolationKind,

@@ -1,0 +1,282 @@
+//! The simulation every policy family's tests share: a server script of [`Reply`]s, a client
+//! under test written as a function of the attempt it just made, and the reference client
+//! (the policy's own `decide`, asserted inside its envelope at every step), walked over one
+//! or more calls into attempt views. No network, no runtime: an attempt lasts its reply's
+//! latency.
+//!
+//! What varies between families (how many calls, the attempt limit) is a [`Sim`], built as
+//! a sentence: `Sim::calls(1).of_at_most(60)`.
+
+use crate::policy::{
+    Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
+    RetryAfterValue, Violation, ViolationKind,
+};
+use crate::rng::Stream;
+
+// ---------------------------------------------------------------- replies
+
+/// What the server does with one request.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    pub(crate) outcome: Observed,
+    /// start -> head (or -> end when there is no head).
+    pub(crate) latency_ms: u64,
+    /// head -> end.
+    pub(crate) body_ms: u64,
+    /// A `Retry-After`, parsed as a client would, set on the view as such.
+    pub(crate) retry_after: Option<RetryAfterValue>,
+}
+
+/// A status after 10 ms.
+pub(crate) fn st(status: u16) -> Reply {
+    Reply {
+        outcome: Observed::Status(status),
+        latency_ms: 10,
+        body_ms: 0,
+        retry_after: None,
+    }
+}
+
+/// A status with a `Retry-After` (raw header text, parsed as a client would).
+pub(crate) fn with_ra(status: u16, raw: &str) -> Reply {
+    Reply {
+        retry_after: Some(RetryAfterValue::parse(raw)),
+        ..st(status)
+    }
+}
+
+/// A failure without a head after `latency_ms`.
+pub(crate) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
+    Reply {
+        outcome,
+        latency_ms,
+        body_ms: 0,
+        retry_after: None,
+    }
+}
+
+/// The reply to attempt `n` (1-based) of a call: the script's `n`-th, its last repeating.
+pub(crate) fn reply(script: &[Reply], n: u32) -> &Reply {
+    &script[(n as usize - 1).min(script.len() - 1)]
+}
+
+/// The view of attempt `n` served `reply`, starting at `start`.
+pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
+    let has_head = matches!(reply.outcome, Observed::Status(_));
+    let head = start + reply.latency_ms;
+    let end = head + if has_head { reply.body_ms } else { 0 };
+    // The virtual wall clock is the default epoch + the head (or the end without one).
+    let mut v = AttemptView::new(n, reply.outcome, start, has_head.then_some(head), end);
+    if let Some(retry_after) = &reply.retry_after {
+        v = v.with_retry_after(retry_after.clone());
+    }
+    v
+}
+
+// ---------------------------------------------------------------- runs
+
+/// A client under test: given the attempt just made and the earlier attempts of its call, the
+/// delay in ms from the attempt's end, or `None` to stop. Its state across calls lives in
+/// the closure.
+pub(crate) type Client<'a> =
+    dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
+
+/// How calls are simulated: how many, and how long each may go on. [`Sim::default`] is the
+/// common case: one call of at most 40 attempts, a client under test drawing on
+/// `test/client/jitter`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sim {
+    calls: u32,
+    attempts: u32,
+    gap_ms: u64,
+    stream: &'static str,
+}
+
+impl Default for Sim {
+    fn default() -> Self {
+        Sim {
+            calls: 1,
+            attempts: 40,
+            gap_ms: 1000,
+            stream: "test/client/jitter",
+        }
+    }
+}
+
+/// Who decides after each attempt: a client under test, or the reference.
+enum Decider<'c, 'a> {
+    Client(&'c mut Client<'a>),
+    Reference(&'c mut dyn Policy),
+}
+
+impl Sim {
+    /// `count` calls one after another, 1 s apart: the next starts 1 s after the end of the
+    /// last attempt of the one before.
+    pub(crate) fn calls(count: u32) -> Sim {
+        Sim {
+            calls: count,
+            ..Sim::default()
+        }
+    }
+
+    /// At most `attempts` attempts a call: a client still retrying after the last one is cut
+    /// off there.
+    pub(crate) fn of_at_most(self, attempts: u32) -> Sim {
+        Sim { attempts, ..self }
+    }
+
+    /// The calls of `client` against `script` (its last reply repeating), on `seed`.
+    pub(crate) fn run_client(
+        &self,
+        script: &[Reply],
+        seed: u64,
+        client: &mut Client<'_>,
+    ) -> Vec<Vec<AttemptView>> {
+        self.run(script, seed, Decider::Client(client))
+    }
+
+    /// The calls of the reference client, the policy's own `decide` (see [`reference_next`]),
+    /// against `script` on `seed`.
+    pub(crate) fn run_reference(
+        &self,
+        policy: &mut dyn Policy,
+        script: &[Reply],
+        seed: u64,
+    ) -> Vec<Vec<AttemptView>> {
+        self.run(script, seed, Decider::Reference(policy))
+    }
+
+    /// The only call of [`Sim::run_client`].
+    pub(crate) fn client_call(
+        &self,
+        script: &[Reply],
+        seed: u64,
+        client: &mut Client<'_>,
+    ) -> Vec<AttemptView> {
+        only(self.run_client(script, seed, client))
+    }
+
+    /// The only call of [`Sim::run_reference`].
+    pub(crate) fn reference_call(
+        &self,
+        policy: &mut dyn Policy,
+        script: &[Reply],
+        seed: u64,
+    ) -> Vec<AttemptView> {
+        only(self.run_reference(policy, script, seed))
+    }
+
+    fn run(
+        &self,
+        script: &[Reply],
+        seed: u64,
+        mut decider: Decider<'_, '_>,
+    ) -> Vec<Vec<AttemptView>> {
+        let label = match decider {
+            Decider::Client(_) => self.stream,
+            Decider::Reference(_) => "client/0/jitter",
+        };
+        let mut rng = Stream::new(seed, label);
+        let history = ClientHistory::default();
+        let mut start = 0;
+        let mut out = Vec::new();
+        for _ in 0..self.calls {
+            let mut call: Vec<AttemptView> = Vec::new();
+            for n in 1..=self.attempts {
+                let v = view(n, start, reply(script, n));
+                let end = v.end_ms;
+                let next = match &mut decider {
+                    Decider::Client(client) => client(&v, &call, &mut rng).map(|delay| end + delay),
+                    Decider::Reference(policy) => reference_next(
+                        &mut **policy,
+                        &v,
+                        &CallHistory::new(&call, &history),
+                        &mut rng,
+                        seed,
+                    ),
+                };
+                call.push(v);
+                match next {
+                    Some(at) => start = at,
+                    None => {
+                        start = end + self.gap_ms;
+                        break;
+                    }
+                }
+            }
+            out.push(call);
+        }
+        out
+    }
+}
+
+/// The attempts of a run of one call.
+fn only(mut calls: Vec<Vec<AttemptView>>) -> Vec<AttemptView> {
+    assert_eq!(calls.len(), 1, "a run of one call");
+    calls.remove(0)
+}
+
+// ---------------------------------------------------------------- the reference
+
+/// The reference client's next attempt after `v`: the policy's own `decide`, asserted to
+/// lie inside the envelope computed just before it; the instant the next attempt starts, or
+/// `None` when it stops. Every family's reference-client tests walk their calls with it.
+pub(crate) fn reference_next(
+    policy: &mut dyn Policy,
+    v: &AttemptView,
+    history: &CallHistory<'_>,
+    rng: &mut Stream,
+    seed: u64,
+) -> Option<u64> {
+    let envelope = policy.envelope(v, history);
+    let decision = policy.decide(v, history, rng);
+    assert!(
+        envelope.admits(v, &decision),
+        "{} seed {seed}: {decision:?} outside {envelope:?} after {v:?}",
+        policy.name()
+    );
+    match decision {
+        Decision::Retry {
+            delay,
+            measured_from,
+        } => Some(v.anchor_ms(measured_from) + delay.as_millis() as u64),
+        Decision::Stop(_) => None,
+    }
+}
+
+/// `(min, max, from)` of an envelope that requires a retry.
+///
+/// # Panics
+/// If the envelope is not a required retry window (a test's expectation failed).
+pub(crate) fn retry_window(e: Envelope) -> (u64, u64, Anchor) {
+    match e {
+        Envelope::Retry {
+            min_ms,
+            max_ms,
+            from,
+            optional: false,
+            ..
+        } => (min_ms, max_ms, from),
+        other => panic!("expected a retry window, got {other:?}"),
+    }
+}
+
+/// Over `seeds`, the share of seeds whose violations include one `kind` accepts, and the
+/// first such message (for assertions on the wording): how reliably a wrong client is caught.
+pub(crate) fn share_caught(
+    seeds: u64,
+    mut violations: impl FnMut(u64) -> Vec<Violation>,
+    kind: impl Fn(ViolationKind) -> bool,
+) -> (f64, String) {
+    let mut caught = 0;
+    let mut first = String::new();
+    for seed in 0..seeds {
+        if let Some(v) = violations(seed).into_iter().find(|v| kind(v.kind)) {
+            caught += 1;
+            if first.is_empty() {
+                first = v.message;
+            }
+        }
+    }
+    (caught as f64 / seeds as f64, first)
+}

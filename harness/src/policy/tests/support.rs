@@ -4,8 +4,9 @@
 //! or more calls into attempt views. No network, no runtime: an attempt lasts its reply's
 //! latency.
 //!
-//! What varies between families (how many calls, the attempt limit) is a [`Sim`], built as
-//! a sentence: `Sim::calls(1).of_at_most(60)`.
+//! What varies between families (how many calls, the attempt limit, the random stream a
+//! client under test draws on) is a [`Sim`], built as a sentence:
+//! `Sim::calls(1).of_at_most(20).clients_drawing_on("test/servicenow/client")`.
 
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
@@ -23,6 +24,8 @@ pub(crate) struct Reply {
     pub(crate) latency_ms: u64,
     /// head -> end.
     pub(crate) body_ms: u64,
+    /// Response headers, as scripted, in order.
+    pub(crate) headers: Vec<(&'static str, &'static str)>,
     /// A `Retry-After`, parsed as a client would, set on the view as such.
     pub(crate) retry_after: Option<RetryAfterValue>,
 }
@@ -33,6 +36,7 @@ pub(crate) fn st(status: u16) -> Reply {
         outcome: Observed::Status(status),
         latency_ms: 10,
         body_ms: 0,
+        headers: Vec::new(),
         retry_after: None,
     }
 }
@@ -45,12 +49,20 @@ pub(crate) fn with_ra(status: u16, raw: &str) -> Reply {
     }
 }
 
+/// The same reply with one more response header.
+pub(crate) fn with(reply: Reply, name: &'static str, value: &'static str) -> Reply {
+    let mut headers = reply.headers;
+    headers.push((name, value));
+    Reply { headers, ..reply }
+}
+
 /// A failure without a head after `latency_ms`.
 pub(crate) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
     Reply {
         outcome,
         latency_ms,
         body_ms: 0,
+        headers: Vec::new(),
         retry_after: None,
     }
 }
@@ -67,6 +79,9 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
     let end = head + if has_head { reply.body_ms } else { 0 };
     // The virtual wall clock is the default epoch + the head (or the end without one).
     let mut v = AttemptView::new(n, reply.outcome, start, has_head.then_some(head), end);
+    for (name, value) in &reply.headers {
+        v = v.with_header(name, value);
+    }
     if let Some(retry_after) = &reply.retry_after {
         v = v.with_retry_after(retry_after.clone());
     }
@@ -81,8 +96,8 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
 pub(crate) type Client<'a> =
     dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
 
-/// How calls are simulated: how many, and how long each may go on. [`Sim::default`] is the
-/// common case: one call of at most 40 attempts, a client under test drawing on
+/// How calls are simulated: how many, how long each may go on, and the random stream a
+/// client under test draws on. [`Sim::default`] is the common case: one call of at most 40 attempts, a client under test drawing on
 /// `test/client/jitter`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sim {
@@ -123,6 +138,15 @@ impl Sim {
     /// off there.
     pub(crate) fn of_at_most(self, attempts: u32) -> Sim {
         Sim { attempts, ..self }
+    }
+
+    /// A client under test draws on the stream `label` (seeded per run). The reference
+    /// always draws on `client/0/jitter`, the stream of the harness's first client.
+    pub(crate) fn clients_drawing_on(self, label: &'static str) -> Sim {
+        Sim {
+            stream: label,
+            ..self
+        }
     }
 
     /// The calls of `client` against `script` (its last reply repeating), on `seed`.

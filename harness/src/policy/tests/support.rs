@@ -4,9 +4,9 @@
 //! or more calls into attempt views. No network, no runtime: an attempt lasts its reply's
 //! latency.
 //!
-//! What varies between families (how many calls, the attempt limit, the random stream a
-//! client under test draws on) is a [`Sim`], built as a sentence:
-//! `Sim::calls(1).of_at_most(20).clients_drawing_on("test/servicenow/client")`.
+//! What varies between families (how many calls, the attempt limit, the gap between calls,
+//! the waits of the policy, the random stream a client under test draws on) is a [`Sim`],
+//! built as a sentence: `Sim::calls(3).of_at_most(60).ms_apart(1).waiting_before_each()`.
 
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
@@ -67,6 +67,16 @@ pub(crate) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
     }
 }
 
+/// A refused connect after `latency_ms`.
+pub(crate) fn refused(latency_ms: u64) -> Reply {
+    failure(Observed::Refused, latency_ms)
+}
+
+/// A request that never completed, given up after `latency_ms`.
+pub(crate) fn timeout(latency_ms: u64) -> Reply {
+    failure(Observed::Timeout, latency_ms)
+}
+
 /// The reply to attempt `n` (1-based) of a call: the script's `n`-th, its last repeating.
 pub(crate) fn reply(script: &[Reply], n: u32) -> &Reply {
     &script[(n as usize - 1).min(script.len() - 1)]
@@ -96,14 +106,16 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
 pub(crate) type Client<'a> =
     dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
 
-/// How calls are simulated: how many, how long each may go on, and the random stream a
-/// client under test draws on. [`Sim::default`] is the common case: one call of at most 40 attempts, a client under test drawing on
-/// `test/client/jitter`.
+/// How calls are simulated: how many, how long each may go on, how far apart, what the
+/// reference waits, and the random stream a client under test draws on. [`Sim::default`] is
+/// the common case: one call of at most 40 attempts (calls 1 s apart), no waits, a client
+/// under test drawing on `test/client/jitter`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sim {
     calls: u32,
     attempts: u32,
     gap_ms: u64,
+    wait_before_call: bool,
     stream: &'static str,
 }
 
@@ -113,6 +125,7 @@ impl Default for Sim {
             calls: 1,
             attempts: 40,
             gap_ms: 1000,
+            wait_before_call: false,
             stream: "test/client/jitter",
         }
     }
@@ -138,6 +151,20 @@ impl Sim {
     /// off there.
     pub(crate) fn of_at_most(self, attempts: u32) -> Sim {
         Sim { attempts, ..self }
+    }
+
+    /// The next call starts `gap_ms` after the end of the last attempt of the one before.
+    pub(crate) fn ms_apart(self, gap_ms: u64) -> Sim {
+        Sim { gap_ms, ..self }
+    }
+
+    /// The reference waits the policy's `wait_before_call` before each call, the first too
+    /// (a limit on the rate of call starts). A client under test has no such wait.
+    pub(crate) fn waiting_before_each(self) -> Sim {
+        Sim {
+            wait_before_call: true,
+            ..self
+        }
     }
 
     /// A client under test draws on the stream `label` (seeded per run). The reference
@@ -205,6 +232,9 @@ impl Sim {
         let mut start = 0;
         let mut out = Vec::new();
         for _ in 0..self.calls {
+            if let (true, Decider::Reference(policy)) = (self.wait_before_call, &decider) {
+                start += policy.wait_before_call(start).as_millis() as u64;
+            }
             let mut call: Vec<AttemptView> = Vec::new();
             for n in 1..=self.attempts {
                 let v = view(n, start, reply(script, n));

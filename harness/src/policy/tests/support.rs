@@ -8,6 +8,8 @@
 //! the waits of the policy, the random stream a client under test draws on) is a [`Sim`],
 //! built as a sentence: `Sim::calls(3).of_at_most(60).ms_apart(1).waiting_before_each()`.
 
+use std::io;
+
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
     RetryAfterValue, Violation, ViolationKind,
@@ -28,6 +30,8 @@ pub(crate) struct Reply {
     pub(crate) headers: Vec<(&'static str, &'static str)>,
     /// A `Retry-After`, parsed as a client would, set on the view as such.
     pub(crate) retry_after: Option<RetryAfterValue>,
+    /// A service error code, as a recorder would have extracted it.
+    pub(crate) error_code: Option<&'static str>,
 }
 
 /// A status after 10 ms.
@@ -38,6 +42,7 @@ pub(crate) fn st(status: u16) -> Reply {
         body_ms: 0,
         headers: Vec::new(),
         retry_after: None,
+        error_code: None,
     }
 }
 
@@ -64,6 +69,7 @@ pub(crate) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
         body_ms: 0,
         headers: Vec::new(),
         retry_after: None,
+        error_code: None,
     }
 }
 
@@ -75,6 +81,11 @@ pub(crate) fn refused(latency_ms: u64) -> Reply {
 /// A request that never completed, given up after `latency_ms`.
 pub(crate) fn timeout(latency_ms: u64) -> Reply {
     failure(Observed::Timeout, latency_ms)
+}
+
+/// A connection reset after 5 ms.
+pub(crate) fn reset() -> Reply {
+    failure(Observed::Transport(io::ErrorKind::ConnectionReset), 5)
 }
 
 /// The reply to attempt `n` (1-based) of a call: the script's `n`-th, its last repeating.
@@ -91,6 +102,9 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
     let mut v = AttemptView::new(n, reply.outcome, start, has_head.then_some(head), end);
     for (name, value) in &reply.headers {
         v = v.with_header(name, value);
+    }
+    if let Some(code) = reply.error_code {
+        v = v.with_error_code(code);
     }
     if let Some(retry_after) = &reply.retry_after {
         v = v.with_retry_after(retry_after.clone());
@@ -116,6 +130,8 @@ pub(crate) struct Sim {
     attempts: u32,
     gap_ms: u64,
     wait_before_call: bool,
+    wait_after_stop: bool,
+    numbered: bool,
     stream: &'static str,
 }
 
@@ -126,6 +142,8 @@ impl Default for Sim {
             attempts: 40,
             gap_ms: 1000,
             wait_before_call: false,
+            wait_after_stop: false,
+            numbered: false,
             stream: "test/client/jitter",
         }
     }
@@ -163,6 +181,24 @@ impl Sim {
     pub(crate) fn waiting_before_each(self) -> Sim {
         Sim {
             wait_before_call: true,
+            ..self
+        }
+    }
+
+    /// After a call stops, the reference also waits the policy's `wait_after_stop` before
+    /// the gap to the next call (a limiter's hold on a failing client).
+    pub(crate) fn waiting_after_stop(self) -> Sim {
+        Sim {
+            wait_after_stop: true,
+            ..self
+        }
+    }
+
+    /// The reference's calls are numbered: each has its `ClientHistory::call_index` (0, 1,
+    /// ...), for policies that keep state per call. Otherwise every call is call 0.
+    pub(crate) fn numbered(self) -> Sim {
+        Sim {
+            numbered: true,
             ..self
         }
     }
@@ -228,13 +264,16 @@ impl Sim {
             Decider::Reference(_) => "client/0/jitter",
         };
         let mut rng = Stream::new(seed, label);
-        let history = ClientHistory::default();
         let mut start = 0;
         let mut out = Vec::new();
-        for _ in 0..self.calls {
+        for call_index in 0..self.calls {
             if let (true, Decider::Reference(policy)) = (self.wait_before_call, &decider) {
                 start += policy.wait_before_call(start).as_millis() as u64;
             }
+            let history = ClientHistory {
+                call_index: if self.numbered { call_index } else { 0 },
+                ..ClientHistory::default()
+            };
             let mut call: Vec<AttemptView> = Vec::new();
             for n in 1..=self.attempts {
                 let v = view(n, start, reply(script, n));
@@ -253,7 +292,13 @@ impl Sim {
                 match next {
                     Some(at) => start = at,
                     None => {
-                        start = end + self.gap_ms;
+                        let held = match &decider {
+                            Decider::Reference(policy) if self.wait_after_stop => {
+                                policy.wait_after_stop().as_millis() as u64
+                            }
+                            _ => 0,
+                        };
+                        start = end + held + self.gap_ms;
                         break;
                     }
                 }

@@ -114,16 +114,26 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
 
 // ---------------------------------------------------------------- runs
 
-/// A client under test: given the attempt just made and the earlier attempts of its call, the
-/// delay in ms from the attempt's end, or `None` to stop. Its state across calls lives in
-/// the closure.
+/// A client under test: given the attempt just made and the earlier attempts of its call, its
+/// [`Answer`] (by default the delay in ms from the attempt's end), or `None` to stop. Its
+/// state across calls lives in the closure.
 pub(crate) type Client<'a> =
     dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
+
+/// What the number a client under test answers means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// The delay in ms from the end of the attempt just made.
+    DelayFromEnd,
+    /// The virtual instant its next attempt starts; one before the end of the attempt just
+    /// made counts as that end.
+    StartOfNext,
+}
 
 /// How calls are simulated: how many, how long each may go on, how far apart, what the
 /// reference waits, and the random stream a client under test draws on. [`Sim::default`] is
 /// the common case: one call of at most 40 attempts (calls 1 s apart), no waits, a client
-/// under test drawing on `test/client/jitter`.
+/// under test drawing on `test/client/jitter` and answering delays from the attempt's end.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sim {
     calls: u32,
@@ -133,6 +143,7 @@ pub(crate) struct Sim {
     wait_after_stop: bool,
     numbered: bool,
     stream: &'static str,
+    answer: Answer,
 }
 
 impl Default for Sim {
@@ -145,6 +156,7 @@ impl Default for Sim {
             wait_after_stop: false,
             numbered: false,
             stream: "test/client/jitter",
+            answer: Answer::DelayFromEnd,
         }
     }
 }
@@ -210,6 +222,11 @@ impl Sim {
             stream: label,
             ..self
         }
+    }
+
+    /// A client under test answers `answer` (by default [`Answer::DelayFromEnd`]).
+    pub(crate) fn clients_answering(self, answer: Answer) -> Sim {
+        Sim { answer, ..self }
     }
 
     /// The calls of `client` against `script` (its last reply repeating), on `seed`.
@@ -279,7 +296,12 @@ impl Sim {
                 let v = view(n, start, reply(script, n));
                 let end = v.end_ms;
                 let next = match &mut decider {
-                    Decider::Client(client) => client(&v, &call, &mut rng).map(|delay| end + delay),
+                    Decider::Client(client) => {
+                        client(&v, &call, &mut rng).map(|answer| match self.answer {
+                            Answer::DelayFromEnd => end + answer,
+                            Answer::StartOfNext => answer.max(end),
+                        })
+                    }
                     Decider::Reference(policy) => reference_next(
                         &mut **policy,
                         &v,

@@ -4,9 +4,13 @@
 //! or more calls into attempt views. No network, no runtime: an attempt lasts its reply's
 //! latency.
 //!
-//! What varies between families (how many calls, the attempt limit, the gap between calls,
-//! the waits of the policy, the random stream a client under test draws on) is a [`Sim`],
-//! built as a sentence: `Sim::calls(3).of_at_most(60).ms_apart(1).waiting_before_each()`.
+//! What varies between families is a [`Sim`], built as a sentence from the common case
+//! ([`Sim::default`]): how many calls (`Sim::calls(3)`), the attempt limit
+//! (`.of_at_most(60)`), the gap between calls (`.ms_apart(1)`), the policy's waits
+//! (`.waiting_before_each()`, `.waiting_after_stop()`), numbered calls (`.numbered()`),
+//! who reads error codes (`.codes_read_by(policy)`), and a client under test's stream and
+//! answer (`.clients_drawing_on(label)`, `.clients_answering(Answer::StartOfNext)`).
+//! Stream labels are the families' own: the tests' expected values depend on the draws.
 
 use std::io;
 
@@ -32,18 +36,26 @@ pub(crate) struct Reply {
     pub(crate) retry_after: Option<RetryAfterValue>,
     /// A service error code, as a recorder would have extracted it.
     pub(crate) error_code: Option<&'static str>,
+    /// The response body, for a recorder that reads error codes from it.
+    pub(crate) body: &'static str,
 }
 
-/// A status after 10 ms.
-pub(crate) fn st(status: u16) -> Reply {
+/// `outcome` after `latency_ms`, with nothing else.
+fn bare(outcome: Observed, latency_ms: u64) -> Reply {
     Reply {
-        outcome: Observed::Status(status),
-        latency_ms: 10,
+        outcome,
+        latency_ms,
         body_ms: 0,
         headers: Vec::new(),
         retry_after: None,
         error_code: None,
+        body: "",
     }
+}
+
+/// A status after 10 ms.
+pub(crate) fn st(status: u16) -> Reply {
+    bare(Observed::Status(status), 10)
 }
 
 /// A status with a `Retry-After` (raw header text, parsed as a client would).
@@ -61,16 +73,9 @@ pub(crate) fn with(reply: Reply, name: &'static str, value: &'static str) -> Rep
     Reply { headers, ..reply }
 }
 
-/// A failure without a head after `latency_ms`.
+/// A failure without a head (a transport outcome) after `latency_ms`.
 pub(crate) fn failure(outcome: Observed, latency_ms: u64) -> Reply {
-    Reply {
-        outcome,
-        latency_ms,
-        body_ms: 0,
-        headers: Vec::new(),
-        retry_after: None,
-        error_code: None,
-    }
+    bare(outcome, latency_ms)
 }
 
 /// A refused connect after `latency_ms`.
@@ -112,6 +117,24 @@ pub(crate) fn view(n: u32, start: u64, reply: &Reply) -> AttemptView {
     v
 }
 
+/// The view of attempt `n` served `reply`, starting at `start`, as the harness records it
+/// for `recorder`: with the service error code its `error_code` reads from the body of a
+/// response (`RocketMQ`'s broker codes).
+pub(crate) fn recorded_view(
+    recorder: &dyn Policy,
+    n: u32,
+    start: u64,
+    reply: &Reply,
+) -> AttemptView {
+    let mut v = view(n, start, reply);
+    if let Observed::Status(status) = reply.outcome {
+        if let Some(code) = recorder.error_code(status, &v.headers, reply.body.as_bytes()) {
+            v = v.with_error_code(&code);
+        }
+    }
+    v
+}
+
 // ---------------------------------------------------------------- runs
 
 /// A client under test: given the attempt just made and the earlier attempts of its call, its
@@ -131,10 +154,11 @@ pub(crate) enum Answer {
 }
 
 /// How calls are simulated: how many, how long each may go on, how far apart, what the
-/// reference waits, and the random stream a client under test draws on. [`Sim::default`] is
-/// the common case: one call of at most 40 attempts (calls 1 s apart), no waits, a client
-/// under test drawing on `test/client/jitter` and answering delays from the attempt's end.
-#[derive(Debug, Clone, Copy)]
+/// reference waits, who reads error codes, and how a client under test draws and answers.
+/// [`Sim::default`] is the common case: one call of at most 40 attempts (calls 1 s apart),
+/// no waits, every call call 0, error codes as scripted, a client under test drawing on
+/// `test/client/jitter` and answering delays from the attempt's end.
+#[derive(Debug)]
 pub(crate) struct Sim {
     calls: u32,
     attempts: u32,
@@ -144,6 +168,7 @@ pub(crate) struct Sim {
     numbered: bool,
     stream: &'static str,
     answer: Answer,
+    recorder: Option<Box<dyn Policy>>,
 }
 
 impl Default for Sim {
@@ -157,6 +182,7 @@ impl Default for Sim {
             numbered: false,
             stream: "test/client/jitter",
             answer: Answer::DelayFromEnd,
+            recorder: None,
         }
     }
 }
@@ -168,8 +194,8 @@ enum Decider<'c, 'a> {
 }
 
 impl Sim {
-    /// `count` calls one after another, 1 s apart: the next starts 1 s after the end of the
-    /// last attempt of the one before.
+    /// `count` calls one after another, 1 s apart unless [`Sim::ms_apart`] says otherwise:
+    /// the next starts 1 s after the end of the last attempt of the one before.
     pub(crate) fn calls(count: u32) -> Sim {
         Sim {
             calls: count,
@@ -227,6 +253,16 @@ impl Sim {
     /// A client under test answers `answer` (by default [`Answer::DelayFromEnd`]).
     pub(crate) fn clients_answering(self, answer: Answer) -> Sim {
         Sim { answer, ..self }
+    }
+
+    /// Every attempt is recorded by a copy of `recorder`, which reads the service error
+    /// code from the body of a response ([`recorded_view`]); without one, a view carries
+    /// the code scripted on its reply.
+    pub(crate) fn codes_read_by(self, recorder: &dyn Policy) -> Sim {
+        Sim {
+            recorder: Some(recorder.clone_box()),
+            ..self
+        }
     }
 
     /// The calls of `client` against `script` (its last reply repeating), on `seed`.
@@ -293,7 +329,10 @@ impl Sim {
             };
             let mut call: Vec<AttemptView> = Vec::new();
             for n in 1..=self.attempts {
-                let v = view(n, start, reply(script, n));
+                let v = match &self.recorder {
+                    Some(recorder) => recorded_view(recorder.as_ref(), n, start, reply(script, n)),
+                    None => view(n, start, reply(script, n)),
+                };
                 let end = v.end_ms;
                 let next = match &mut decider {
                     Decider::Client(client) => {
@@ -302,6 +341,8 @@ impl Sim {
                             Answer::StartOfNext => answer.max(end),
                         })
                     }
+                    // The reference starts its next attempt where it decided, inside the
+                    // envelope (asserted).
                     Decider::Reference(policy) => reference_next(
                         &mut **policy,
                         &v,

@@ -2,11 +2,12 @@
 //! decision inside its envelope, and wrong clients (written here from scratch, with literal
 //! constants and no call into the policy code) rejected by [`Conformance`].
 
-use std::io;
 use std::time::Duration;
 
 use super::{AwsConfig, AwsJitter, AwsMode, AwsSdk};
-use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
+use crate::policy::tests::support::{
+    Client, Reply, Sim, reset, retry_window, share_caught, st, timeout, view, with,
+};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
     Policy, StopReason, Violation, ViolationKind,
@@ -15,144 +16,32 @@ use crate::rng::Stream;
 
 // ---------------------------------------------------------------- timelines
 
-/// What the fake server does with one request.
-#[derive(Debug, Clone)]
-struct Reply {
-    outcome: Observed,
-    code: Option<&'static str>,
-    retry_after: Option<&'static str>,
-    /// start -> end.
-    latency_ms: u64,
-}
-
-fn st(status: u16) -> Reply {
-    Reply {
-        outcome: Observed::Status(status),
-        code: None,
-        retry_after: None,
-        latency_ms: 10,
-    }
-}
-
+/// A status whose response carries the service error `code`.
 fn coded(status: u16, code: &'static str) -> Reply {
     Reply {
-        code: Some(code),
+        error_code: Some(code),
         ..st(status)
     }
 }
 
+/// The same reply with an `x-amz-retry-after` of `ms`.
 fn with_ra(reply: Reply, ms: &'static str) -> Reply {
-    Reply {
-        retry_after: Some(ms),
-        ..reply
-    }
+    with(reply, "x-amz-retry-after", ms)
 }
 
-fn timeout() -> Reply {
-    Reply {
-        outcome: Observed::Timeout,
-        code: None,
-        retry_after: None,
-        latency_ms: 2000,
-    }
+/// `calls` calls of at most 40 attempts, 1 s apart, a client under test drawing on its own
+/// stream.
+fn client_sim(calls: u32) -> Sim {
+    Sim::calls(calls).clients_drawing_on("test/aws/client")
 }
 
-fn reset() -> Reply {
-    Reply {
-        outcome: Observed::Transport(io::ErrorKind::ConnectionReset),
-        latency_ms: 5,
-        ..timeout()
-    }
-}
-
-fn view(n: u32, start: u64, r: &Reply) -> AttemptView {
-    let end = start + r.latency_ms;
-    let head = matches!(r.outcome, Observed::Status(_)).then_some(end);
-    let mut v = AttemptView::new(n, r.outcome, start, head, end);
-    if let Some(code) = r.code {
-        v = v.with_error_code(code);
-    }
-    if let Some(ra) = r.retry_after {
-        v = v.with_header("x-amz-retry-after", ra);
-    }
-    v
-}
-
-/// A client under test: the attempt just made and the earlier ones of its call; the delay in
-/// ms from its end, or `None` to stop. Its state across calls lives in the closure.
-type Client<'a> = dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
-
-/// Runs `calls` calls of `client` one after another (1 s apart), each against `script`
-/// (its last reply repeats), at most 40 attempts a call.
-fn run_client(
-    script: &[Reply],
-    calls: u32,
-    seed: u64,
-    client: &mut Client<'_>,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "test/aws/client");
-    let mut start = 0;
-    let mut out = Vec::new();
-    for _ in 0..calls {
-        let mut call: Vec<AttemptView> = Vec::new();
-        for n in 1..=40u32 {
-            let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let delay = client(&v, &call, &mut rng);
-            let end = v.end_ms;
-            call.push(v);
-            match delay {
-                Some(d) => start = end + d,
-                None => {
-                    start = end + 1000;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
-}
-
-/// Runs the policy's own `decide` the same way, asserting at every step that the decision
-/// lies inside the envelope computed just before it, and honouring `wait_before_call`.
-fn run_reference(
-    policy: &mut dyn Policy,
-    script: &[Reply],
-    calls: u32,
-    seed: u64,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "client/0/jitter");
-    let mut start = 0;
-    let mut out = Vec::new();
-    for call_index in 0..calls {
-        start += policy.wait_before_call(start).as_millis() as u64;
-        let client = ClientHistory {
-            call_index,
-            ..Default::default()
-        };
-        let mut call: Vec<AttemptView> = Vec::new();
-        for n in 1..=40u32 {
-            let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let next = reference_next(
-                policy,
-                &v,
-                &CallHistory::new(&call, &client),
-                &mut rng,
-                seed,
-            );
-            let end = v.end_ms;
-            call.push(v);
-            match next {
-                Some(s) => start = s,
-                None => {
-                    start = end + policy.wait_after_stop().as_millis() as u64 + 1000;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
+/// `calls` calls of at most 40 attempts, numbered, the reference waiting the policy's
+/// `wait_before_call` before each and its `wait_after_stop` (then 1 s) after each.
+fn reference_sim(calls: u32) -> Sim {
+    Sim::calls(calls)
+        .numbered()
+        .waiting_before_each()
+        .waiting_after_stop()
 }
 
 /// Every violation over the calls, checked in order by one [`Conformance`].
@@ -270,7 +159,7 @@ fn standard_2_0_backoff_is_1_2_4_8_seconds_capped_at_20() {
         windows(c.clone(), &coded(400, "ThrottlingException"), 3),
         [(1000, 1000), (2000, 2000), (4000, 4000)]
     );
-    assert_eq!(windows(c, &timeout(), 2), [(1000, 1000), (2000, 2000)]);
+    assert_eq!(windows(c, &timeout(2000), 2), [(1000, 1000), (2000, 2000)]);
 }
 
 #[test]
@@ -331,14 +220,14 @@ fn quota_costs_and_refunds_2_0() {
     let mut p = config(AwsMode::Standard).into_policy();
     // A 503 costs 5, a timeout 10; the call fails after its third attempt.
     assert_eq!(
-        states(p.as_mut(), &[st(503), timeout(), st(503)]),
+        states(p.as_mut(), &[st(503), timeout(2000), st(503)]),
         ["quota 495/500", "quota 485/500", "quota 485/500"]
     );
     // A first-attempt success adds 1.
     assert_eq!(states(p.as_mut(), &[st(200)]), ["quota 486/500"]);
     // A success refunds the last retry's cost: 10 after a timeout, not the 15 paid.
     assert_eq!(
-        states(p.as_mut(), &[st(503), timeout(), st(200)]),
+        states(p.as_mut(), &[st(503), timeout(2000), st(200)]),
         ["quota 481/500", "quota 471/500", "quota 481/500"]
     );
     // An I/O error and a throttle cost 5.
@@ -366,7 +255,7 @@ fn quota_costs_2_1() {
             p.as_mut(),
             &[
                 st(503),
-                timeout(),
+                timeout(2000),
                 coded(400, "ThrottlingException"),
                 st(200)
             ]
@@ -410,7 +299,7 @@ fn an_empty_quota_stops_the_call() {
     .into_policy();
     // 12 -> 7 -> 2, then a 503 cannot be paid for.
     let mut rng = Stream::new(3, "x");
-    let calls = run_reference(p.as_mut(), &[st(503)], 2, 3);
+    let calls = reference_sim(2).run_reference(p.as_mut(), &[st(503)], 3);
     assert_eq!(calls[0].len(), 3);
     assert_eq!(calls[1].len(), 1);
     assert_eq!(p.describe_state().as_deref(), Some("quota 2/12"));
@@ -442,7 +331,7 @@ fn a_quota_of_zero_tokens_never_pays_for_a_retry() {
         };
         assert_eq!(empty.validate(), Ok(()), "{mode:?}");
         let mut p = empty.into_policy();
-        let calls = run_reference(p.as_mut(), &[st(200)], 3, 1);
+        let calls = reference_sim(3).run_reference(p.as_mut(), &[st(200)], 1);
         assert!(calls.iter().all(|c| c.len() == 1), "{mode:?}");
         assert!(
             p.describe_state()
@@ -450,10 +339,10 @@ fn a_quota_of_zero_tokens_never_pays_for_a_retry() {
             "{mode:?}: {:?}",
             p.describe_state()
         );
-        let calls = run_reference(p.as_mut(), &[st(503), st(200)], 2, 1);
+        let calls = reference_sim(2).run_reference(p.as_mut(), &[st(503), st(200)], 1);
         assert!(calls.iter().all(|c| c.len() == 1), "{mode:?}");
         let mut rng = Stream::new(1, "x");
-        for reply in [st(503), timeout(), coded(400, "ThrottlingException")] {
+        for reply in [st(503), timeout(2000), coded(400, "ThrottlingException")] {
             assert_eq!(
                 p.decide(&view(1, 0, &reply), &CallHistory::empty(), &mut rng),
                 Decision::Stop(StopReason::RetryQuotaExceeded),
@@ -630,7 +519,7 @@ fn scripts() -> Vec<Vec<Reply>> {
     vec![
         vec![st(503)],
         vec![st(500), st(502), st(200)],
-        vec![timeout(), reset(), st(504), st(200)],
+        vec![timeout(2000), reset(), st(504), st(200)],
         vec![
             with_ra(st(503), "2500"),
             with_ra(coded(400, "Throttling"), "9000"),
@@ -653,7 +542,7 @@ fn decide_stays_inside_the_envelope_and_conforms() {
             for seed in 0..25 {
                 let mut reference = policy.clone_box();
                 // 14 calls: the 60-token quota runs out on the failing scripts.
-                let calls = run_reference(reference.as_mut(), &script, 14, seed);
+                let calls = reference_sim(14).run_reference(reference.as_mut(), &script, seed);
                 let violations = check(policy.as_ref(), &calls);
                 assert!(violations.is_empty(), "{c:?} seed {seed}: {violations:#?}");
                 // Replaying with `record` reaches the state `decide` reached.
@@ -685,7 +574,7 @@ fn the_quota_runs_out_across_calls() {
     // 500 tokens, 10 per failed call (two 503 retries): the 51st call stops after its
     // first attempt, with retry_quota_exceeded.
     let mut p = config(AwsMode::Standard).into_policy();
-    let calls = run_reference(p.as_mut(), &[st(503)], 52, 9);
+    let calls = reference_sim(52).run_reference(p.as_mut(), &[st(503)], 9);
     assert!(calls[..50].iter().all(|c| c.len() == 3));
     assert_eq!(calls[50].len(), 1);
     assert_eq!(p.describe_state().as_deref(), Some("quota 0/500"));
@@ -785,7 +674,12 @@ fn rejection<'a>(
 ) -> (f64, String) {
     share_caught(
         SEEDS,
-        |seed| check(policy, &run_client(script, calls, seed, make().as_mut())),
+        |seed| {
+            check(
+                policy,
+                &client_sim(calls).run_client(script, seed, make().as_mut()),
+            )
+        },
         |k| k == kind,
     )
 }
@@ -797,7 +691,7 @@ fn accepted<'a>(
     mut make: impl FnMut() -> Box<Client<'a>>,
 ) {
     for seed in 0..SEEDS {
-        let timeline = run_client(script, calls, seed, make().as_mut());
+        let timeline = client_sim(calls).run_client(script, seed, make().as_mut());
         let v = check(policy, &timeline);
         assert!(v.is_empty(), "seed {seed}: {v:#?}");
     }
@@ -809,8 +703,8 @@ fn correct_aws_clients_are_accepted() {
     for script in [
         vec![st(503)],
         vec![st(503), st(503), st(200)],
-        vec![timeout(), st(200)],
-        vec![st(503), timeout(), st(503)],
+        vec![timeout(2000), st(200)],
+        vec![st(503), timeout(2000), st(503)],
         vec![st(429)],
     ] {
         accepted(p.as_ref(), &script, 70, || {
@@ -942,7 +836,7 @@ fn ignored_quota_is_caught() {
     };
     let (rate, _) = rejection(
         p.as_ref(),
-        &[timeout()],
+        &[timeout(2000)],
         30,
         || aws_client(false, 3, 20_000, false, cheap),
         ViolationKind::RetriedAfterStop(StopReason::RetryQuotaExceeded),

@@ -2,11 +2,13 @@
 //! reference decision inside its envelope, and wrong clients (written here from scratch,
 //! with literal constants and no call into the policy code) rejected by [`Conformance`].
 
-use std::io;
 use std::time::Duration;
 
 use super::{A6Jitter, GrpcConnectionConfig, GrpcRetryConfig, RetryThrottling};
-use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
+use crate::policy::tests::support::{
+    Answer, Client, Reply, Sim, refused, reset, retry_window as window, share_caught, st, timeout,
+    view, with,
+};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope,
     NO_CLIENT_HISTORY, Observed, Policy, StopReason, Violation, ViolationKind,
@@ -15,149 +17,23 @@ use crate::rng::Stream;
 
 // ---------------------------------------------------------------- timelines
 
-/// What the fake server does with one request.
-#[derive(Debug, Clone)]
-struct Reply {
-    outcome: Observed,
-    /// Response headers, as scripted.
-    headers: Vec<(&'static str, &'static str)>,
-    /// start -> end.
-    latency_ms: u64,
-}
-
-/// An HTTP status after 10 ms.
-fn http(status: u16) -> Reply {
-    Reply {
-        outcome: Observed::Status(status),
-        headers: Vec::new(),
-        latency_ms: 10,
-    }
-}
-
 /// An HTTP 200 carrying `grpc-status: code`, after 10 ms.
 fn grpc(code: &'static str) -> Reply {
-    Reply {
-        headers: vec![("grpc-status", code)],
-        ..http(200)
-    }
+    with(st(200), "grpc-status", code)
 }
 
-/// The same reply with one more response header.
-fn with(reply: Reply, name: &'static str, value: &'static str) -> Reply {
-    let mut headers = reply.headers;
-    headers.push((name, value));
-    Reply { headers, ..reply }
+/// `calls` calls of at most 40 attempts, 1 s apart, a client under test drawing on its own
+/// stream and answering the start of its next attempt.
+fn client_sim(calls: u32) -> Sim {
+    Sim::calls(calls)
+        .clients_drawing_on("test/grpc/client")
+        .clients_answering(Answer::StartOfNext)
 }
 
-/// A refused connect after `latency_ms`.
-fn refused(latency_ms: u64) -> Reply {
-    Reply {
-        outcome: Observed::Refused,
-        headers: Vec::new(),
-        latency_ms,
-    }
-}
-
-/// A connect that never completed, given up after `latency_ms`.
-fn timeout(latency_ms: u64) -> Reply {
-    Reply {
-        outcome: Observed::Timeout,
-        ..refused(latency_ms)
-    }
-}
-
-fn reset() -> Reply {
-    Reply {
-        outcome: Observed::Transport(io::ErrorKind::ConnectionReset),
-        ..refused(5)
-    }
-}
-
-fn view(n: u32, start: u64, r: &Reply) -> AttemptView {
-    let end = start + r.latency_ms;
-    let head = matches!(r.outcome, Observed::Status(_)).then_some(end);
-    let mut v = AttemptView::new(n, r.outcome, start, head, end);
-    for (name, value) in &r.headers {
-        v = v.with_header(name, value);
-    }
-    v
-}
-
-/// A client under test: the attempt just made and the earlier ones of its call; the start
-/// of the next attempt (virtual ms), or `None` to stop. Its state across calls lives in the
-/// closure.
-type Client<'a> = dyn FnMut(&AttemptView, &[AttemptView], &mut Stream) -> Option<u64> + 'a;
-
-/// Runs `calls` calls of `client` one after another (1 s apart), each against `script`
-/// (its last reply repeats), at most 40 attempts a call.
-fn run_client(
-    script: &[Reply],
-    calls: u32,
-    seed: u64,
-    client: &mut Client<'_>,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "test/grpc/client");
-    let mut start = 0;
-    let mut out = Vec::new();
-    for _ in 0..calls {
-        let mut call: Vec<AttemptView> = Vec::new();
-        for n in 1..=40u32 {
-            let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let next = client(&v, &call, &mut rng);
-            let end = v.end_ms;
-            call.push(v);
-            match next {
-                Some(at) => start = at.max(end),
-                None => {
-                    start = end + 1000;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
-}
-
-/// Runs the policy's own `decide` the same way, asserting at every step that the decision
-/// lies inside the envelope computed just before it.
-fn run_reference(
-    policy: &mut dyn Policy,
-    script: &[Reply],
-    calls: u32,
-    seed: u64,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "client/0/jitter");
-    let mut start = 0;
-    let mut out = Vec::new();
-    for call_index in 0..calls {
-        let client = ClientHistory {
-            call_index,
-            ..Default::default()
-        };
-        let mut call: Vec<AttemptView> = Vec::new();
-        for n in 1..=40u32 {
-            let v = view(n, start, &script[(n as usize - 1).min(script.len() - 1)]);
-            let next = reference_next(
-                policy,
-                &v,
-                &CallHistory::new(&call, &client),
-                &mut rng,
-                seed,
-            );
-            let end = v.end_ms;
-            call.push(v);
-            match next {
-                Some(s) => start = s,
-                None => {
-                    start = end + 1000;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
+/// `calls` calls of at most 40 attempts, 1 s apart, numbered (the connection backoff draws
+/// a deadline per call).
+fn reference_sim(calls: u32) -> Sim {
+    Sim::calls(calls).numbered()
 }
 
 /// Every violation over the calls, checked in order by one [`Conformance`].
@@ -178,7 +54,12 @@ fn rejection<'a>(
 ) -> (f64, String) {
     share_caught(
         SEEDS,
-        |seed| check(policy, &run_client(script, calls, seed, make().as_mut())),
+        |seed| {
+            check(
+                policy,
+                &client_sim(calls).run_client(script, seed, make().as_mut()),
+            )
+        },
         |k| k == kind,
     )
 }
@@ -190,7 +71,7 @@ fn accepted<'a>(
     mut make: impl FnMut() -> Box<Client<'a>>,
 ) {
     for seed in 0..SEEDS {
-        let timeline = run_client(script, calls, seed, make().as_mut());
+        let timeline = client_sim(calls).run_client(script, seed, make().as_mut());
         let v = check(policy, &timeline);
         assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
     }
@@ -254,13 +135,13 @@ fn a_connect_past_its_deadline_is_followed_at_once() {
         }
     );
     // A connect that got an answer has connected: no connection backoff after it.
-    let answered = view(1, 0, &http(503));
+    let answered = view(1, 0, &st(503));
     assert_eq!(
         p.envelope(&answered, &CallHistory::empty()),
         Envelope::MustStop(StopReason::NotRetryable)
     );
     assert_eq!(
-        p.envelope(&view(1, 0, &http(200)), &CallHistory::empty()),
+        p.envelope(&view(1, 0, &st(200)), &CallHistory::empty()),
         Envelope::MustStop(StopReason::Success)
     );
 }
@@ -333,11 +214,12 @@ fn connection_reference_stays_inside_its_envelope_and_conforms() {
         let policy = config.into_policy();
         for script in [
             vec![refused(20)],
-            vec![refused(3), reset(), timeout(20_000), http(200)],
-            vec![timeout(20_000), refused(1), http(503)],
+            vec![refused(3), reset(), timeout(20_000), st(200)],
+            vec![timeout(20_000), refused(1), st(503)],
         ] {
             for seed in 0..60 {
-                let timeline = run_reference(policy.clone_box().as_mut(), &script, 2, seed);
+                let timeline =
+                    reference_sim(2).run_reference(policy.clone_box().as_mut(), &script, seed);
                 let v = check(policy.as_ref(), &timeline);
                 assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
             }
@@ -389,7 +271,7 @@ fn correct_connection_clients_are_accepted() {
     .into_policy();
     for script in [
         vec![refused(20)],
-        vec![refused(2), timeout(20_000), reset(), http(200)],
+        vec![refused(2), timeout(20_000), reset(), st(200)],
     ] {
         accepted(p.as_ref(), &script, 2, || connect_client(false, false, 16));
     }
@@ -520,7 +402,7 @@ fn a6_2024_backoff_is_the_capped_exponential_times_0_8_to_1_2() {
 #[test]
 fn a6_legacy_backoff_is_uniform_from_zero() {
     let mut p = a6(5, A6Jitter::Legacy).into_policy();
-    let w: Vec<_> = retry_windows(p.as_mut(), &http(503), 4)
+    let w: Vec<_> = retry_windows(p.as_mut(), &st(503), 4)
         .into_iter()
         .map(window)
         .collect();
@@ -554,9 +436,9 @@ fn the_status_comes_from_grpc_status_else_from_the_http_status() {
     let retried = |e: Envelope| matches!(e, Envelope::Retry { .. });
     // grpc-status wins over the HTTP status.
     assert!(retried(after(grpc("14"))));
-    assert!(retried(after(with(http(500), "grpc-status", "14"))));
+    assert!(retried(after(with(st(500), "grpc-status", "14"))));
     assert_eq!(
-        after(with(http(503), "grpc-status", "0")),
+        after(with(st(503), "grpc-status", "0")),
         Envelope::MustStop(StopReason::Success)
     );
     assert_eq!(
@@ -569,13 +451,10 @@ fn the_status_comes_from_grpc_status_else_from_the_http_status() {
         Envelope::MustStop(StopReason::NotRetryable)
     );
     // Without grpc-status: gRPC's HTTP mapping (503 and 429 are UNAVAILABLE), 2xx is OK.
-    assert!(retried(after(http(503))));
-    assert!(retried(after(http(429))));
-    assert_eq!(
-        after(http(500)),
-        Envelope::MustStop(StopReason::NotRetryable)
-    );
-    assert_eq!(after(http(200)), Envelope::MustStop(StopReason::Success));
+    assert!(retried(after(st(503))));
+    assert!(retried(after(st(429))));
+    assert_eq!(after(st(500)), Envelope::MustStop(StopReason::NotRetryable));
+    assert_eq!(after(st(200)), Envelope::MustStop(StopReason::Success));
     // A broken or refused connection is UNAVAILABLE; a timeout is DEADLINE_EXCEEDED.
     assert!(retried(after(reset())));
     assert!(retried(after(refused(3))));
@@ -604,7 +483,7 @@ fn retry_configs() -> Vec<GrpcRetryConfig> {
 fn retry_scripts() -> Vec<Vec<Reply>> {
     vec![
         vec![grpc("14")],
-        vec![http(503), grpc("14"), grpc("0")],
+        vec![st(503), grpc("14"), grpc("0")],
         vec![grpc("8"), timeout(2000), grpc("3")],
         vec![reset(), refused(2), grpc("14")],
     ]
@@ -616,7 +495,8 @@ fn retry_reference_stays_inside_its_envelope_and_conforms() {
         let policy = config.into_policy();
         for script in retry_scripts() {
             for seed in 0..60 {
-                let timeline = run_reference(policy.clone_box().as_mut(), &script, 3, seed);
+                let timeline =
+                    reference_sim(3).run_reference(policy.clone_box().as_mut(), &script, seed);
                 let v = check(policy.as_ref(), &timeline);
                 assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
             }
@@ -901,7 +781,8 @@ fn throttled_reference_conforms_across_calls() {
     let policy = throttled().into_policy();
     for script in retry_scripts() {
         for seed in 0..30 {
-            let timeline = run_reference(policy.clone_box().as_mut(), &script, 12, seed);
+            let timeline =
+                reference_sim(12).run_reference(policy.clone_box().as_mut(), &script, seed);
             let v = check(policy.as_ref(), &timeline);
             assert!(v.is_empty(), "seed {seed}: {v:#?}");
         }
@@ -1090,7 +971,8 @@ fn pushback_reference_conforms_and_correct_clients_are_accepted() {
         let policy = config.into_policy();
         for script in pushback_scripts() {
             for seed in 0..30 {
-                let timeline = run_reference(policy.clone_box().as_mut(), &script, 3, seed);
+                let timeline =
+                    reference_sim(3).run_reference(policy.clone_box().as_mut(), &script, seed);
                 let v = check(policy.as_ref(), &timeline);
                 assert!(v.is_empty(), "seed {seed}: {v:#?}");
             }
@@ -1188,7 +1070,7 @@ fn a_connect_given_up_before_its_minimum_is_caught() {
         view(1, 0, &timeout(1000)),
         view(2, 1000, &timeout(1000)),
         view(3, 2600, &timeout(1000)),
-        view(4, 5000, &http(200)),
+        view(4, 5000, &st(200)),
     ];
     let early: Vec<u32> = Conformance::new(p.clone_box())
         .check_call(&call)
@@ -1206,6 +1088,6 @@ fn a_connect_given_up_before_its_minimum_is_caught() {
         "{own:?}"
     );
     // The reference client's connects run their 20 s and are not flagged.
-    let full = [view(1, 0, &timeout(20_000)), view(2, 20_000, &http(200))];
+    let full = [view(1, 0, &timeout(20_000)), view(2, 20_000, &st(200))];
     assert!(Conformance::new(p).check_call(&full).is_empty());
 }

@@ -3,43 +3,30 @@
 //! reference decision inside its envelope, and wrong producers (written here from scratch,
 //! with literal formulas and no call into the policy code) rejected by [`Conformance`].
 
-use std::io;
 use std::time::Duration;
 
 use super::{RocketmqConfig, broker_code};
-use crate::policy::tests::sim::reference_next;
-use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, NO_CLIENT_HISTORY,
-    Observed, Policy, StopReason, Violation, ViolationKind,
+use crate::policy::tests::support::{
+    self, Client, Reply, Sim, failure, recorded_view, reply, reset, timeout,
 };
-use crate::rng::Stream;
+use crate::policy::{
+    Anchor, AttemptView, CallHistory, Conformance, Envelope, NO_CLIENT_HISTORY, Observed, Policy,
+    StopReason, Violation, ViolationKind,
+};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
-/// What the broker answers: an outcome after 5 ms (a timeout after 2 s), with an error body.
-#[derive(Debug, Clone, Copy)]
-struct Reply {
-    outcome: Observed,
-    body: &'static str,
-}
-
+/// What the broker answers: `status` after 5 ms (the shared `st` takes 10).
 fn st(status: u16) -> Reply {
     Reply {
-        outcome: Observed::Status(status),
-        body: "",
+        latency_ms: 5,
+        ..support::st(status)
     }
 }
 
-/// A failed send whose JSON error body carries `code`.
+/// A failed send after 5 ms whose JSON error body carries a code.
 fn coded(status: u16, body: &'static str) -> Reply {
-    Reply {
-        outcome: Observed::Status(status),
-        body,
-    }
-}
-
-fn failure(outcome: Observed) -> Reply {
-    Reply { outcome, body: "" }
+    Reply { body, ..st(status) }
 }
 
 const THROTTLED_530: &str = r#"{"code": 530, "message": "TOO_MANY_REQUESTS"}"#;
@@ -47,71 +34,13 @@ const THROTTLED_42900: &str = r#"{"code": 42900, "message": "too many requests"}
 const FLOW_CONTROL_215: &str = r#"{"code": 215, "message": "flow control"}"#;
 const INTERNAL_500: &str = r#"{"code": 50001, "message": "internal error"}"#;
 
-/// The attempt view a recorder builds: the policy reads the error code from the body.
-fn view(policy: &dyn Policy, n: u32, start: u64, r: &Reply) -> AttemptView {
-    let latency = if r.outcome == Observed::Timeout {
-        2000
-    } else {
-        5
-    };
-    let end = start + latency;
-    let head = matches!(r.outcome, Observed::Status(_)).then_some(end);
-    let mut v = AttemptView::new(n, r.outcome, start, head, end);
-    if let Observed::Status(status) = r.outcome {
-        if let Some(code) = policy.error_code(status, &[], r.body.as_bytes()) {
-            v = v.with_error_code(&code);
-        }
-    }
-    v
-}
-
-fn reply(script: &[Reply], n: u32) -> &Reply {
-    &script[(n as usize - 1).min(script.len() - 1)]
-}
-
-type Client<'a> = dyn FnMut(&AttemptView, &Reply, &mut Stream) -> Option<u64> + 'a;
-
-/// One send of `client` against `script`, at most 10 attempts; the client sees the attempt
-/// and the raw reply (its body), and answers the delay from the attempt's end.
-fn run_client(
-    policy: &dyn Policy,
-    script: &[Reply],
-    seed: u64,
-    client: &mut Client<'_>,
-) -> Vec<AttemptView> {
-    let mut rng = Stream::new(seed, "test/rocketmq/client");
-    let mut start = 0;
-    let mut call = Vec::new();
-    for n in 1..=10 {
-        let r = reply(script, n);
-        let v = view(policy, n, start, r);
-        let delay = client(&v, r, &mut rng);
-        let end = v.end_ms;
-        call.push(v);
-        match delay {
-            Some(d) => start = end + d,
-            None => break,
-        }
-    }
-    call
-}
-
-/// The policy's own `decide`, asserting each decision lies inside the envelope.
-fn run_reference(policy: &mut dyn Policy, script: &[Reply]) -> Vec<AttemptView> {
-    let mut rng = Stream::new(1, "client/0/jitter");
-    let client = ClientHistory::default();
-    let mut start = 0;
-    let mut call: Vec<AttemptView> = Vec::new();
-    for n in 1..=10 {
-        let v = view(policy, n, start, reply(script, n));
-        let next = reference_next(policy, &v, &CallHistory::new(&call, &client), &mut rng, 1);
-        call.push(v);
-        match next {
-            Some(s) => start = s,
-            None => break,
-        }
-    }
-    call
+/// One send of at most 10 attempts, the recorder reading the error code from the body with
+/// `policy`, a producer under test drawing on its own stream.
+fn sim(policy: &dyn Policy) -> Sim {
+    Sim::calls(1)
+        .of_at_most(10)
+        .codes_read_by(policy)
+        .clients_drawing_on("test/rocketmq/client")
 }
 
 fn check(policy: &dyn Policy, call: &[AttemptView]) -> Vec<Violation> {
@@ -120,7 +49,7 @@ fn check(policy: &dyn Policy, call: &[AttemptView]) -> Vec<Violation> {
 
 /// The envelope after attempt `n` answered `r`: `Ok(exact delay)` or `Err(stop reason)`.
 fn after(policy: &dyn Policy, n: u32, r: Reply) -> Result<u64, StopReason> {
-    match policy.envelope(&view(policy, n, 0, &r), &CallHistory::empty()) {
+    match policy.envelope(&recorded_view(policy, n, 0, &r), &CallHistory::empty()) {
         Envelope::Retry {
             min_ms,
             max_ms,
@@ -184,7 +113,7 @@ fn what_is_throttled_and_what_is_retried_at_once() {
         coded(503, FLOW_CONTROL_215),
         coded(429, INTERNAL_500),
     ] {
-        assert_eq!(after(p.as_ref(), 1, r), Ok(20), "{r:?}");
+        assert_eq!(after(p.as_ref(), 1, r.clone()), Ok(20), "{r:?}");
     }
     for r in [
         st(503),
@@ -192,14 +121,14 @@ fn what_is_throttled_and_what_is_retried_at_once() {
         coded(500, INTERNAL_500),
         coded(503, r#"{"code": "Throttling"}"#),
         st(404),
-        failure(Observed::Timeout),
-        failure(Observed::Transport(io::ErrorKind::ConnectionReset)),
+        timeout(2000),
+        reset(),
     ] {
-        assert_eq!(after(p.as_ref(), 1, r), Ok(0), "{r:?}");
+        assert_eq!(after(p.as_ref(), 1, r.clone()), Ok(0), "{r:?}");
     }
     // A refused connect is retried at once as well, but a producer whose channel waits for
     // gRPC's reconnect deadline (1 s from the connect's start, here 5 ms long) is not late.
-    let refused = view(p.as_ref(), 1, 0, &failure(Observed::Refused));
+    let refused = recorded_view(p.as_ref(), 1, 0, &failure(Observed::Refused, 5));
     match p.envelope(&refused, &CallHistory::empty()) {
         Envelope::Retry { min_ms, max_ms, .. } => {
             assert_eq!((min_ms, max_ms), (0, 1000 - refused.end_ms))
@@ -213,7 +142,7 @@ fn what_is_throttled_and_what_is_retried_at_once() {
     }
     .into_policy();
     let history = [refused.clone(), refused.clone()];
-    let third = view(five.as_ref(), 3, 0, &failure(Observed::Refused));
+    let third = recorded_view(five.as_ref(), 3, 0, &failure(Observed::Refused, 5));
     match five.envelope(&third, &CallHistory::new(&history, &NO_CLIENT_HISTORY)) {
         Envelope::Retry { min_ms, max_ms, .. } => {
             assert_eq!((min_ms, max_ms), (0, 3072 - third.end_ms))
@@ -284,15 +213,15 @@ fn reference_conforms() {
     for script in [
         vec![st(429)],
         vec![coded(503, THROTTLED_530), st(503), st(200)],
-        vec![failure(Observed::Timeout), coded(503, FLOW_CONTROL_215)],
+        vec![timeout(2000), coded(503, FLOW_CONTROL_215)],
         vec![st(503), st(200)],
     ] {
         let mut p = policy();
-        let call = run_reference(p.as_mut(), &script);
+        let call = sim(p.as_ref()).reference_call(p.as_mut(), &script, 1);
         assert!(check(policy().as_ref(), &call).is_empty(), "{call:#?}");
     }
     let mut p = policy();
-    let call = run_reference(p.as_mut(), &[st(429)]);
+    let call = sim(p.as_ref()).reference_call(p.as_mut(), &[st(429)], 1);
     let gaps: Vec<u64> = call
         .windows(2)
         .map(|w| w[1].start_ms - w[0].end_ms)
@@ -318,8 +247,10 @@ enum Defect {
     OneMoreAttempt,
 }
 
-fn producer<'a>(defect: Defect) -> Box<Client<'a>> {
-    Box::new(move |v: &AttemptView, r: &Reply, rng: &mut Stream| {
+/// The producer reads the error body of each reply itself, from `script` (an attempt view
+/// carries no body): the reply to attempt `n` is `reply(script, n)`, as in the runs.
+fn producer<'a>(script: &'a [Reply], defect: Defect) -> Box<Client<'a>> {
+    Box::new(move |v, _previous, rng| {
         if matches!(v.outcome, Observed::Status(200..=299)) {
             return None;
         }
@@ -331,7 +262,8 @@ fn producer<'a>(defect: Defect) -> Box<Client<'a>> {
         if v.n >= attempts {
             return None;
         }
-        let code: Option<i64> = serde_json::from_str::<serde_json::Value>(r.body)
+        let body = reply(script, v.n).body;
+        let code: Option<i64> = serde_json::from_str::<serde_json::Value>(body)
             .ok()
             .and_then(|b| b.get("code").and_then(serde_json::Value::as_i64));
         let by_code = defect != Defect::IgnoresBodyCodes
@@ -356,7 +288,7 @@ fn rejected(script: &[Reply], defect: Defect, kind: ViolationKind) -> String {
     let p = policy();
     let mut first = String::new();
     for seed in 0..50 {
-        let call = run_client(p.as_ref(), script, seed, producer(defect).as_mut());
+        let call = sim(p.as_ref()).client_call(script, seed, producer(script, defect).as_mut());
         let v = check(p.as_ref(), &call);
         let hit = v
             .iter()
@@ -375,15 +307,15 @@ fn correct_producer_is_accepted() {
     for script in [
         vec![st(429)],
         vec![coded(503, THROTTLED_530), coded(503, THROTTLED_42900)],
-        vec![
-            failure(Observed::Timeout),
-            coded(400, FLOW_CONTROL_215),
-            st(200),
-        ],
+        vec![timeout(2000), coded(400, FLOW_CONTROL_215), st(200)],
         vec![st(503)],
     ] {
         for seed in 0..50 {
-            let call = run_client(p.as_ref(), &script, seed, producer(Defect::None).as_mut());
+            let call = sim(p.as_ref()).client_call(
+                &script,
+                seed,
+                producer(&script, Defect::None).as_mut(),
+            );
             let v = check(p.as_ref(), &call);
             assert!(v.is_empty(), "seed {seed}: {v:#?}");
         }
@@ -419,13 +351,13 @@ fn wrong_producers_are_caught() {
     );
     // Full jitter over [0, 20] and [0, 40] ms: exactly on both is 1 in 861.
     let p = policy();
+    let throttles = [st(429)];
     let caught = (0..50)
         .filter(|seed| {
-            let call = run_client(
-                p.as_ref(),
-                &[st(429)],
+            let call = sim(p.as_ref()).client_call(
+                &throttles,
                 *seed,
-                producer(Defect::Jittered).as_mut(),
+                producer(&throttles, Defect::Jittered).as_mut(),
             );
             check(p.as_ref(), &call)
                 .iter()

@@ -7,95 +7,23 @@ use std::io;
 use std::time::Duration;
 
 use super::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
-use crate::policy::tests::sim::{reference_next, retry_window as window, share_caught};
-use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
-    StopReason, Violation, ViolationKind,
+use crate::policy::tests::support::{
+    Client, Reply, Sim, failure, retry_window as window, share_caught, st, view, with,
 };
-use crate::rng::Stream;
+use crate::policy::{
+    Anchor, AttemptView, CallHistory, Conformance, Envelope, Observed, Policy, StopReason,
+    Violation, ViolationKind,
+};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
 // ---------------------------------------------------------------- timelines
 
-/// What the server answers: an outcome after 10 ms, with an optional header.
-#[derive(Debug, Clone)]
-struct Reply {
-    outcome: Observed,
-    header: Option<(&'static str, &'static str)>,
-}
-
-fn st(status: u16) -> Reply {
-    Reply {
-        outcome: Observed::Status(status),
-        header: None,
-    }
-}
-
-fn with(status: u16, name: &'static str, value: &'static str) -> Reply {
-    Reply {
-        header: Some((name, value)),
-        ..st(status)
-    }
-}
-
-fn view(n: u32, start: u64, r: &Reply) -> AttemptView {
-    let end = start + 10;
-    let head = matches!(r.outcome, Observed::Status(_)).then_some(end);
-    let mut v = AttemptView::new(n, r.outcome, start, head, end);
-    if let Some((name, value)) = r.header {
-        v = v.with_header(name, value);
-    }
-    v
-}
-
-fn reply(script: &[Reply], n: u32) -> &Reply {
-    &script[(n as usize - 1).min(script.len() - 1)]
-}
-
-type Client<'a> = dyn FnMut(&AttemptView, &mut Stream) -> Option<u64> + 'a;
-
-/// One call of `client` against `script`, at most 20 attempts; the client answers the delay
-/// from the attempt's end, or `None` to stop.
-fn run_client(script: &[Reply], seed: u64, client: &mut Client<'_>) -> Vec<AttemptView> {
-    let mut rng = Stream::new(seed, "test/servicenow/client");
-    let mut start = 0;
-    let mut call = Vec::new();
-    for n in 1..=20 {
-        let v = view(n, start, reply(script, n));
-        let delay = client(&v, &mut rng);
-        let end = v.end_ms;
-        call.push(v);
-        match delay {
-            Some(d) => start = end + d,
-            None => break,
-        }
-    }
-    call
-}
-
-/// The policy's own `decide`, asserting each decision lies inside the envelope.
-fn run_reference(policy: &mut dyn Policy, script: &[Reply], seed: u64) -> Vec<AttemptView> {
-    let mut rng = Stream::new(seed, "client/0/jitter");
-    let client = ClientHistory::default();
-    let mut start = 0;
-    let mut call: Vec<AttemptView> = Vec::new();
-    for n in 1..=20 {
-        let v = view(n, start, reply(script, n));
-        let next = reference_next(
-            policy,
-            &v,
-            &CallHistory::new(&call, &client),
-            &mut rng,
-            seed,
-        );
-        call.push(v);
-        match next {
-            Some(s) => start = s,
-            None => break,
-        }
-    }
-    call
+/// One call of at most 20 attempts, a client under test drawing on its own stream.
+fn sim() -> Sim {
+    Sim::calls(1)
+        .of_at_most(20)
+        .clients_drawing_on("test/servicenow/client")
 }
 
 fn check(policy: &dyn Policy, call: &[AttemptView]) -> Vec<Violation> {
@@ -130,7 +58,7 @@ fn rejection<'a>(
 ) -> (f64, String) {
     share_caught(
         SEEDS,
-        |seed| check(policy, &run_client(script, seed, make().as_mut())),
+        |seed| check(policy, &sim().client_call(script, seed, make().as_mut())),
         kind,
     )
 }
@@ -186,7 +114,7 @@ fn reference_draws_cover_the_window() {
     let (mut lo, mut hi) = (u64::MAX, 0);
     for seed in 0..400 {
         let mut p = example(1500).into_policy();
-        let call = run_reference(p.as_mut(), &[st(429)], seed);
+        let call = sim().reference_call(p.as_mut(), &[st(429)], seed);
         assert_eq!(call.len(), 4);
         let gap = call[3].start_ms - call[2].end_ms;
         lo = lo.min(gap);
@@ -206,10 +134,7 @@ fn what_is_retried() {
         Observed::Refused,
         Observed::Transport(io::ErrorKind::ConnectionReset),
     ] {
-        let r = Reply {
-            outcome,
-            header: None,
-        };
+        let r = failure(outcome, 10);
         assert_eq!(stop(e(&r)), StopReason::NotRetryable, "{outcome:?}");
     }
     let listed = ServicenowExponentialConfig {
@@ -244,7 +169,7 @@ fn header_delay_in_its_unit_plus_the_window() {
     .into_policy();
     let e = |p: &dyn Policy, r: &Reply| p.envelope(&view(1, 0, r), &CallHistory::empty());
     assert_eq!(
-        window(e(seconds.as_ref(), &with(429, "Retry-After", "2"))),
+        window(e(seconds.as_ref(), &with(st(429), "Retry-After", "2"))),
         (2000, 3500, Anchor::End)
     );
     let millis = ServicenowHeaderConfig {
@@ -257,17 +182,17 @@ fn header_delay_in_its_unit_plus_the_window() {
     assert_eq!(
         window(e(
             millis.as_ref(),
-            &with(429, "x-ratelimit-reset-ms", " 250 ")
+            &with(st(429), "x-ratelimit-reset-ms", " 250 ")
         )),
         (250, 1750, Anchor::End)
     );
     // No header, or one that is no number: nothing to wait for, no retry.
     for r in [
         st(429),
-        with(429, "X-RateLimit-Reset-Ms", "soon"),
-        with(429, "X-RateLimit-Reset-Ms", "-5"),
-        with(429, "X-RateLimit-Reset-Ms", "1.5"),
-        with(429, "Retry-After", "250"),
+        with(st(429), "X-RateLimit-Reset-Ms", "soon"),
+        with(st(429), "X-RateLimit-Reset-Ms", "-5"),
+        with(st(429), "X-RateLimit-Reset-Ms", "1.5"),
+        with(st(429), "Retry-After", "250"),
     ] {
         assert_eq!(
             stop(e(millis.as_ref(), &r)),
@@ -299,12 +224,12 @@ fn header_delay_in_its_unit_plus_the_window() {
         StopReason::NotRetryable
     );
     assert_eq!(
-        stop(e(seconds.as_ref(), &with(404, "Retry-After", "2"))),
+        stop(e(seconds.as_ref(), &with(st(404), "Retry-After", "2"))),
         StopReason::NotRetryable
     );
     assert_eq!(
         stop(seconds.envelope(
-            &view(4, 0, &with(429, "Retry-After", "2")),
+            &view(4, 0, &with(st(429), "Retry-After", "2")),
             &CallHistory::empty()
         )),
         StopReason::MaxAttemptsExceeded
@@ -319,9 +244,12 @@ fn header_reference_stays_inside_and_conforms() {
     };
     for seed in 0..SEEDS {
         let mut p = config.clone().into_policy();
-        let call = run_reference(
+        let call = sim().reference_call(
             p.as_mut(),
-            &[with(429, "Retry-After", "1"), with(429, "Retry-After", "2")],
+            &[
+                with(st(429), "Retry-After", "1"),
+                with(st(429), "Retry-After", "2"),
+            ],
             seed,
         );
         assert_eq!(call.len(), 4);
@@ -342,7 +270,7 @@ struct Wrong {
 }
 
 fn exponential_client<'a>(w: Wrong) -> Box<Client<'a>> {
-    Box::new(move |v: &AttemptView, rng: &mut Stream| {
+    Box::new(move |v, _previous, rng| {
         let retried = match v.outcome {
             Observed::Status(429) => true,
             Observed::Status(503) => w.retries_503,
@@ -372,13 +300,14 @@ fn correct_exponential_client_is_accepted() {
         vec![st(429), st(200)],
     ] {
         for seed in 0..SEEDS {
-            let call = run_client(&script, seed, exponential_client(Wrong::default()).as_mut());
+            let call =
+                sim().client_call(&script, seed, exponential_client(Wrong::default()).as_mut());
             let v = check(p.as_ref(), &call);
             assert!(v.is_empty(), "seed {seed}: {v:#?}");
         }
         for seed in 0..SEEDS {
             let mut reference = example(1500).into_policy();
-            let call = run_reference(reference.as_mut(), &script, seed);
+            let call = sim().reference_call(reference.as_mut(), &script, seed);
             assert!(check(p.as_ref(), &call).is_empty());
         }
     }
@@ -458,7 +387,7 @@ enum HeaderDefect {
 }
 
 fn header_client<'a>(defect: HeaderDefect) -> Box<Client<'a>> {
-    Box::new(move |v: &AttemptView, rng: &mut Stream| {
+    Box::new(move |v, _previous, rng| {
         if v.outcome != Observed::Status(429) || v.n > 3 {
             return None;
         }
@@ -483,9 +412,12 @@ fn header_wrong_clients_are_caught() {
         ..Default::default()
     }
     .into_policy();
-    let script = [with(429, "Retry-After", "2"), with(429, "Retry-After", "3")];
+    let script = [
+        with(st(429), "Retry-After", "2"),
+        with(st(429), "Retry-After", "3"),
+    ];
     for seed in 0..SEEDS {
-        let call = run_client(&script, seed, header_client(HeaderDefect::None).as_mut());
+        let call = sim().client_call(&script, seed, header_client(HeaderDefect::None).as_mut());
         assert_eq!(call.len(), 4);
         let v = check(p.as_ref(), &call);
         assert!(v.is_empty(), "seed {seed}: {v:#?}");

@@ -6,10 +6,12 @@ use std::io;
 use std::time::Duration;
 
 use super::{SnsBackoff, SnsConfig, SnsPhase};
-use crate::policy::tests::sim::{reference_next, retry_window, share_caught};
+use crate::policy::tests::support::{
+    Client, Reply, Sim, failure, refused, retry_window, share_caught, st, timeout, view,
+};
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Envelope, Observed, Policy,
-    StopReason, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, Conformance, Envelope, Observed, Policy, StopReason,
+    Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -17,112 +19,24 @@ const S: fn(u64) -> Duration = Duration::from_secs;
 
 // ---------------------------------------------------------------- timelines
 
-#[derive(Debug, Clone, Copy)]
-struct Reply {
-    outcome: Observed,
-    latency_ms: u64,
+/// `calls` calls of at most 40 attempts, 1 s apart, a client under test drawing on its own
+/// stream.
+fn client_sim(calls: u32) -> Sim {
+    Sim::calls(calls).clients_drawing_on("test/sns/client")
 }
 
-fn st(status: u16) -> Reply {
-    Reply {
-        outcome: Observed::Status(status),
-        latency_ms: 10,
-    }
-}
-
-fn timeout() -> Reply {
-    Reply {
-        outcome: Observed::Timeout,
-        latency_ms: 15_000,
-    }
-}
-
-fn view(n: u32, start: u64, r: &Reply) -> AttemptView {
-    let end = start + r.latency_ms;
-    let head = matches!(r.outcome, Observed::Status(_)).then_some(end);
-    AttemptView::new(n, r.outcome, start, head, end)
+/// `calls` calls of at most `limit` attempts, 1 ms apart, the reference waiting the
+/// policy's `wait_before_call` before each.
+fn reference_sim(calls: u32, limit: u32) -> Sim {
+    Sim::calls(calls)
+        .of_at_most(limit)
+        .ms_apart(1)
+        .waiting_before_each()
 }
 
 /// To the nearest ms, halves up (the policy's single rounding).
 fn rounded_ms(d: Duration) -> u64 {
     (d.as_nanos() as u64 + 500_000) / 1_000_000
-}
-
-fn reply(script: &[Reply], n: u32) -> &Reply {
-    &script[(n as usize - 1).min(script.len() - 1)]
-}
-
-type Client<'a> = dyn FnMut(&AttemptView, &mut Stream) -> Option<u64> + 'a;
-
-/// `calls` calls of `client`, 1 s apart, each against `script`, at most `limit` attempts.
-fn run_client(
-    script: &[Reply],
-    calls: u32,
-    limit: u32,
-    seed: u64,
-    client: &mut Client<'_>,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "test/sns/client");
-    let mut start = 0;
-    let mut out = Vec::new();
-    for _ in 0..calls {
-        let mut call = Vec::new();
-        for n in 1..=limit {
-            let v = view(n, start, reply(script, n));
-            let delay = client(&v, &mut rng);
-            let end = v.end_ms;
-            call.push(v);
-            match delay {
-                Some(d) => start = end + d,
-                None => {
-                    start = end + 1000;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
-}
-
-/// The policy's own `decide`, asserting each decision lies inside the envelope computed just
-/// before it; calls follow each other 1 ms apart, after `wait_before_call`.
-fn run_reference(
-    policy: &mut dyn Policy,
-    script: &[Reply],
-    calls: u32,
-    limit: u32,
-    seed: u64,
-) -> Vec<Vec<AttemptView>> {
-    let mut rng = Stream::new(seed, "client/0/jitter");
-    let mut start = 0;
-    let mut out = Vec::new();
-    let client = ClientHistory::default();
-    for _ in 0..calls {
-        start += policy.wait_before_call(start).as_millis() as u64;
-        let mut call: Vec<AttemptView> = Vec::new();
-        for n in 1..=limit {
-            let v = view(n, start, reply(script, n));
-            let next = reference_next(
-                policy,
-                &v,
-                &CallHistory::new(&call, &client),
-                &mut rng,
-                seed,
-            );
-            let end = v.end_ms;
-            call.push(v);
-            match next {
-                Some(s) => start = s,
-                None => {
-                    start = end + 1;
-                    break;
-                }
-            }
-        }
-        out.push(call);
-    }
-    out
 }
 
 fn check(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
@@ -227,7 +141,7 @@ fn aws_managed_preset_has_100_015_retries() {
     // The whole delivery: 100,016 attempts, then max_attempts_exceeded.
     let mut p = c.clone().into_policy();
     assert_eq!(p.max_attempts(), Some(100_016));
-    let calls = run_reference(p.as_mut(), &[st(503)], 1, 200_000, 5);
+    let calls = reference_sim(1, 200_000).run_reference(p.as_mut(), &[st(503)], 5);
     assert_eq!(calls[0].len(), 100_016);
     let last = calls[0].last().unwrap();
     assert_eq!(
@@ -269,7 +183,7 @@ fn customer_managed_preset_has_50_retries() {
     assert_eq!(rounded_ms(c.total_retry_time()), 23_852_711);
     let mut p = c.into_policy();
     assert_eq!(p.max_attempts(), Some(51));
-    let calls = run_reference(p.as_mut(), &[st(500)], 1, 100, 2);
+    let calls = reference_sim(1, 100).run_reference(p.as_mut(), &[st(500)], 2);
     assert_eq!(calls[0].len(), 51);
 }
 
@@ -345,15 +259,9 @@ fn what_is_retried() {
     }
     assert_eq!(e(st(204)), Envelope::MustStop(StopReason::Success));
     for r in [
-        timeout(),
-        Reply {
-            outcome: Observed::Refused,
-            latency_ms: 1,
-        },
-        Reply {
-            outcome: Observed::Transport(io::ErrorKind::ConnectionReset),
-            latency_ms: 1,
-        },
+        timeout(15_000),
+        refused(1),
+        failure(Observed::Transport(io::ErrorKind::ConnectionReset), 1),
     ] {
         assert_eq!(window(e(r)), (18_000, 22_000));
     }
@@ -375,7 +283,7 @@ fn throttle_policy_spaces_attempt_starts() {
     assert_eq!(windows(c.clone(), 4)[3], (18_000, 22_000));
     // Across calls: the reference waits before a first attempt.
     let mut p = c.into_policy();
-    let calls = run_reference(p.as_mut(), &[st(503), st(200)], 3, 10, 1);
+    let calls = reference_sim(3, 10).run_reference(p.as_mut(), &[st(503), st(200)], 1);
     for pair in calls.concat().windows(2) {
         assert!(pair[1].start_ms - pair[0].start_ms >= 334, "{pair:?}");
     }
@@ -466,14 +374,7 @@ fn decide_stays_inside_the_envelope_and_conforms() {
     let scripts: Vec<Vec<Reply>> = vec![
         vec![st(503)],
         vec![st(429), st(500), st(200)],
-        vec![
-            timeout(),
-            Reply {
-                outcome: Observed::Refused,
-                latency_ms: 1,
-            },
-            st(404),
-        ],
+        vec![timeout(15_000), refused(1), st(404)],
         vec![st(503), st(503), st(503), st(503), st(200)],
     ];
     let mut checked = 0;
@@ -481,7 +382,8 @@ fn decide_stays_inside_the_envelope_and_conforms() {
         let policy = c.clone().into_policy();
         for script in &scripts {
             for seed in 0..30 {
-                let calls = run_reference(policy.clone_box().as_mut(), script, 3, 60, seed);
+                let calls =
+                    reference_sim(3, 60).run_reference(policy.clone_box().as_mut(), script, seed);
                 let v = check(policy.as_ref(), &calls);
                 assert!(v.is_empty(), "{c:?} seed {seed}: {v:#?}");
                 checked += 1;
@@ -521,7 +423,7 @@ fn policy_under_test() -> Box<dyn Policy> {
 }
 
 fn sns_client<'a>(w: Wrong) -> Box<Client<'a>> {
-    Box::new(move |v: &AttemptView, rng: &mut Stream| {
+    Box::new(move |v, _previous, rng| {
         match v.outcome {
             Observed::Status(200..=299) => return None,
             Observed::Status(429) if w.permanent_429 => return None,
@@ -568,7 +470,7 @@ fn rejection<'a>(
         |seed| {
             check(
                 policy.as_ref(),
-                &run_client(script, 1, 40, seed, make().as_mut()),
+                &client_sim(1).run_client(script, seed, make().as_mut()),
             )
         },
         kind,
@@ -585,11 +487,12 @@ fn correct_sns_client_is_accepted() {
     for script in [
         vec![st(503)],
         vec![st(429)],
-        vec![st(503), st(429), timeout(), st(200)],
+        vec![st(503), st(429), timeout(15_000), st(200)],
         vec![st(404)],
     ] {
         for seed in 0..SEEDS {
-            let calls = run_client(&script, 2, 40, seed, sns_client(Wrong::default()).as_mut());
+            let calls =
+                client_sim(2).run_client(&script, seed, sns_client(Wrong::default()).as_mut());
             let v = check(policy.as_ref(), &calls);
             assert!(v.is_empty(), "seed {seed}: {v:#?}");
         }
@@ -719,12 +622,10 @@ fn ignored_throttle_policy_is_caught() {
     .into_policy();
     for seed in 0..SEEDS {
         // Immediate retries as fast as the server answers.
-        let calls = run_client(
+        let calls = client_sim(1).run_client(
             &[st(503)],
-            1,
-            40,
             seed,
-            &mut |v: &AttemptView, _: &mut Stream| (v.n <= 3).then_some(0),
+            &mut |v: &AttemptView, _: &[AttemptView], _: &mut Stream| (v.n <= 3).then_some(0),
         );
         let v = check(throttled.as_ref(), &calls);
         // Every immediate retry is early.

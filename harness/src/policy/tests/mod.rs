@@ -4,5 +4,5 @@
 
 mod mutations;
 mod properties;
-pub(crate) mod sim;
+pub(crate) mod support;
 mod vectors;

@@ -9,10 +9,11 @@
 
 use std::time::Duration;
 
-use super::sim::{Client, Reply, generic_client, run, status, with_ra};
+use super::support::{Client, Reply, Sim, failure, share_caught, st, with_ra};
 use crate::policy::{
-    ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig, NoRetryConfig, Observed,
-    Policy, RetryAfterRule, Violation, ViolationKind, conforms,
+    AttemptView, ExponentialConfig, FibonacciConfig, FixedConfig, Jitter, LinearConfig,
+    NoRetryConfig, Observed, Policy, RetryAfterRule, RetryAfterValue, Violation, ViolationKind,
+    conforms,
 };
 use crate::rng::Stream;
 
@@ -24,7 +25,9 @@ fn violations(
     seed: u64,
     mut client: Box<Client<'_>>,
 ) -> Vec<Violation> {
-    let timeline = run(script, seed, 60, client.as_mut());
+    let timeline = Sim::calls(1)
+        .of_at_most(60)
+        .client_call(script, seed, client.as_mut());
     conforms(policy, &timeline)
 }
 
@@ -44,7 +47,7 @@ fn rejection_rate<'a>(
     make: impl Fn() -> Box<Client<'a>>,
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
-    super::sim::share_caught(SEEDS, |seed| violations(policy, script, seed, make()), kind)
+    share_caught(SEEDS, |seed| violations(policy, script, seed, make()), kind)
 }
 
 /// The client is rejected, with the expected kind, on every seed.
@@ -73,33 +76,67 @@ fn too_many(k: ViolationKind) -> bool {
 }
 
 fn all_503() -> Vec<Reply> {
-    vec![status(503)]
+    vec![st(503)]
 }
 
 /// An instant server (0 ms latency) failing with 500 forever.
 fn instant_500() -> Vec<Reply> {
     vec![Reply {
         latency_ms: 0,
-        ..status(500)
+        ..st(500)
     }]
 }
 
 fn throttled_then_503() -> Vec<Reply> {
-    vec![with_ra(429, "2"), status(503)]
+    vec![with_ra(429, "2"), st(503)]
 }
 
 fn throttled_by_date() -> Vec<Reply> {
     // The date is 3 s after the epoch; the head arrives 10 ms after it: 2.990 s to wait.
     vec![
         with_ra(429, "Thu, 01 Jan 2026 00:00:03 GMT"),
-        status(503),
-        status(200),
+        st(503),
+        st(200),
     ]
 }
 
 /// Full jitter on `initial × 2^(n-1)` ms, capped at `cap` first.
 fn full(n: u32, cap: u64, rng: &mut Stream) -> u64 {
     rng.uniform_u64(0, (100u64 << (n - 1)).min(cap))
+}
+
+/// A generic client written independently of the policy code: stops on 2xx, on 4xx other
+/// than 429, and after `max_attempts`; otherwise sleeps `backoff(n, prev_delay, rng)` ms,
+/// raised to the `Retry-After` when `honour` is set.
+fn generic_client<'a>(
+    max_attempts: u32,
+    honour: bool,
+    mut backoff: impl FnMut(u32, Option<u64>, &mut Stream) -> u64 + 'a,
+) -> Box<Client<'a>> {
+    Box::new(
+        move |v: &AttemptView, prev: &[AttemptView], rng: &mut Stream| {
+            if let Observed::Status(s) = v.outcome {
+                if (200..300).contains(&s) || ((400..500).contains(&s) && s != 429) {
+                    return None;
+                }
+            }
+            if v.n >= max_attempts {
+                return None;
+            }
+            let prev_delay = prev.last().map(|p| v.start_ms - p.end_ms);
+            let mut delay = backoff(v.n, prev_delay, rng);
+            if honour {
+                let head = v.head_ms.unwrap_or(v.end_ms) as i64;
+                let not_before = match &v.retry_after {
+                    Some(RetryAfterValue::Seconds(s)) => head + *s as i64 * 1000,
+                    Some(RetryAfterValue::Date(d)) => head + (d * 1000 - v.now_system_ms).max(0),
+                    _ => 0,
+                };
+                delay = delay.max((not_before - v.end_ms as i64).max(0) as u64);
+            }
+            Some(delay)
+        },
+    )
 }
 
 // ---------------------------------------------------------------- exponential
@@ -280,7 +317,7 @@ fn exponential_retrying_a_404_is_caught() {
     let p = exponential(Jitter::Full, 4, 1000);
     let message = rejected(
         p.as_ref(),
-        &[status(404)],
+        &[st(404)],
         || {
             Box::new(|v: &crate::policy::AttemptView, _: &[_], _: &mut Stream| {
                 (v.n < 2).then_some(50)
@@ -583,7 +620,7 @@ fn fixed_clients() {
             body_ms: 300,
             ..with_ra(429, "2")
         },
-        status(200),
+        st(200),
     ];
     accepted(p.as_ref(), &slow, || generic_client(4, true, |_, _, _| 500));
     rejected(
@@ -605,7 +642,7 @@ fn no_retry_clients() {
     accepted(p.as_ref(), &all_503(), || {
         generic_client(1, true, |_, _, _| 0)
     });
-    accepted(p.as_ref(), &[status(200)], || {
+    accepted(p.as_ref(), &[st(200)], || {
         generic_client(1, true, |_, _, _| 0)
     });
     let message = rejected(
@@ -620,12 +657,7 @@ fn no_retry_clients() {
     );
     rejected(
         p.as_ref(),
-        &[Reply {
-            outcome: Observed::Timeout,
-            retry_after: None,
-            latency_ms: 1000,
-            body_ms: 0,
-        }],
+        &[failure(Observed::Timeout, 1000)],
         || generic_client(3, true, |_, _, _| 100),
         too_many,
     );
@@ -642,7 +674,7 @@ fn messages_from_the_issue() {
         ..Default::default()
     }
     .into_policy();
-    let script = [status(503), with_ra(429, "2"), status(200)];
+    let script = [st(503), with_ra(429, "2"), st(200)];
     let v = violations(
         p.as_ref(),
         &script,

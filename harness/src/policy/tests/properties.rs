@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-use super::sim::{Reply, failure, run_reference, status, with_ra};
+use super::support::{Reply, Sim, failure, st, with_ra};
 use crate::policy::rocketmq::RocketmqConfig;
 use crate::policy::servicenow::{ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::{
@@ -109,41 +109,37 @@ fn scripts() -> Vec<Vec<Reply>> {
         ..with_ra(503, "1")
     };
     vec![
-        vec![status(503)],
-        vec![status(500), status(502), status(200)],
-        vec![
-            with_ra(429, "2"),
-            status(503),
-            with_ra(503, "0"),
-            status(200),
-        ],
-        vec![with_ra(429, "Thu, 01 Jan 2026 00:00:03 GMT"), status(503)],
+        vec![st(503)],
+        vec![st(500), st(502), st(200)],
+        vec![with_ra(429, "2"), st(503), with_ra(503, "0"), st(200)],
+        vec![with_ra(429, "Thu, 01 Jan 2026 00:00:03 GMT"), st(503)],
         vec![
             with_ra(429, "Wed, 31 Dec 2025 00:00:00 GMT"),
             with_ra(503, "-1"),
         ],
-        vec![with_ra(429, "1.5"), with_ra(429, "garbage"), status(404)],
+        vec![with_ra(429, "1.5"), with_ra(429, "garbage"), st(404)],
         vec![
             failure(Observed::Timeout, 2000),
             failure(Observed::Refused, 1),
             failure(Observed::Transport(io::ErrorKind::ConnectionReset), 5),
-            status(503),
+            st(503),
         ],
-        vec![slow_body, status(503)],
-        vec![status(404)],
-        vec![status(200)],
+        vec![slow_body, st(503)],
+        vec![st(404)],
+        vec![st(200)],
     ]
 }
 
 #[test]
 fn decide_stays_inside_the_envelope_and_conforms() {
+    let sim = Sim::calls(1).of_at_most(50);
     let mut checked = 0u32;
     for policy in policies() {
         for script in scripts() {
             for seed in 0..60 {
                 let mut reference = policy.clone_box();
                 // `run_reference` asserts envelope.admits(decision) at every step.
-                let timeline = run_reference(reference.as_mut(), &script, seed, 50);
+                let timeline = sim.reference_call(reference.as_mut(), &script, seed);
                 let violations = conforms(policy.as_ref(), &timeline);
                 assert!(
                     violations.is_empty(),
@@ -159,10 +155,11 @@ fn decide_stays_inside_the_envelope_and_conforms() {
 
 #[test]
 fn the_reference_is_deterministic_per_seed() {
+    let sim = Sim::calls(1).of_at_most(50);
     for policy in policies() {
-        let script = vec![status(503)];
-        let a = run_reference(policy.clone_box().as_mut(), &script, 9, 50);
-        let b = run_reference(policy.clone_box().as_mut(), &script, 9, 50);
+        let script = vec![st(503)];
+        let a = sim.reference_call(policy.clone_box().as_mut(), &script, 9);
+        let b = sim.reference_call(policy.clone_box().as_mut(), &script, 9);
         assert_eq!(a, b, "{}", policy.name());
     }
     // And seeds matter where there is jitter.
@@ -171,9 +168,9 @@ fn the_reference_is_deterministic_per_seed() {
         ..Default::default()
     }
     .into_policy();
-    let script = vec![status(503)];
-    let a = run_reference(full.clone_box().as_mut(), &script, 1, 50);
-    let b = run_reference(full.clone_box().as_mut(), &script, 2, 50);
+    let script = vec![st(503)];
+    let a = sim.reference_call(full.clone_box().as_mut(), &script, 1);
+    let b = sim.reference_call(full.clone_box().as_mut(), &script, 2);
     assert_ne!(a, b);
 }
 
@@ -184,7 +181,11 @@ fn full_jitter_spreads_over_its_window() {
     let policy = ExponentialConfig::default().into_policy();
     let mut buckets = [0u32; 11];
     for seed in 0..2000 {
-        let t = run_reference(policy.clone_box().as_mut(), &[status(503)], seed, 2);
+        let t = Sim::calls(1).of_at_most(2).reference_call(
+            policy.clone_box().as_mut(),
+            &[st(503)],
+            seed,
+        );
         let gap = t[1].start_ms - t[0].end_ms;
         buckets[(gap / 10) as usize] += 1;
     }

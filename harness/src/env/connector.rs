@@ -99,7 +99,7 @@ impl tower_service::Service<Uri> for EnvConnector {
     }
 }
 
-/// A connect under way through an [`EnvConnector`]: a [`Stream`] to the endpoint, or the
+/// A connect under way through an [`EnvConnector`]: a `Stream` to the endpoint, or the
 /// error the network answered with.
 ///
 /// A named future rather than a boxed one, so it allocates nothing beyond what the backend's

@@ -167,7 +167,7 @@ pub fn write(scenario: &Scenario, report: &Report, path: &Path) -> Result<(), Pl
 
 /// `retrylab plot`: loads the scenario at `path`, runs it with its built-in client on its
 /// seed, and draws the run to `output`. A `custom:` client is refused (it runs from Rust:
-/// draw its report with [`write`]). Says what was drawn: the file, the attempts and calls, and whether the
+/// draw its report with [`write()`]). Says what was drawn: the file, the attempts and calls, and whether the
 /// run passed (a failed run is drawn too: it is what one would most like to look at).
 pub fn file(path: &Path, output: &Path) -> Result<String, PlotError> {
     let scenario = Scenario::load(path).map_err(|e| PlotError(e.to_string()))?;

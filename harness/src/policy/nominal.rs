@@ -17,7 +17,7 @@
 //!   server-imposed floor (`Retry-After`) carries no evidence.
 //!
 //! The finding is reported when every retry of the run matched and the product of those
-//! bounds is below [`PIN_PROBABILITY`](crate::internals::PIN_PROBABILITY). Each bound holds whatever came before it, so a client
+//! bounds is below [`PIN_PROBABILITY`]. Each bound holds whatever came before it, so a client
 //! that jitters as the policy says is flagged with probability at most that, per run.
 //!
 //! [`conformance`]: super::conformance
@@ -152,7 +152,7 @@ impl Nominal {
     }
 
     /// The finding, when every retry of the run started on its nominal instant and a client
-    /// jittering as the policy says does that with probability below [`PIN_PROBABILITY`](crate::internals::PIN_PROBABILITY).
+    /// jittering as the policy says does that with probability below [`PIN_PROBABILITY`].
     pub(crate) fn finding(&self) -> Option<String> {
         if self.departed || self.evidence < -libm::log(PIN_PROBABILITY) {
             return None;

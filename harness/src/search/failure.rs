@@ -24,7 +24,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Writes the regression file to `dir` and says so: "regression written to <path>", or
+    /// Writes the regression file to `dir` and says so: "regression written to `<path>`", or
     /// why it could not be written.
     pub fn write_and_describe(&self, dir: &Path) -> String {
         match self.write_regression(dir) {

@@ -10,10 +10,10 @@
 //! client is not drawing from that window. A cap applied after the jitter pins every late
 //! delay at the cap, and a missing jitter pins every delay at the top, yet each single delay
 //! lies inside its window; only the repetition shows. The check reports it when the chance
-//! that a correct client pins at least that many times is below [`PIN_PROBABILITY`](crate::internals::PIN_PROBABILITY): each
+//! that a correct client pins at least that many times is below [`PIN_PROBABILITY`]: each
 //! landing pins with probability at most `1 / (width_ms - 1)`, independently, and the
 //! Poisson-binomial tail of those bounds is computed exactly. Windows narrower than
-//! [`PIN_MIN_WIDTH_MS`](crate::internals::PIN_MIN_WIDTH_MS) are not counted. With windows of about a second it takes five pinned
+//! [`PIN_MIN_WIDTH_MS`] are not counted. With windows of about a second it takes five pinned
 //! retries in one call; the check is per call, and skipped under a tolerance, where instants
 //! are not exact.
 

@@ -11,7 +11,7 @@ use super::duration::Millis;
 /// `limits: { max_virtual_time, max_client_attempts, wall }`. Unset limits default to twice
 /// the worst case of the scenario's policy per call, times the calls (1 day, and 10,000
 /// attempts or 10 per call, when unknown); `wall` defaults to 60 s, or 5 ms per call of the
-/// run (all its clients') when that is more. [`Scenario::run_limits`](crate::scenario::Scenario::run_limits) gives the limits a run
+/// run (all its clients') when that is more. `Scenario::run_limits` gives the limits a run
 /// has.
 ///
 /// ```

@@ -11,7 +11,7 @@ use retrylab_endpoints::{Endpoint, LedgerSnapshot};
 use super::plan::Plan;
 use crate::backend::Net;
 use crate::report::{Report, RunEnd, Verdict};
-use crate::scenario::{BackendKind, Scenario};
+use crate::scenario::{BackendKind, LatencySpec, RetryAfterSpec, Scenario, StepSpec, TimelineStep};
 
 /// How often the serving call looks at the endpoints' ledgers for the client's progress:
 /// often enough that serving ends well within a second of `idle`.
@@ -24,14 +24,16 @@ const POLL: Duration = Duration::from_millis(20);
 /// use retrylab::ServeOptions;
 ///
 /// let options = ServeOptions::new().calls(3).idle(Duration::from_millis(500));
-/// assert_eq!(options.idle_time(), Duration::from_millis(500));
+/// assert_eq!(options.idle_time(), Some(Duration::from_millis(500)));
+/// // Without one, the quiet is derived from the scenario served.
+/// assert_eq!(ServeOptions::new().idle_time(), None);
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "options do nothing until passed to `Scenario::serve`"]
 pub struct ServeOptions {
     bind: IpAddr,
     calls: Option<u32>,
-    idle: Duration,
+    idle: Option<Duration>,
     timeout: Duration,
 }
 
@@ -40,14 +42,15 @@ impl Default for ServeOptions {
         ServeOptions {
             bind: crate::backend::real::LOOPBACK,
             calls: None,
-            idle: Duration::from_secs(2),
+            idle: None,
             timeout: Duration::from_secs(600),
         }
     }
 }
 
 impl ServeOptions {
-    /// Loopback only (127.0.0.1), the scenario's `operation.calls`, stop after 2 s idle,
+    /// Loopback only (127.0.0.1), the scenario's `operation.calls`, stop once the client
+    /// has been quiet longer than the scenario asks it to wait (see [`ServeOptions::idle`]),
     /// give up after 10 minutes.
     pub fn new() -> ServeOptions {
         ServeOptions::default()
@@ -69,9 +72,11 @@ impl ServeOptions {
     }
 
     /// Serving ends once the client has been quiet this long: no request arriving, none
-    /// being answered (default 2 s).
+    /// being answered. By default, the longest wait the scenario itself asks of a client (a
+    /// `Retry-After`, a step's latency or trickle) plus 1 s, and at least 2 s: a fixed 2 s
+    /// judged a client before the retry a `Retry-After: 2` asked for arrived.
     pub fn idle(mut self, idle: Duration) -> ServeOptions {
-        self.idle = idle;
+        self.idle = Some(idle);
         self
     }
 
@@ -82,8 +87,9 @@ impl ServeOptions {
         self
     }
 
-    /// The idle time that ends serving.
-    pub fn idle_time(&self) -> Duration {
+    /// The idle time that ends serving, when one was given; `None` derives it from the
+    /// scenario served.
+    pub fn idle_time(&self) -> Option<Duration> {
         self.idle
     }
 }
@@ -171,7 +177,7 @@ impl Scenario {
         // The time limit above ends a client that never finishes; the wall guard is for a
         // harness that hangs, and gives the limit above room to report first.
         plan.wall = options.timeout.saturating_add(Duration::from_secs(5));
-        let idle = options.idle;
+        let idle = options.idle.unwrap_or_else(|| default_idle(&served));
         let mut listening = Some(listening);
         let mut report = super::run(plan, move |env: crate::env::Env| {
             let announce = listening.take();
@@ -248,6 +254,77 @@ impl Scenario {
     }
 }
 
+/// The least quiet that ends serving when none is given.
+const MIN_IDLE_MS: u64 = 2_000;
+
+/// What serving waits beyond the longest wait the scenario asks of a client: room for the
+/// client's own scheduling and a round trip on a loaded machine.
+const IDLE_MARGIN_MS: u64 = 1_000;
+
+/// The quiet that ends serving when none is given: the longest wait any step of the
+/// scenario asks of a client (a `Retry-After`, a step's latency, a trickled body), plus
+/// [`IDLE_MARGIN_MS`], and at least [`MIN_IDLE_MS`]. A client that honours a
+/// `Retry-After: 5` is quiet for 5 s before its retry, and must not be judged before it.
+fn default_idle(scenario: &Scenario) -> Duration {
+    let longest = scenario
+        .endpoints
+        .values()
+        .flat_map(|endpoint| {
+            let scripts = endpoint
+                .script
+                .iter()
+                .chain(endpoint.routes.iter().filter_map(|r| r.script.as_ref()));
+            let timelines = endpoint
+                .timeline
+                .iter()
+                .chain(endpoint.routes.iter().filter_map(|r| r.timeline.as_ref()));
+            let steps: Vec<StepSpec> = scripts
+                .flatten()
+                .cloned()
+                .chain(timelines.flatten().map(TimelineStep::as_step))
+                .chain(endpoint.when_empty.as_ref().and_then(|w| w.step()).cloned())
+                .collect();
+            steps
+        })
+        .map(|step| step_wait_ms(&step))
+        .max()
+        .unwrap_or(0);
+    Duration::from_millis(longest.saturating_add(IDLE_MARGIN_MS).max(MIN_IDLE_MS))
+}
+
+/// The longest a client may wait on `step`, in ms: its `Retry-After` (seconds, or a date's
+/// offset ahead), its latency (a distribution's cap, or its typical value when it has none)
+/// and its trickle, and those of its random branches.
+fn step_wait_ms(step: &StepSpec) -> u64 {
+    let retry_after = match &step.retry_after {
+        Some(RetryAfterSpec::Seconds(seconds)) => {
+            u64::try_from(*seconds).unwrap_or(0).saturating_mul(1000)
+        }
+        Some(RetryAfterSpec::HttpDate { offset, .. }) => u64::try_from(offset.0).unwrap_or(0),
+        Some(RetryAfterSpec::Raw(raw)) => raw
+            .trim()
+            .parse::<u64>()
+            .map_or(0, |seconds| seconds.saturating_mul(1000)),
+        _ => 0,
+    };
+    let latency = step.latency.as_ref().map_or(0, |latency| match latency {
+        LatencySpec::Fixed(fixed) => fixed.as_ms(),
+        LatencySpec::Uniform(range) => range.max.as_ms(),
+        LatencySpec::Lognormal(l) => l.max.unwrap_or(l.median).as_ms(),
+        LatencySpec::Exponential(e) => e.max.unwrap_or(e.mean).as_ms(),
+    });
+    let trickle = step.trickle.map_or(0, |t| t.as_ms());
+    let branches = [&step.then, &step.r#else]
+        .into_iter()
+        .flatten()
+        .map(|branch| step_wait_ms(branch))
+        .max()
+        .unwrap_or(0);
+    retry_after
+        .max(latency.saturating_add(trickle))
+        .max(branches)
+}
+
 /// Waits until requests of `calls` calls have arrived and the client has then been quiet
 /// for `idle`.
 async fn wait_for_client(
@@ -310,5 +387,44 @@ impl Progress {
         } else {
             self.tags.len() as u64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(script: &str) -> Scenario {
+        Scenario::from_yaml_str(
+            &format!(
+                "version: 1\nname: x\nbackend: real\nendpoints: {{ api: {{ script: {script} }} }}\n\
+                 operation: {{ endpoint: api }}\n"
+            ),
+            "x.yaml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A client that honours a `Retry-After: 5` is quiet for 5 s: serving waits longer.
+    #[test]
+    fn the_default_quiet_outlasts_the_longest_wait_the_scenario_asks_for() {
+        let idle = |script: &str| default_idle(&scenario(script)).as_millis();
+        assert_eq!(idle("[ { status: 200 } ]"), 2_000);
+        assert_eq!(
+            idle("[ { status: 429, retry_after: 5 }, { status: 200 } ]"),
+            6_000
+        );
+        assert_eq!(
+            idle("[ { status: 503, retry_after: { http_date: +4s } }, { status: 200 } ]"),
+            5_000
+        );
+        assert_eq!(
+            idle("[ { status: 200, latency: 1500ms, body: abc, trickle: 2s } ]"),
+            4_500
+        );
+        assert_eq!(
+            idle("[ { p: 0.5, then: { status: 200 }, else: { status: 200, latency: 3s } } ]"),
+            4_000
+        );
     }
 }

@@ -110,9 +110,11 @@ enum Command {
         /// `operation.calls`).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         calls: Option<u32>,
-        /// Stop once the client has been quiet this long (`500ms`, `2s`, ...).
-        #[arg(long, default_value = "2s", value_parser = duration)]
-        idle: std::time::Duration,
+        /// Stop once the client has been quiet this long (`500ms`, `2s`, ...). Default: the
+        /// longest wait the scenario asks of a client (a `Retry-After`, a step's latency or
+        /// trickle) plus 1s, and at least 2s.
+        #[arg(long, value_parser = duration)]
+        idle: Option<std::time::Duration>,
         /// Give up, failing, when the client has not finished after this long.
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
@@ -171,7 +173,10 @@ fn main() -> ExitCode {
             idle,
             timeout,
         } => {
-            let mut options = ServeOptions::new().bind(bind).idle(idle).timeout(timeout);
+            let mut options = ServeOptions::new().bind(bind).timeout(timeout);
+            if let Some(idle) = idle {
+                options = options.idle(idle);
+            }
             if let Some(calls) = calls {
                 options = options.calls(calls);
             }

@@ -300,6 +300,8 @@ fn serving_gives_up_at_its_timeout() {
     let options = ServeOptions::new().timeout(Duration::from_millis(300));
     let report = s.serve(options, |_| {});
     assert_eq!(report.end(), &RunEnd::VirtualTimeLimit);
+    let checks: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+    assert_eq!(checks[0], "serving_timeout");
     let messages: Vec<&str> = report.failures().map(|v| v.message.as_str()).collect();
     assert_eq!(
         messages[0],

@@ -208,6 +208,8 @@ impl Scenario {
                 .iter_mut()
                 .find(|v| v.check == "virtual_time_limit")
             {
+                // A real-time run: no virtual time ran out, the serving timeout did.
+                verdict.check = "serving_timeout".to_owned();
                 verdict.message = format!(
                     "the client had not finished after the serving timeout ({}): {requests} \
                      request(s) arrived, and serving waits for requests of {calls} call(s) \

@@ -309,3 +309,27 @@ fn serving_gives_up_at_its_timeout() {
          arrived, and serving waits for requests of 1 call(s) followed by 2.000s without any"
     );
 }
+
+/// A file's own `limits.wall` bounds serving as it bounds a run (serve ignored it, and waited
+/// its 10-minute default for a client that never came).
+#[test]
+fn serving_ends_at_the_files_wall_limit() {
+    use retrylab::ServeOptions;
+
+    let s = scenario(
+        "version: 1\nname: nobody\nendpoints: { api: {} }\noperation: { endpoint: api }\n\
+         limits: { wall: 1s }\n",
+    );
+    let report = s.serve(ServeOptions::new(), |_| {});
+    let failed: Vec<(&str, &str)> = report
+        .failures()
+        .map(|v| (v.check.as_str(), v.message.as_str()))
+        .collect();
+    assert_eq!(failed[0].0, "serving_timeout");
+    assert!(
+        failed[0]
+            .1
+            .starts_with("the client had not finished after the scenario's limits.wall (1.000s)"),
+        "{failed:?}"
+    );
+}

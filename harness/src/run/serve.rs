@@ -173,10 +173,18 @@ impl Scenario {
         // One call of the harness's: the wait for the client's calls.
         plan.calls = 1;
         plan.concurrency = 1;
-        plan.max_virtual_time = options.timeout;
+        // The file's own `limits.wall`, when it sets one, bounds serving as it bounds a run:
+        // serving ends at the first of it and the serving timeout.
+        let (timeout, limit) = match served.limits.wall {
+            Some(wall) if wall.as_duration() < options.timeout => {
+                (wall.as_duration(), "the scenario's limits.wall")
+            }
+            _ => (options.timeout, "the serving timeout"),
+        };
+        plan.max_virtual_time = timeout;
         // The time limit above ends a client that never finishes; the wall guard is for a
         // harness that hangs, and gives the limit above room to report first.
-        plan.wall = options.timeout.saturating_add(Duration::from_secs(5));
+        plan.wall = timeout.saturating_add(Duration::from_secs(5));
         let idle = options.idle.unwrap_or_else(|| default_idle(&served));
         let mut listening = Some(listening);
         let mut report = super::run(plan, move |env: crate::env::Env| {
@@ -211,12 +219,10 @@ impl Scenario {
                 // A real-time run: no virtual time ran out, the serving timeout did.
                 verdict.check = "serving_timeout".to_owned();
                 verdict.message = format!(
-                    "the client had not finished after the serving timeout ({}): {requests} \
+                    "the client had not finished after {limit} ({}): {requests} \
                      request(s) arrived, and serving waits for requests of {calls} call(s) \
                      followed by {} without any",
-                    crate::trace::seconds(
-                        u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX)
-                    ),
+                    crate::trace::seconds(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
                     crate::trace::seconds(u64::try_from(idle.as_millis()).unwrap_or(u64::MAX)),
                 );
             }

@@ -108,6 +108,52 @@ const FAILING: &str = "version: 1\nname: fails\nendpoints: { api: { script: [ { 
 const CUSTOM: &str = "version: 1\nname: custom\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
                       operation: { endpoint: api }\nclient: { custom: mine }\n";
 
+/// Every output says which client judged a run: a file that names none runs with the
+/// default `no_retry`, and passed without a word of it.
+#[test]
+fn every_output_names_the_client_that_judged_the_run() {
+    let named = PASSING.replace("expect:", "client: { fixed: { delay: 10ms } }\nexpect:");
+    let folder = Folder::with(
+        "judged-by",
+        &[("a-default.yaml", PASSING), ("b-named.yaml", &named)],
+    );
+    let (_, json) = run_json(&folder);
+    let clients: Vec<(&str, &str)> = json["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            (
+                r["client"]["policy"].as_str().unwrap(),
+                r["client"]["from"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(clients, [("no_retry", "default"), ("fixed", "file")]);
+    let human = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .arg("run")
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("client no_retry (the default: the file names none)"),
+        "{human}"
+    );
+    assert!(human.contains(", client fixed\n"), "{human}");
+    let overridden = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["run", "--client", "no_retry"])
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    let overridden = String::from_utf8_lossy(&overridden.stdout);
+    assert_eq!(
+        overridden.matches("client no_retry (--client)").count(),
+        2,
+        "{overridden}"
+    );
+}
+
 /// A skipped scenario said `"passed": true`, and verdicts were only text.
 #[test]
 fn json_tells_skipped_from_passed_and_structures_verdicts() {

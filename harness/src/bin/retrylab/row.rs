@@ -127,6 +127,7 @@ pub(crate) fn run_file(
         Err(row) => return vec![*row],
     };
     let json = options.format == Format::Json;
+    let client = JudgedBy::of(&scenario, options);
     let many = seeds.start() != seeds.end();
     let mut rows = Vec::new();
     for seed in seeds {
@@ -136,7 +137,7 @@ pub(crate) fn run_file(
             file.test_name.clone()
         };
         let row = match clients.run(&scenario, seed) {
-            Ok(report) => row_of(file, name, seed, &report, options),
+            Ok(report) => row_of(file, name, seed, &report, &client, options),
             Err(error) => {
                 let detail = "not runnable".to_owned();
                 let mut row =
@@ -224,6 +225,40 @@ fn seeds_of(
     }
 }
 
+/// Which client judged a file's runs, and where it came from: every output says so, since
+/// a file that names no client runs with the default (`no_retry`) and may pass by it.
+struct JudgedBy {
+    /// The policy's name (`exponential`, `no_retry`, ...).
+    name: &'static str,
+    /// `file`, `default` (the file names none) or `command line` (`--client`).
+    source: &'static str,
+}
+
+impl JudgedBy {
+    fn of(scenario: &Scenario, options: &RunOptions) -> JudgedBy {
+        let source = if options.client.is_some() {
+            "command line"
+        } else if scenario.locate("client").is_some() {
+            "file"
+        } else {
+            "default"
+        };
+        JudgedBy {
+            name: scenario.client.name(),
+            source,
+        }
+    }
+
+    /// `client exponential`, `client no_retry (the default: the file names none)`, ...
+    fn text(&self) -> String {
+        match self.source {
+            "default" => format!("client {} (the default: the file names none)", self.name),
+            "command line" => format!("client {} (--client)", self.name),
+            _ => format!("client {}", self.name),
+        }
+    }
+}
+
 /// The row of a run of `file` with `seed`, whose test is `name`; its snapshot recorded when
 /// the command line asks for them.
 fn row_of(
@@ -231,6 +266,7 @@ fn row_of(
     name: String,
     seed: u64,
     report: &Report,
+    client: &JudgedBy,
     options: &mut RunOptions,
 ) -> Row {
     let json = options.format == Format::Json;
@@ -244,10 +280,11 @@ fn row_of(
     }
     let trace = report.trace();
     let detail = format!(
-        "{} attempts, {} calls, ended at {}{}",
+        "{} attempts, {} calls, ended at {}, {}{}",
         trace.attempts.len(),
         trace.calls.len(),
         retrylab::trace::seconds(trace.end_ms),
+        client.text(),
         // An `ok` with no check behind it says so.
         if report.verdicts().is_empty() {
             ", nothing judged (no `expect`)"
@@ -256,7 +293,7 @@ fn row_of(
         }
     );
     Row {
-        json: json.then(|| report_json(&name, status, report)),
+        json: json.then(|| report_json(&name, status, report, client)),
         summary: (status == Status::Failed).then(|| failure_summary(report, options.format)),
         failed: report
             .failures()
@@ -302,7 +339,12 @@ fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
 /// One run: its name, seed, status, every verdict with its findings (call and attempt),
 /// the warnings, the report text (the snapshot's, stable across runs and machines) and
 /// the trace.
-fn report_json(name: &str, status: Status, report: &Report) -> Result<serde_json::Value, String> {
+fn report_json(
+    name: &str,
+    status: Status,
+    report: &Report,
+    client: &JudgedBy,
+) -> Result<serde_json::Value, String> {
     let verdicts: Vec<serde_json::Value> = report
         .verdicts()
         .iter()
@@ -340,6 +382,7 @@ fn report_json(name: &str, status: Status, report: &Report) -> Result<serde_json
         "seed": report.seed(),
         "status": status.name(),
         "passed": status == Status::Passed,
+        "client": { "policy": client.name, "from": client.source },
         "verdicts": verdicts,
         "warnings": report.warnings(),
         "report": report.snapshot_text(),

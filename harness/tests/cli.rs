@@ -152,6 +152,16 @@ fn every_output_names_the_client_that_judged_the_run() {
         2,
         "{overridden}"
     );
+    let junit = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["run", "--format", "junit"])
+        .arg(&folder.0)
+        .output()
+        .expect("retrylab runs");
+    let junit = String::from_utf8_lossy(&junit.stdout);
+    assert!(
+        junit.contains("client no_retry (the default: the file names none)</system-out>"),
+        "{junit}"
+    );
 }
 
 /// A skipped scenario said `"passed": true`, and verdicts were only text.

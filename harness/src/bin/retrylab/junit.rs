@@ -4,7 +4,8 @@
 //! file and seed, named `<file>@seed-<n>` with the folder as its class name. A failed run is
 //! a `failure` whose message lists the checks that failed and whose text is the run's report
 //! (verdicts, calls, timeline); a skipped file is `skipped` with why; a file that does not
-//! load, or a seed that could not run, is an `error` with its errors. No times or timestamps:
+//! load, or a seed that could not run, is an `error` with its errors. A run's `system-out` is
+//! its row (attempts, calls, its end and the client that judged it). No times or timestamps:
 //! the same scenarios and seeds give the same bytes.
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
@@ -29,6 +30,10 @@ pub(crate) fn render(rows: &[Row]) -> Result<String, quick_junit::SerializeError
         };
         let mut case = TestCase::new(xml_text(&name), status(row));
         case.set_classname(xml_text(&folder));
+        if matches!(row.status, Status::Passed | Status::Failed) {
+            // What the run came to and which client judged it, as the human row says.
+            case.set_system_out(xml_text(&row.detail));
+        }
         suites[index].1.add_test_case(case);
     }
     let mut report = Report::new("retrylab");

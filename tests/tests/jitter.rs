@@ -380,3 +380,33 @@ fn a_run_cut_short_says_so_when_not_judged() {
         v.message
     );
 }
+
+/// On real sockets a client that sleeps exactly 200 ms each time passed `jitter: present`
+/// under `tolerance: 0` in 2 of 5 runs: the scheduler alone made its delays differ. There
+/// the check is not judged, whatever the tolerance.
+#[test]
+fn real_sockets_never_judge_jitter_from_noise() {
+    let yaml = "version: 1\n\
+         name: no jitter on real sockets\n\
+         backend: real\n\
+         tolerance: 0ms\n\
+         endpoints: { api: { script: [ { status: 503, times: 2 }, { status: 200 }, { status: 503 }, { status: 200 } ] } }\n\
+         operation: { endpoint: api, path: /items, calls: 2 }\n\
+         client: { fixed: { delay: 200ms, max_attempts: 3 } }\n\
+         expect: { jitter: present }\n\
+         limits: { wall: 20s }\n";
+    let scenario = Scenario::from_yaml_str(yaml, "real.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let report = scenario.run_builtin();
+    let jitter = verdict(&report, "jitter");
+    assert_eq!(
+        jitter.judgement,
+        Judgement::NotJudged,
+        "{}",
+        report.summary()
+    );
+    assert!(
+        jitter.message.starts_with("the run was on real sockets"),
+        "{}",
+        jitter.message
+    );
+}

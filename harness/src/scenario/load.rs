@@ -15,7 +15,7 @@ impl Scenario {
     ///
     /// Errors name the file as `path` was given, so a relative path gives relative
     /// messages (`scenarios/http/x.yaml:3:5 ...`). Only regular files of at most
-    /// [`MAX_FILE_BYTES`](crate::internals::MAX_FILE_BYTES) are read; anything else (a
+    /// `internals::MAX_FILE_BYTES` are read; anything else (a
     /// FIFO, a device, a dangling symlink) is an error saying what the path is.
     ///
     /// ```

@@ -1,5 +1,5 @@
 //! Interning the names a run records (methods, paths, endpoints, header values), so records
-//! stay `Copy` and allocation-free. Public through [`internals`](crate::internals) only: a
+//! stay `Copy` and allocation-free. Public through `retrylab::internals` only: a
 //! tuning of the recorder, outside the stability promise.
 
 use super::Name;

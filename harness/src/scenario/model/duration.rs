@@ -28,7 +28,7 @@ const UNITS: [(&str, u64); 5] = [
 ///
 /// Written in YAML as a number with a unit (`250ms`, `2s`, `1.5s`, `5m`, `1h`, `1d`) or as a
 /// plain `0`. A value that is not a whole number of milliseconds (`1.5ms`, `0.0001s`) is an
-/// error, and so is one longer than [`MAX_DURATION`](crate::internals::MAX_DURATION) (3650d) in a
+/// error, and so is one longer than `internals::MAX_DURATION` (3650d) in a
 /// scenario; parsing a `Millis` on its own accepts any `u64` of milliseconds. It serializes
 /// back to its shortest exact form.
 ///
@@ -270,23 +270,23 @@ fn nearest_ms(ns: u128, scale: u128) -> u64 {
 }
 
 /// A duration as a scenario writes it: `text` parsed, and at most
-/// [`MAX_DURATION`](crate::internals::MAX_DURATION). Every duration read from a file goes through it
+/// `internals::MAX_DURATION`. Every duration read from a file goes through it
 /// (plain, `none`-able, protobuf), so none is past the limit of the format.
 pub(crate) fn parse_bounded(text: &str) -> Result<Millis, DurationError> {
     let d: Millis = text.parse()?;
-    if d > crate::internals::MAX_DURATION {
+    if d > super::bounds::MAX_DURATION {
         return Err(above_limit(text));
     }
     Ok(d)
 }
 
-/// Why `text`, a duration or offset longer than [`MAX_DURATION`](crate::internals::MAX_DURATION), is
+/// Why `text`, a duration or offset longer than `internals::MAX_DURATION`, is
 /// refused.
 fn above_limit(text: &str) -> DurationError {
     DurationError::new(format!(
         "duration `{text}` is over the limit of the format, expected at most {} (about 10 \
          years; a run's clock ends about 30 years on)",
-        crate::internals::MAX_DURATION
+        super::bounds::MAX_DURATION
     ))
 }
 
@@ -415,7 +415,7 @@ impl<'de> Deserialize<'de> for Millis {
 /// A signed offset from "now" on the virtual wall clock, such as `+30s` or `-5m`.
 ///
 /// Used by `retry_after: { http_date: +30s }`; a negative offset gives a date in the past. In
-/// a scenario it is at most [`MAX_DURATION`](crate::internals::MAX_DURATION) (3650d) either way.
+/// a scenario it is at most `internals::MAX_DURATION` (3650d) either way.
 ///
 /// ```
 /// use retrylab::scenario::OffsetMillis;
@@ -468,7 +468,7 @@ impl<'de> Deserialize<'de> for OffsetMillis {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<OffsetMillis, E> {
                 let offset: OffsetMillis = v.parse().map_err(E::custom)?;
-                if offset.0.unsigned_abs() > crate::internals::MAX_DURATION.as_ms() {
+                if offset.0.unsigned_abs() > super::bounds::MAX_DURATION.as_ms() {
                     return Err(E::custom(above_limit(v)));
                 }
                 Ok(offset)

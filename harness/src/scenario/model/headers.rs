@@ -14,8 +14,8 @@ use super::values::{count_items, counted};
 /// repeats, as a list of pairs (`[[Retry-After, "2"], [Retry-After, "5"]]`; a list item may
 /// also be a one-key mapping `- Retry-After: "2"`). The written form is kept so a scenario
 /// serializes back the way it was written. A list holds at most 64 entries, of 64 KiB of names
-/// and values in all ([`MAX_HEADERS`](crate::internals::MAX_HEADERS),
-/// [`MAX_HEADER_BYTES`](crate::internals::MAX_HEADER_BYTES)).
+/// and values in all (`internals::MAX_HEADERS`,
+/// `internals::MAX_HEADER_BYTES`).
 ///
 /// ```
 /// use retrylab::scenario::HeadersSpec;

@@ -223,7 +223,7 @@ impl Validator<'_> {
     }
 
     /// A duration at `path` past `cap`, for the durations a run's own limits are made of (a
-    /// file's durations past [`MAX_DURATION`](crate::internals::MAX_DURATION) are refused when
+    /// file's durations past `internals::MAX_DURATION` are refused when
     /// parsed; this holds a scenario built in code to the same limits).
     fn duration_at_most(&mut self, path: &str, d: Millis, cap: Millis) {
         if d > cap {
@@ -233,7 +233,7 @@ impl Validator<'_> {
     }
 
     /// A body (`operation.body`, a step's `body`) of at most
-    /// [`MAX_BODY_BYTES`](crate::internals::MAX_BODY_BYTES).
+    /// `internals::MAX_BODY_BYTES`.
     fn body(&mut self, path: &str, body: &str) {
         if body.len() > MAX_BODY_BYTES {
             self.over_limit(

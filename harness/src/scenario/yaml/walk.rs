@@ -1,6 +1,6 @@
 //! Finding scenario files: every `*.yaml` / `*.yml` file under a folder, in the same order
 //! on every machine, and what the search passed over and why. Re-exported by
-//! [`suite`](crate::suite), whose tests are one per file found here.
+//! `retrylab::suite`, whose tests are one per file found here.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -202,7 +202,7 @@ pub struct GrpcRetryThrottling {
 }
 
 /// A protobuf JSON duration: decimal seconds with an `s` suffix (`0.1s`, `1s`), in whole
-/// milliseconds, at most [`MAX_DURATION`](crate::internals::MAX_DURATION) (3650 days).
+/// milliseconds, at most `internals::MAX_DURATION` (3650 days).
 ///
 /// ```
 /// use retrylab::scenario::{Millis, ProtoDuration};

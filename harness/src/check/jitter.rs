@@ -306,12 +306,7 @@ pub(super) fn check(ctx: &Ctx<'_>) -> Verdict {
     // On real sockets instants are measured in real time, where the scheduler alone makes
     // two delays differ by a millisecond or more: a client that sleeps exactly the same
     // would pass as jittered. Nothing is judged from noise, whatever the tolerance.
-    let real = ctx
-        .trace
-        .header
-        .iter()
-        .any(|(key, value)| key == "backend" && value == "real");
-    if real {
+    if ctx.trace.on_real_sockets() {
         return Verdict::not_judged(
             CHECK,
             "the run was on real sockets, where delays are measured in real time and differ \

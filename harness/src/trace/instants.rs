@@ -18,11 +18,7 @@ pub(crate) enum Instants {
 impl Instants {
     /// [`Instants::Redacted`] for a trace whose header says `backend: real`.
     pub(crate) fn of(trace: &Trace) -> Instants {
-        if trace
-            .header
-            .iter()
-            .any(|(key, value)| key == "backend" && value == "real")
-        {
+        if trace.on_real_sockets() {
             Instants::Redacted
         } else {
             Instants::Exact

@@ -430,6 +430,14 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Whether the run was on real sockets (the header says `backend: real`): its instants
+    /// are measured in real time, not exact.
+    pub(crate) fn on_real_sockets(&self) -> bool {
+        self.header
+            .iter()
+            .any(|(key, value)| key == "backend" && value == "real")
+    }
+
     /// The text of an interned name.
     pub fn name(&self, name: Name) -> &str {
         self.names.get(name.0 as usize).map_or("?", String::as_str)

@@ -7,6 +7,7 @@
 //!   is loaded or built, and the size of what is read and reported;
 //! - the tuning of checks and searches: how unlikely a `conforms_to` verdict on a correct
 //!   jittered client is, and how many cases a test of a search shard runs;
+//! - what a command client's process inherits of retrylab's environment;
 //! - the interner behind the trace's [`Name`](crate::trace::Name)s.
 //!
 //! ```
@@ -17,7 +18,9 @@
 //! assert_eq!(SHARD_CASES, 64);
 //! ```
 
+pub use crate::client::command::INHERITED_ENV;
 pub use crate::policy::conformance::pinned::{PIN_MIN_WIDTH_MS, PIN_PROBABILITY};
+pub use crate::report::process::OUTPUT_LIMIT;
 pub use crate::scenario::model::bounds::{
     MAX_AFTER_BYTES, MAX_ATTEMPTS, MAX_BODY_BYTES, MAX_CALLS, MAX_CLIENTS, MAX_CODES,
     MAX_CONCURRENCY, MAX_DURATION, MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_ERROR_CODE,

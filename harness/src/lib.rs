@@ -362,7 +362,7 @@ pub mod trace;
 pub use env::{
     AttemptError, Connecting, Env, EnvConnector, HttpClient, Operation, attempt, attempt_with,
 };
-pub use report::{Judgement, Report, RunEnd, Verdict};
+pub use report::{Judgement, ProcessExit, ProcessOutput, ProcessRun, Report, RunEnd, Verdict};
 pub use run::{Listening, ServeOptions};
 pub use scenario::Scenario;
 #[cfg(feature = "search")]

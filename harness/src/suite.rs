@@ -12,241 +12,17 @@
 //! }));
 //! ```
 
+mod clients;
+
 use std::collections::BTreeMap;
-use std::fmt::Debug;
-use std::future::Future;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+pub use self::clients::Clients;
 pub use crate::scenario::yaml::walk::{Scan, ScenarioFile, Skipped, scan, scenario_files};
-use crate::scenario::{ClientSpec, Scenario, ScenarioError};
-use crate::{Env, Report};
-
-type BoxedCall = Pin<Box<dyn Future<Output = Result<Formatted, Formatted>>>>;
-
-/// A call's value already formatted with `{:?}`, which formats as that text again: a
-/// registered client's values read in the trace exactly as a closure given to
-/// [`Scenario::run`] would write them (`Ok(200)`, not `Ok("200")`).
-struct Formatted(String);
-
-impl Debug for Formatted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-type ClientFn = Arc<dyn Fn(Env) -> BoxedCall + Send + Sync>;
-
-/// What a name in the registry stands for.
-#[derive(Clone)]
-enum Registered {
-    Client(ClientFn),
-    /// A client this build cannot run (its crate is behind a feature that is off), and why.
-    Unavailable(String),
-}
-
-/// Clients written in Rust that scenarios name with `client: { custom: <name> }`. `Send` and
-/// `Sync`: one registry serves every test thread.
-///
-/// ```
-/// use retrylab::suite::Clients;
-///
-/// let clients = Clients::new().register("orders", |env| async move {
-///     let response = env.http_client().request(env.operation().request()).await;
-///     response.map(|r| r.status().as_u16()).map_err(|e| e.to_string())
-/// });
-/// assert_eq!(clients.names(), ["orders"]);
-/// ```
-#[derive(Clone, Default)]
-pub struct Clients {
-    by_name: BTreeMap<String, Registered>,
-}
-
-impl std::fmt::Debug for Clients {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.by_name.keys()).finish()
-    }
-}
-
-impl Clients {
-    /// An empty registry.
-    ///
-    /// ```
-    /// use retrylab::suite::Clients;
-    /// # use retrylab::Scenario;
-    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
-    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
-    ///             expect: { outcome: success, attempts: 1 }\n";
-    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
-    ///
-    /// let error = Clients::new().run(&scenario, 0).unwrap_err();
-    ///
-    /// assert!(error.to_string().contains("no client named `orders` is registered"), "{error}");
-    /// ```
-    pub fn new() -> Clients {
-        Clients::default()
-    }
-
-    /// Registers `client` under `name`: it is called once per logical call, like the
-    /// closure given to [`Scenario::run`]. A name registered again (here or with
-    /// [`unavailable`](Self::unavailable)) keeps its last registration.
-    ///
-    /// ```
-    /// use http_body_util::BodyExt;
-    /// use retrylab::{Clients, Env};
-    /// # use retrylab::Scenario;
-    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
-    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
-    ///             expect: { outcome: success, attempts: 1 }\n";
-    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
-    /// let clients = Clients::new().register("orders", |env: Env| async move {
-    ///     let response = env.http_client().request(env.operation().request()).await.map_err(|e| e.to_string())?;
-    ///     let status = response.status().as_u16();
-    ///     response.into_body().collect().await.map_err(|e| e.to_string())?;
-    ///     Ok::<_, String>(status)
-    /// });
-    ///
-    /// let report = clients.run(&scenario, scenario.seed).unwrap();
-    ///
-    /// assert!(report.passed(), "{}", report.summary());
-    /// assert_eq!(report.trace().attempts.len(), 1);
-    /// ```
-    pub fn register<F, Fut, T, E>(mut self, name: &str, client: F) -> Clients
-    where
-        F: Fn(Env) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + 'static,
-        T: Debug,
-        E: Debug,
-    {
-        let client = Arc::new(client);
-        let boxed: ClientFn = Arc::new(move |env| {
-            let future = client(env);
-            Box::pin(async move {
-                match future.await {
-                    Ok(value) => Ok(Formatted(format!("{value:?}"))),
-                    Err(error) => Err(Formatted(format!("{error:?}"))),
-                }
-            })
-        });
-        self.by_name
-            .insert(name.to_owned(), Registered::Client(boxed));
-        self
-    }
-
-    /// Registers `name` as a client this build cannot run, and why: typically a client whose
-    /// crate is behind a cargo feature that is off. The suite lists the scenarios naming it
-    /// as ignored and prints `reason` once, instead of failing them (the client is not
-    /// broken) or passing them (nothing was judged). `--include-ignored` runs them, and they
-    /// fail with `reason`. A name registered again keeps its last registration.
-    ///
-    /// ```
-    /// use retrylab::suite::Clients;
-    /// # use retrylab::Scenario;
-    /// let yaml = "version: 1\nname: orders\nendpoints: { api: { script: [ { status: 200 } ] } }\n\
-    ///             operation: { endpoint: api, path: /orders }\nclient: { custom: orders }\n\
-    ///             expect: { outcome: success, attempts: 1 }\n";
-    /// let scenario = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
-    /// let clients = Clients::new().unavailable("orders", "needs feature `orders`");
-    ///
-    /// let error = clients.run(&scenario, 0).unwrap_err();
-    ///
-    /// assert!(error.to_string().contains("needs feature `orders`"), "{error}");
-    /// assert_eq!(clients.unavailable_reason("orders"), Some("needs feature `orders`"));
-    /// ```
-    pub fn unavailable(mut self, name: &str, reason: impl Into<String>) -> Clients {
-        self.by_name
-            .insert(name.to_owned(), Registered::Unavailable(reason.into()));
-        self
-    }
-
-    /// Why `name` cannot run in this build, when it was registered with
-    /// [`unavailable`](Self::unavailable).
-    pub fn unavailable_reason(&self, name: &str) -> Option<&str> {
-        match self.by_name.get(name)? {
-            Registered::Unavailable(reason) => Some(reason),
-            Registered::Client(_) => None,
-        }
-    }
-
-    /// The registered names, sorted (those registered as [`unavailable`](Self::unavailable)
-    /// too).
-    pub fn names(&self) -> Vec<&str> {
-        self.by_name.keys().map(String::as_str).collect()
-    }
-
-    /// Runs `scenario` with `seed`: its `custom:` client from this registry, or its built-in
-    /// policy client.
-    ///
-    /// ```
-    /// use retrylab::prelude::*;
-    ///
-    /// let scenario = Scenario::builder("built-in client")
-    ///     .endpoint("api", endpoint().script([status(503).times(2), status(200)]))
-    ///     .operation(get("api", "/"))
-    ///     .client(exponential().initial(ms(10)).max_attempts(3))
-    ///     .build()
-    ///     .unwrap();
-    ///
-    /// let report = Clients::new().run(&scenario, 7).unwrap(); // no `custom:` client needed
-    ///
-    /// assert_eq!(report.seed(), 7);
-    /// assert_eq!(report.trace().attempts.len(), 3);
-    /// ```
-    pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
-        match &scenario.client {
-            ClientSpec::Custom(name) => {
-                let client = self.lookup(scenario, name)?;
-                Ok(scenario.run_with_seed(seed, move |env| client(env)))
-            }
-            _ => Ok(scenario.run_builtin_with_seed(seed)),
-        }
-    }
-
-    /// The registered client `name` that `scenario` asks for, or the located error saying
-    /// why it cannot run.
-    fn lookup(&self, scenario: &Scenario, name: &str) -> Result<ClientFn, Box<ScenarioError>> {
-        match self.by_name.get(name) {
-            Some(Registered::Client(client)) => Ok(client.clone()),
-            Some(Registered::Unavailable(reason)) => Err(Box::new(scenario.error_at(
-                "client.custom",
-                format!("the client `{name}` cannot run in this build: {reason}"),
-            ))),
-            None => Err(Box::new(scenario.error_at(
-                "client.custom",
-                format!(
-                    "no client named `{name}` is registered (registered: {})",
-                    if self.by_name.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        self.names().join(", ")
-                    }
-                ),
-            ))),
-        }
-    }
-
-    /// The client of each case of `scenario`'s search: its `custom:` client from this
-    /// registry, or a reference client of its `client:` policy made for each call (a case is
-    /// a run of its own, so no state is carried from one case to the next).
-    #[cfg(feature = "search")]
-    fn search_client(&self, scenario: &Scenario) -> Result<ClientFn, Box<ScenarioError>> {
-        if let ClientSpec::Custom(name) = &scenario.client {
-            return self.lookup(scenario, name);
-        }
-        let client = crate::search::reference_client(&scenario.client);
-        Ok(Arc::new(move |env| {
-            let call = client(env);
-            Box::pin(async move {
-                match call.await {
-                    Ok(value) => Ok(Formatted(format!("{value:?}"))),
-                    Err(error) => Err(Formatted(format!("{error:?}"))),
-                }
-            })
-        }))
-    }
-}
+use crate::scenario::{ClientSpec, Scenario};
 
 /// Builds the tests for every scenario under `dir` and runs them with libtest-mimic's
 /// command line (what [`scenario_main!`](crate::scenario_main) expands to).
@@ -301,7 +77,7 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
         .unwrap_or_else(|| "scenarios".to_owned());
     let mut trials = Vec::new();
     // Scenarios of each unavailable client, to say once why they are ignored.
-    let mut ignored: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut ignored: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     // Scenarios that need a feature of retrylab this build lacks, by feature.
     let mut lacking: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for file in files {
@@ -345,21 +121,19 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
             let clients = clients.clone();
             let repro =
                 format!("RETRYLAB_SEED={seed} cargo test --test {target} -- --exact {name}");
-            let (kind, unavailable) = match &scenario.client {
-                ClientSpec::Custom(client) => (
-                    format!("custom:{client}"),
-                    clients.unavailable_reason(client).is_some(),
-                ),
-                other => (other.name().to_owned(), false),
+            let kind = match &scenario.client {
+                ClientSpec::Custom(client) => format!("custom:{client}"),
+                ClientSpec::Command(command) => format!("command:{}", command.program()),
+                other => other.name().to_owned(),
             };
-            if unavailable {
-                if let ClientSpec::Custom(client) = &scenario.client {
-                    ignored
-                        .entry(client.clone())
-                        .or_default()
-                        .push(name.clone());
-                }
+            let unavailable = clients.unavailable_here(&scenario);
+            if let Some(reason) = &unavailable {
+                ignored
+                    .entry(kind.clone())
+                    .or_default()
+                    .push((name.clone(), reason.clone()));
             }
+            let unavailable = unavailable.is_some();
             trials.push(
                 Trial::test(name, move || run_one(&scenario, seed, &clients, &repro))
                     .with_kind(kind)
@@ -375,11 +149,12 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
             names.join(", ")
         );
     }
-    for (client, names) in &ignored {
-        let reason = clients.unavailable_reason(client).unwrap_or_default();
+    for (client, tests) in &ignored {
+        let reason = tests.first().map_or("", |(_, reason)| reason.as_str());
+        let names: Vec<&str> = tests.iter().map(|(name, _)| name.as_str()).collect();
         eprintln!(
-            "note: {} scenario test(s) ignored, their client `{client}` cannot run in this \
-             build: {reason} ({})",
+            "note: {} scenario test(s) ignored, their client `{client}` cannot run here: \
+             {reason} ({})",
             names.len(),
             names.join(", ")
         );

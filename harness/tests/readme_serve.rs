@@ -12,7 +12,7 @@ use std::time::Duration;
 /// The README's shell block that runs `retrylab serve` for curl.
 fn recipe(readme: &str) -> &str {
     let start = readme
-        .find("```sh\nretrylab serve scenarios/real/curl-retry-after.yaml")
+        .find("```sh\nretrylab serve docs/examples/serve-retry-after.yaml")
         .expect("the README's serve recipe");
     let body = &readme[start + "```sh\n".len()..];
     &body[..body.find("```").expect("the recipe's end")]
@@ -37,9 +37,9 @@ fn the_readme_serve_recipe_runs_and_passes() {
     let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
     let dir = std::env::temp_dir().join(format!("retrylab-readme-serve-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
-    // The recipe names the library's file from the repository's root, and writes
+    // The recipe names its file from the repository's root, and writes
     // served.txt where it runs.
-    let _ = std::os::unix::fs::symlink(root.join("scenarios"), dir.join("scenarios"));
+    let _ = std::os::unix::fs::symlink(root.join("docs"), dir.join("docs"));
     let bin = Path::new(env!("CARGO_BIN_EXE_retrylab"))
         .parent()
         .expect("the binary's folder")

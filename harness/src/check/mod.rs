@@ -7,6 +7,7 @@ mod amplification;
 mod attempts;
 mod broker_messages;
 pub(crate) mod bypass;
+mod client_process;
 mod conforms;
 mod consumer;
 mod dead_letter;
@@ -147,6 +148,12 @@ pub(crate) fn judge(scenario: &Scenario, mut report: Report, judging: &Judging) 
         let ctx = Ctx::new(scenario, &report, judging.epoch_unix_ms);
         evaluate(&ctx)
     };
+    if matches!(scenario.client, crate::scenario::ClientSpec::Command(_)) {
+        // Before the expectations: a client that never ran explains every other failure.
+        report
+            .verdicts
+            .insert(0, client_process::check(&report.processes));
+    }
     match incomplete(&report) {
         Some(why) => report
             .verdicts
@@ -297,7 +304,11 @@ fn evaluate(ctx: &Ctx<'_>) -> Vec<Verdict> {
     if let Some(spec) = expect.consumer {
         out.push(consumer::check(ctx, spec));
     }
-    out.extend(bypass::diagnose(ctx));
+    // A program with its own network stack bypasses nothing: it reaches the endpoints'
+    // sockets, and `client_process` says when it sent no request.
+    if !matches!(ctx.scenario.client, crate::scenario::ClientSpec::Command(_)) {
+        out.extend(bypass::diagnose(ctx));
+    }
     out
 }
 

@@ -2,9 +2,11 @@
 
 use std::fmt::Write as _;
 
+pub(crate) mod process;
 mod snapshot;
 mod verdict;
 
+pub use process::{ProcessExit, ProcessOutput, ProcessRun};
 pub(crate) use snapshot::assert as assert_snapshot;
 pub(crate) use snapshot::name_for as snapshot_name;
 pub(crate) use verdict::Finding;
@@ -51,6 +53,8 @@ impl RunEnd {
 const SUMMARY_CALLS: usize = 20;
 /// Timeline lines a summary prints (after folding look-alike runs); the rest are counted.
 const SUMMARY_TIMELINE: usize = 60;
+/// Lines of each output of a command client's process a summary prints (its last ones).
+const PROCESS_LINES: usize = 5;
 /// Characters of a call's value a summary prints.
 const VALUE_CHARS: usize = 300;
 
@@ -110,6 +114,8 @@ pub struct Report {
     /// Why the run could not settle before it was judged (requests still in flight or being
     /// processed when `limits.max_virtual_time` came), if it could not.
     pub(crate) unsettled: Option<String>,
+    /// The processes of a command client, in the order they started.
+    pub(crate) processes: Vec<ProcessRun>,
 }
 
 impl Report {
@@ -130,6 +136,7 @@ impl Report {
             long_polls: Vec::new(),
             warnings: Vec::new(),
             unsettled: None,
+            processes: Vec::new(),
         }
     }
 
@@ -157,6 +164,7 @@ impl Report {
             long_polls,
             warnings: Vec::new(),
             unsettled,
+            processes: Vec::new(),
         }
     }
 
@@ -194,6 +202,12 @@ impl Report {
     /// How the run ended.
     pub fn end(&self) -> &RunEnd {
         &self.end
+    }
+
+    /// The processes of a command client (`client: { command: [...] }`), in the order they
+    /// started: each one's argv, exit and output. Empty for any other client.
+    pub fn processes(&self) -> &[ProcessRun] {
+        &self.processes
     }
 
     /// The warnings: things that do not fail the run but most likely are not what the
@@ -414,6 +428,27 @@ impl Report {
                  `retrylab run <file> --format json`)",
                 timeline.len() - SUMMARY_TIMELINE
             );
+        }
+        // A command client's processes, with the end of what each printed: the program's
+        // own account of a failure.
+        if !self.processes.is_empty() {
+            out.push_str("processes:\n");
+            for process in self.processes.iter().take(SUMMARY_CALLS) {
+                let _ = writeln!(out, "  {}", visible(&clip(&process.headline())));
+                for (name, output) in [("stdout", &process.stdout), ("stderr", &process.stderr)] {
+                    for line in output.tail(PROCESS_LINES) {
+                        let _ = writeln!(out, "    {name}| {}", visible(&clip(&line)));
+                    }
+                }
+            }
+            if self.processes.len() > SUMMARY_CALLS {
+                let _ = writeln!(
+                    out,
+                    "  ... {} more processes (all of them: report.processes(), or `retrylab \
+                     run <file> --format json`)",
+                    self.processes.len() - SUMMARY_CALLS
+                );
+            }
         }
         // A fleet's shape: how its calls ended, and its attempts per bucket of time.
         if let Some(fleet) = self.trace.fleet() {

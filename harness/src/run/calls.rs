@@ -23,6 +23,18 @@ use crate::env::{ClientInstance, Env};
 use crate::trace::record::Recorder;
 use crate::trace::{Call, CallResult};
 
+/// A call's value already formatted with `{:?}`, which formats as that text again: a
+/// registered client's values (and a command's exits) read in the trace exactly as a closure
+/// given to [`Scenario::run`](crate::Scenario::run) would write them (`Ok(200)`, not
+/// `Ok("200")`).
+pub(crate) struct Formatted(pub(crate) String);
+
+impl Debug for Formatted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The calls of one run, shared with the thread that waits for it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CallLog {

@@ -153,5 +153,6 @@ pub(super) fn salvaged_report(
         long_polls: live.watchdog.long_polls(),
         warnings: Vec::new(),
         unsettled: None,
+        processes: Vec::new(),
     }
 }

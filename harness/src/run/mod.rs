@@ -13,6 +13,7 @@ use std::sync::mpsc;
 
 mod blame;
 mod calls;
+mod command;
 mod faults;
 mod live;
 mod panics;
@@ -28,6 +29,7 @@ mod turmoil;
 mod wall;
 mod watchdog;
 
+pub(crate) use self::calls::Formatted;
 use self::live::{
     Live, LiveSlot, live_lock, salvaged_report, turmoil_wall_message, wall_limit_report,
 };

@@ -99,6 +99,9 @@ impl Scenario {
     /// Like [`run_builtin`](Self::run_builtin), with an explicit seed.
     #[must_use = "a report judges nothing until checked: call `assert()`, or read `passed()`"]
     pub fn run_builtin_with_seed(&self, seed: u64) -> Report {
+        if let crate::scenario::ClientSpec::Command(command) = &self.client {
+            return self.run_command(seed, command, None);
+        }
         let policy = match self.client.policy() {
             Ok(policy) => policy,
             Err(why) => {

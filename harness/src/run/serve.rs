@@ -11,7 +11,9 @@ use retrylab_endpoints::{Endpoint, LedgerSnapshot};
 use super::plan::Plan;
 use crate::backend::Net;
 use crate::report::{Report, RunEnd, Verdict};
-use crate::scenario::{BackendKind, LatencySpec, RetryAfterSpec, Scenario, StepSpec, TimelineStep};
+use crate::scenario::{
+    BackendKind, CommandClient, LatencySpec, RetryAfterSpec, Scenario, StepSpec, TimelineStep,
+};
 
 /// How often the serving call looks at the endpoints' ledgers for the client's progress:
 /// often enough that serving ends well within a second of `idle`.
@@ -144,6 +146,9 @@ impl Scenario {
     {
         let mut served = self.clone();
         served.backend = BackendKind::Real;
+        if let crate::scenario::ClientSpec::Command(command) = &self.client {
+            return served.serve_command(command, &options, listening);
+        }
         let seed = match served.effective_seed() {
             Ok(seed) => seed,
             Err(e) => {
@@ -259,6 +264,46 @@ impl Scenario {
             snapshots: false,
         };
         crate::check::judge(&served, report, &judging)
+    }
+}
+
+impl Scenario {
+    /// [`Scenario::serve`] of a scenario whose client is a program: serving spawns it, as
+    /// `retrylab run` does, and ends when it exits, instead of waiting for a quiet client.
+    fn serve_command<L>(
+        &self,
+        command: &CommandClient,
+        options: &ServeOptions,
+        listening: L,
+    ) -> Report
+    where
+        L: FnOnce(&[Listening]) + Send + 'static,
+    {
+        let seed = match self.effective_seed() {
+            Ok(seed) => seed,
+            Err(e) => {
+                return Report::not_run(
+                    self.name.clone(),
+                    self.seed,
+                    RunEnd::NotRunnable,
+                    e.to_string(),
+                );
+            }
+        };
+        if options.bind != crate::backend::real::LOOPBACK {
+            return Report::not_run(
+                self.name.clone(),
+                seed,
+                RunEnd::NotRunnable,
+                format!(
+                    "--bind {}: the scenario's client is a program retrylab starts itself, \
+                     which reaches the endpoints on 127.0.0.1; serve on another address only \
+                     for a client elsewhere (a file without `client: {{ command }}`)",
+                    options.bind
+                ),
+            );
+        }
+        self.run_command(seed, command, Some(Box::new(listening)))
     }
 }
 

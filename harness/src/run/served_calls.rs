@@ -32,6 +32,7 @@ pub(super) fn calls_of(endpoints: &[(String, Endpoint)], calls: u32) -> Vec<Call
         return Vec::new();
     }
     let tagged = requests.iter().any(|r| r.2.is_some());
+    let mut tag_order: Option<Vec<u32>> = None;
     let groups: Vec<Vec<usize>> = if tagged {
         // In order of each tag's first request; untagged requests join the call before them.
         let mut order: Vec<u32> = Vec::new();
@@ -55,6 +56,7 @@ pub(super) fn calls_of(endpoints: &[(String, Endpoint)], calls: u32) -> Vec<Call
             };
             groups[slot].push(i);
         }
+        tag_order = Some(order);
         groups
     } else {
         // The pauses between consecutive requests, longest first (earliest first on ties).
@@ -78,10 +80,19 @@ pub(super) fn calls_of(endpoints: &[(String, Endpoint)], calls: u32) -> Vec<Call
         }
         groups
     };
+    // Tags that can be call numbers are kept as the calls' numbers, so that a request names
+    // its call as the trace reads it; any other tag numbers the calls in order.
+    let numbered = tag_order
+        .as_ref()
+        .is_some_and(|order| order.iter().all(|&tag| tag < calls));
     groups
         .into_iter()
         .enumerate()
-        .map(|(call_id, members)| {
+        .map(|(index, members)| {
+            let call_id = match &tag_order {
+                Some(order) if numbered => order[index],
+                _ => u32::try_from(index).unwrap_or(u32::MAX),
+            };
             let first = members.first().map_or(0, |i| requests[*i].0);
             let last = members
                 .iter()
@@ -94,7 +105,7 @@ pub(super) fn calls_of(endpoints: &[(String, Endpoint)], calls: u32) -> Vec<Call
                 .unwrap_or(CallResult::Stopped);
             Call {
                 client_id: 0,
-                call_id: u32::try_from(call_id).unwrap_or(u32::MAX),
+                call_id,
                 start_ms: first,
                 end_ms: Some(last),
                 result,

@@ -39,9 +39,13 @@ impl Scenario {
     /// assert_eq!(err.to_string(), "x.yaml: no such file or directory");
     /// ```
     pub fn load_as(path: impl AsRef<Path>, name: &str) -> Result<Scenario, ScenarioErrors> {
-        let bytes =
-            file::read(path.as_ref()).map_err(|why| ScenarioError::new(name, None, "", why))?;
-        Scenario::from_yaml_bytes(&bytes, name)
+        let path = path.as_ref();
+        let bytes = file::read(path).map_err(|why| ScenarioError::new(name, None, "", why))?;
+        let mut scenario = Scenario::from_yaml_bytes(&bytes, name)?;
+        scenario
+            .source
+            .set_dir(path.parent().unwrap_or(Path::new("")));
+        Ok(scenario)
     }
 
     /// [`Scenario::from_yaml_str`] for bytes not yet known to be UTF-8: text that is not
@@ -121,6 +125,9 @@ fn parse_prepared(
     }
     let mut scenario = typed::<Scenario>(src, name, &SCENARIO)?;
     scenario.source = source_info(src, name, &SCENARIO);
+    if scenario.locate("backend").is_none() {
+        scenario.imply_backend();
+    }
     Ok(scenario)
 }
 

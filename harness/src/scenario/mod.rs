@@ -50,12 +50,13 @@ pub use model::checks::{
     RetryAfterHonour, RetryWavesSpec, StopReason,
 };
 pub use model::client::{
-    AwsJitter, AwsParams, AwsSdk, ClientSpec, DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams,
-    GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel, GrpcMethodConfig, GrpcMethodName,
-    GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling, GrpcServiceConfig, HeaderUnit, Jitter,
-    LinearParams, PolicySpec, ProtoDuration, RetryAfterPolicy, RetryCondition, RocketmqParams,
-    ServicenowExponentialParams, ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy,
-    SnsEndpointType, SnsParams, SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
+    AwsJitter, AwsParams, AwsSdk, ClientSpec, CommandClient, DEFAULT_MAX_ATTEMPTS,
+    ExponentialParams, FixedParams, GrpcCode, GrpcConnectionBackoffParams, GrpcJitterModel,
+    GrpcMethodConfig, GrpcMethodName, GrpcRetryParams, GrpcRetryPolicy, GrpcRetryThrottling,
+    GrpcServiceConfig, HeaderUnit, Jitter, LinearParams, PolicySpec, ProcessPer, ProtoDuration,
+    RetryAfterPolicy, RetryCondition, RocketmqParams, ServicenowExponentialParams,
+    ServicenowHeaderParams, SnsBackoffFunction, SnsDeliveryPolicy, SnsEndpointType, SnsParams,
+    SnsRequestPolicy, SnsRetryPolicy, SnsThrottlePolicy,
 };
 pub use model::connection::{ConnectAction, ConnectStepSpec, KeepAliveSpec};
 pub use model::dedupe::{DedupeAnswerSpec, DedupeReplay, DedupeSpec};

@@ -27,6 +27,9 @@ pub enum PolicyError {
     /// `custom: <name>`: a client registered in Rust.
     #[error("`custom: {0}` is a client registered in Rust, not a policy")]
     Custom(String),
+    /// `command: [...]`: a program run as the client.
+    #[error("`command: [{0}, ...]` is a program run as the client, not a policy")]
+    Command(String),
     /// A parameter out of the domain the policy's own validation accepts (such as
     /// `validate` of [`FibonacciConfig`]).
     #[error("`{key}`: {message}")]
@@ -107,6 +110,7 @@ fn from_spec(spec: &ClientSpec) -> Result<Box<dyn Policy>, PolicyError> {
         }
         ClientSpec::GrpcConnectionBackoff(p) => validated(p.config())?,
         ClientSpec::Custom(name) => return Err(PolicyError::Custom(name.clone())),
+        ClientSpec::Command(c) => return Err(PolicyError::Command(c.program().to_owned())),
     };
     Ok(policy)
 }

@@ -300,7 +300,11 @@ impl<'a> Assembly<'a> {
             .copied()
             .unwrap_or(0);
         attempt.client_id = client;
-        let call = self.windows.call_at(client, attempt.start_ms);
+        // A request that names its call (a program forwarding `x-retrylab-call`) is that
+        // call's, however its instants overlap others'; else the call running when it came.
+        let call = call_id
+            .filter(|&tagged| self.windows.has_call(client, tagged))
+            .or_else(|| self.windows.call_at(client, attempt.start_ms));
         match call {
             Some(call) => attempt.call_id = call,
             // Its `call_id` stays 0, and the index leaves it out of call 0.

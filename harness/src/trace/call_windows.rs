@@ -19,6 +19,8 @@ pub(super) struct CallWindows {
 struct ClientCalls {
     starts: Vec<u64>,
     call_ids: Vec<u32>,
+    /// `call_ids`, sorted: which calls the client made, looked up.
+    known: Vec<u32>,
     /// For each prefix of `starts`, the latest end among its calls (`u64::MAX`: one of them
     /// never returned).
     latest_end: Vec<u64>,
@@ -50,9 +52,13 @@ impl CallWindows {
                         Some(*latest)
                     })
                     .collect();
+                let call_ids: Vec<u32> = spans.iter().map(|s| s.2).collect();
+                let mut known = call_ids.clone();
+                known.sort_unstable();
                 ClientCalls {
                     starts: spans.iter().map(|s| s.0).collect(),
-                    call_ids: spans.iter().map(|s| s.2).collect(),
+                    call_ids,
+                    known,
                     latest_end,
                 }
             })
@@ -72,6 +78,13 @@ impl CallWindows {
     pub(super) fn call_at(&self, client: u32, at_ms: u64) -> Option<u32> {
         let (calls, started) = self.started(client, at_ms)?;
         calls.call_ids.get(started.checked_sub(1)?).copied()
+    }
+
+    /// Whether `client` made call `call_id`.
+    pub(super) fn has_call(&self, client: u32, call_id: u32) -> bool {
+        self.clients
+            .get(client as usize)
+            .is_some_and(|calls| calls.known.binary_search(&call_id).is_ok())
     }
 
     /// When every call of `client` that had started by `at_ms` had returned before it (and

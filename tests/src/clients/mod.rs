@@ -36,24 +36,20 @@
 //! | `aws_sdk_sqs_no_jitter` | aws-sdk-sqs | the same, jitter factor fixed at 1 (feature `aws`) |
 //! | `aws_sdk_sqs_100_attempts` | aws-sdk-sqs | no jitter, 100 attempts per call (feature `aws`) |
 //!
-//! Black-box clients, each with a network stack of its own, for `backend: real` scenarios
-//! (`scenarios/real/`): they reach the endpoints over real sockets at 127.0.0.1, and their
-//! attempts are rebuilt from what the endpoints recorded.
+//! A client with a network stack of its own, for `backend: real` scenarios
+//! (`scenarios/real/`): it reaches the endpoints over real sockets at 127.0.0.1, and its
+//! attempts are rebuilt from what the endpoints recorded. (Programs in other languages, curl
+//! and urllib3 among them, need no Rust: their files name them with `client: { command }`.)
 //!
 //! | name | client | what |
 //! |---|---|---|
-//! | `curl_retry_3` | curl | `curl --retry 3`, run as a subprocess |
-//! | `curl_retry_3_max_time_2` | curl | `curl --retry 3 --retry-max-time 2` |
-//! | `urllib3_retry` | urllib3 (Python) | `Retry(total=3, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504])` |
 //! | `reqwest_plain` | reqwest 0.13 | a plain `reqwest::Client` in a loop retrying resets and unexpected ends of stream (feature `reqwest`) |
 //!
 //! The reqwest-retry clients need feature `reqwest` (reqwest 0.13); without it they are
 //! registered as unavailable, and the suite lists their scenarios as ignored.
 //! [`reqwest_retry_0_8`] (feature `reqwest-0-12`) holds the same clients on reqwest 0.12,
 //! which `tests/reqwest.rs` runs against the same files. The AWS SDK clients need feature
-//! `aws` in the same way. curl and urllib3 are probed once per process (`curl --version`,
-//! `python3 -c "import urllib3"`); on a machine without them their clients are registered
-//! as unavailable, with the probe's answer as the reason.
+//! `aws` in the same way.
 
 use retrylab::suite::Clients;
 
@@ -61,8 +57,6 @@ use retrylab::suite::Clients;
 pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
-pub mod black_box;
-pub mod curl;
 pub mod naive_idempotency;
 pub mod naive_retry_after;
 pub mod planted;
@@ -75,7 +69,6 @@ pub mod reqwest_retry_0_8;
 pub mod servicenow;
 pub mod tokio_retry2;
 pub mod tower;
-pub mod urllib3;
 
 /// The reqwest-retry clients, by the names `scenarios/clients/reqwest-retry-*.yaml` give.
 const REQWEST_RETRY: [&str; 4] = [
@@ -121,29 +114,11 @@ pub fn registry() -> Clients {
         .register("servicenow_get_delay", servicenow::get_delay_client)
         .register("planted_off_by_one", planted::off_by_one)
         .register("planted_correct", planted::correct);
-    with_black_boxes(with_aws_sdk(with_reqwest_retry(clients)))
+    with_reqwest_plain(with_aws_sdk(with_reqwest_retry(clients)))
 }
 
 /// The name of the plain reqwest client (feature `reqwest`).
 pub const REQWEST_PLAIN: &str = "reqwest_plain";
-
-/// `clients` with the black-box clients: curl and urllib3 where this machine has them, the
-/// plain reqwest client with feature `reqwest`.
-fn with_black_boxes(clients: Clients) -> Clients {
-    let clients = match curl::available() {
-        Ok(_) => clients
-            .register("curl_retry_3", curl::retry_3)
-            .register("curl_retry_3_max_time_2", curl::retry_3_max_time_2),
-        Err(reason) => ["curl_retry_3", "curl_retry_3_max_time_2"]
-            .iter()
-            .fold(clients, |clients, name| clients.unavailable(name, reason)),
-    };
-    let clients = match urllib3::available() {
-        Ok(_) => clients.register("urllib3_retry", urllib3::retry),
-        Err(reason) => clients.unavailable("urllib3_retry", reason),
-    };
-    with_reqwest_plain(clients)
-}
 
 #[cfg(feature = "reqwest")]
 fn with_reqwest_plain(clients: Clients) -> Clients {

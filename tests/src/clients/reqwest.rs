@@ -148,8 +148,16 @@ pub enum ReqwestError {
 /// assert!(report.passed(), "{}", report.summary());
 /// ```
 pub async fn retry_loop(env: Env) -> Result<Fetched, ReqwestError> {
-    let operation = super::black_box::real_operation(&env)
-        .map_err(|error| ReqwestError::NotRealBackend(error.to_string()))?;
+    // Its own network stack reaches the endpoints only on real sockets: on the sim network
+    // the operation's URL (`http://api/...`) names no socket.
+    let operation = env.operation();
+    if env.backend() != retrylab::scenario::BackendKind::Real {
+        return Err(ReqwestError::NotRealBackend(format!(
+            "a client with its own network stack needs `backend: real`: on the sim network \
+             `{}` is no socket it can reach",
+            operation.url
+        )));
+    }
     let client = ::reqwest::Client::builder()
         .no_proxy()
         .build()

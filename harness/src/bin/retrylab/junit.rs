@@ -32,7 +32,15 @@ pub(crate) fn render(rows: &[Row]) -> Result<String, quick_junit::SerializeError
         case.set_classname(xml_text(&folder));
         if matches!(row.status, Status::Passed | Status::Failed) {
             // What the run came to and which client judged it, as the human row says.
-            case.set_system_out(xml_text(&row.detail));
+            match &row.output {
+                Some((out, err)) => {
+                    case.set_system_out(xml_text(&format!("{}\n{out}", row.detail)));
+                    case.set_system_err(xml_text(err));
+                }
+                None => {
+                    case.set_system_out(xml_text(&row.detail));
+                }
+            }
         }
         suites[index].1.add_test_case(case);
     }
@@ -117,6 +125,7 @@ mod tests {
             seed: Some(0),
             status: Status::Failed,
             detail: String::new(),
+            output: None,
             summary: Some("body \u{0}".to_owned()),
             failed: vec!["FAIL outcome: \u{1b}[31m".to_owned()],
             fleet: None,

@@ -92,7 +92,9 @@ enum Command {
     ///
     /// Prints one `name url` line per endpoint once they listen, waits until the client's
     /// calls are done (requests of `--calls` calls, then `--idle` without a request), and
-    /// prints the trace and the verdicts. A client tells its calls apart by sending
+    /// prints the trace and the verdicts. A file whose client is a program (`client: {
+    /// command: [...] }`) is served to that program, which serve starts itself, and judged
+    /// when it exits. A client tells its calls apart by sending
     /// `x-retrylab-call: <n>`; otherwise the `calls - 1` longest pauses between requests
     /// separate them. Exit status 0 when every verdict passed, 1 otherwise, 2 when the
     /// scenario does not load.
@@ -118,6 +120,10 @@ enum Command {
         /// Give up, failing, when the client has not finished after this long.
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
+        /// How the run is printed once the client is done: the report, or JSON as `retrylab
+        /// run --format json` writes a run (the URL lines come first either way).
+        #[arg(long, value_enum, default_value_t = serve::ServeFormat::Human)]
+        format: serve::ServeFormat,
     },
     /// Write a commented starter scenario, `<NAME>.yaml`, from a template; it passes
     /// `retrylab check` as written. Exit status 2 when the file exists (it is never
@@ -172,6 +178,7 @@ fn main() -> ExitCode {
             calls,
             idle,
             timeout,
+            format,
         } => {
             let mut options = ServeOptions::new().bind(bind).timeout(timeout);
             if let Some(idle) = idle {
@@ -180,7 +187,7 @@ fn main() -> ExitCode {
             if let Some(calls) = calls {
                 options = options.calls(calls);
             }
-            serve::serve(&path, options, env)
+            serve::serve(&path, options, env, format)
         }
         Command::Search {
             path,

@@ -1,4 +1,5 @@
-//! `retrylab run --client <policy>`: a reference policy given on the command line.
+//! `retrylab run --client <policy>`: a reference policy, or a program, given on the command
+//! line.
 
 use retrylab::scenario::ClientSpec;
 
@@ -31,7 +32,10 @@ pub(crate) fn parse(text: &str) -> Result<ClientSpec, String> {
             )
         })?
     };
-    check_name(text, spec.name())?;
+    // A program is a client, not a policy: it needs no reference client.
+    if !matches!(spec, ClientSpec::Command(_)) {
+        check_name(text, spec.name())?;
+    }
     Ok(spec)
 }
 
@@ -60,5 +64,8 @@ fn known() -> String {
     let names: Vec<&str> = ClientSpec::names()
         .filter(|n| *n != "custom" && ClientSpec::is_built(n))
         .collect();
-    format!("known policies: {}", names.join(", "))
+    format!(
+        "known policies: {}; or a program: '{{ command: [node, client.js, \"{{url}}\"] }}'",
+        names.join(", ")
+    )
 }

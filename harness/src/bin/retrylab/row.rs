@@ -63,6 +63,9 @@ pub(crate) struct Row {
     pub(crate) fleet: Option<Vec<String>>,
     /// The run as JSON (with `--format json`), or why it could not be written as JSON.
     pub(crate) json: Option<Result<serde_json::Value, String>>,
+    /// A command client's processes: each one's argv and exit, then its standard output
+    /// (`.0`) and standard error (`.1`), for `JUnit`'s `system-out` and `system-err`.
+    pub(crate) output: Option<(String, String)>,
 }
 
 impl Row {
@@ -86,6 +89,7 @@ impl Row {
             summary: (status == Status::Invalid).then_some(why),
             failed: Vec::new(),
             fleet: None,
+            output: None,
         }
     }
 }
@@ -102,6 +106,11 @@ fn overridden(mut scenario: Scenario, options: &RunOptions) -> Result<Scenario, 
     if let Some(client) = &options.client {
         scenario.client = client.clone();
         what.push(format!("--client {}", client.name()));
+        // A command runs on real sockets: unless `--backend` said otherwise, the file runs
+        // there, as one whose own client is a command does.
+        if options.backend.is_none() {
+            scenario.imply_backend();
+        }
     }
     if what.is_empty() {
         return Ok(scenario);
@@ -118,7 +127,7 @@ pub(crate) fn run_file(
     options: &mut RunOptions,
     clients: &Clients,
 ) -> Vec<Row> {
-    let scenario = match runnable(file, options) {
+    let scenario = match runnable(file, options, clients) {
         Ok(scenario) => scenario,
         Err(row) => return vec![*row],
     };
@@ -127,7 +136,7 @@ pub(crate) fn run_file(
         Err(row) => return vec![*row],
     };
     let json = options.format == Format::Json;
-    let client = JudgedBy::of(&scenario, options);
+    let client = JudgedBy::of(&scenario, options.client.is_some());
     let many = seeds.start() != seeds.end();
     let mut rows = Vec::new();
     for seed in seeds {
@@ -153,7 +162,11 @@ pub(crate) fn run_file(
 
 /// The scenario of `file` with the command line's overrides, or the row that says why it
 /// does not run here: invalid, lacking a feature of this build, or a custom client.
-fn runnable(file: &ScenarioFile, options: &RunOptions) -> Result<Scenario, Box<Row>> {
+fn runnable(
+    file: &ScenarioFile,
+    options: &RunOptions,
+    clients: &Clients,
+) -> Result<Scenario, Box<Row>> {
     let json = options.format == Format::Json;
     let name = file.test_name.clone();
     let not_run = |status, detail: String, why: String| {
@@ -185,6 +198,14 @@ fn runnable(file: &ScenarioFile, options: &RunOptions) -> Result<Scenario, Box<R
         );
         let detail = format!("skipped (custom client: {client})");
         return Err(not_run(Status::Skipped, detail, why));
+    }
+    // A tool this machine lacks: the file is sound, and runs where the tool is.
+    if let Some(why) = clients.unavailable_here(&scenario) {
+        let detail = format!(
+            "skipped (client {})",
+            JudgedBy::of(&scenario, options.client.is_some()).name
+        );
+        return Err(not_run(Status::Skipped, detail, format!("skipped: {why}")));
     }
     Ok(scenario)
 }
@@ -228,25 +249,26 @@ fn seeds_of(
 /// Which client judged a file's runs, and where it came from: every output says so, since
 /// a file that names no client runs with the default (`no_retry`) and may pass by it.
 struct JudgedBy {
-    /// The policy's name (`exponential`, `no_retry`, ...).
-    name: &'static str,
+    /// The policy's name (`exponential`, `no_retry`, ...), or a command's argv.
+    name: String,
     /// `file`, `default` (the file names none) or `command line` (`--client`).
     source: &'static str,
 }
 
 impl JudgedBy {
-    fn of(scenario: &Scenario, options: &RunOptions) -> JudgedBy {
-        let source = if options.client.is_some() {
+    fn of(scenario: &Scenario, from_command_line: bool) -> JudgedBy {
+        let source = if from_command_line {
             "command line"
         } else if scenario.locate("client").is_some() {
             "file"
         } else {
             "default"
         };
-        JudgedBy {
-            name: scenario.client.name(),
-            source,
-        }
+        let name = match &scenario.client {
+            ClientSpec::Command(command) => format!("command `{}`", command.command.join(" ")),
+            client => client.name().to_owned(),
+        };
+        JudgedBy { name, source }
     }
 
     /// `client exponential`, `client no_retry (the default: the file names none)`, ...
@@ -294,6 +316,7 @@ fn row_of(
     );
     Row {
         json: json.then(|| report_json(&name, status, report, client)),
+        output: process_output(report),
         summary: (status == Status::Failed).then(|| failure_summary(report, options.format)),
         failed: report
             .failures()
@@ -324,6 +347,27 @@ fn failure_summary(report: &Report, format: Format) -> String {
         text.push_str(&marked);
     }
     text
+}
+
+/// `retrylab serve --format json`: the run as `retrylab run --format json` writes one, its
+/// client the file's command, or the program outside that was served.
+pub(crate) fn served_json(
+    scenario: &Scenario,
+    report: &Report,
+) -> Result<serde_json::Value, String> {
+    let client = match &scenario.client {
+        ClientSpec::Command(_) => JudgedBy::of(scenario, false),
+        _ => JudgedBy {
+            name: "the program served".to_owned(),
+            source: "outside",
+        },
+    };
+    let status = if report.passed() {
+        Status::Passed
+    } else {
+        Status::Failed
+    };
+    report_json(report.name(), status, report, &client)
 }
 
 /// A file that did not run: its name, why, and nothing else.
@@ -383,9 +427,27 @@ fn report_json(
         "status": status.name(),
         "passed": status == Status::Passed,
         "client": { "policy": client.name, "from": client.source },
+        "processes": report.processes().iter().map(retrylab::ProcessRun::to_json).collect::<Vec<_>>(),
         "verdicts": verdicts,
         "warnings": report.warnings(),
         "report": report.snapshot_text(),
         "trace": trace,
     }))
+}
+
+/// A command client's processes as `JUnit` carries them: `system-out` has each process's
+/// argv and exit, then what it printed; `system-err` what it printed to its error stream.
+/// `None` for any other client.
+fn process_output(report: &Report) -> Option<(String, String)> {
+    if report.processes().is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    let mut err = String::new();
+    for process in report.processes() {
+        let headline = process.headline();
+        out.push_str(&format!("--- {headline}\n{}", process.stdout.shown()));
+        err.push_str(&format!("--- {headline}\n{}", process.stderr.shown()));
+    }
+    Some((out, err))
 }

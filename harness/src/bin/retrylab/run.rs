@@ -42,9 +42,11 @@ pub(crate) struct RunArgs {
     /// again for it: what the backend cannot do is an error).
     #[arg(long, value_enum)]
     backend: Option<Backend>,
-    /// Run every file with this reference policy instead of its `client:`: a name
-    /// (`exponential`, with the policy's defaults) or a YAML mapping as a file writes it
-    /// (`'{ exponential: { max_attempts: 5 } }'`). Its expectations judge the new client.
+    /// Run every file with this client instead of its `client:`: a policy's name
+    /// (`exponential`, with the policy's defaults), a YAML mapping as a file writes it
+    /// (`'{ exponential: { max_attempts: 5 } }'`), or a program (`'{ command: [node,
+    /// client.js, "{url}"] }'`, which runs each file on real sockets). Its expectations
+    /// judge the new client.
     #[arg(long, value_name = "POLICY")]
     client: Option<String>,
     /// Rewrite the snapshot of each passing run of a file with `snapshot: true` (taken with

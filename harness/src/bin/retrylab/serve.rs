@@ -8,7 +8,12 @@ use retrylab::scenario::Scenario;
 
 /// `retrylab serve`: the endpoints' URLs first (flushed, so a script reading them can start
 /// its client), then, once the client is done, the report.
-pub(crate) fn serve(path: &std::path::Path, options: ServeOptions, env: bool) -> ExitCode {
+pub(crate) fn serve(
+    path: &std::path::Path,
+    options: ServeOptions,
+    env: bool,
+    format: ServeFormat,
+) -> ExitCode {
     let scenario = match Scenario::load(path) {
         Ok(scenario) => scenario,
         Err(error) => {
@@ -35,12 +40,34 @@ pub(crate) fn serve(path: &std::path::Path, options: ServeOptions, env: bool) ->
         return ExitCode::from(2);
     }
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", report.summary());
+    match format {
+        ServeFormat::Human => {
+            let _ = writeln!(out, "{}", report.summary());
+        }
+        ServeFormat::Json => match crate::row::served_json(&scenario, &report) {
+            Ok(json) => {
+                let _ = writeln!(out, "{json:#}");
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+    }
     if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// How `retrylab serve` prints the run once the client is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ServeFormat {
+    /// The report as the scenario suite prints it.
+    Human,
+    /// The run as `retrylab run --format json` writes one: verdicts, processes and trace.
+    Json,
 }
 
 /// `RETRYLAB_URL_<NAME>`: the endpoint's name in capitals, anything but ASCII letters and

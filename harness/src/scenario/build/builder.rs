@@ -56,6 +56,8 @@ pub const CODE_FILE: &str = "<code>";
 pub struct ScenarioBuilder {
     scenario: Scenario,
     operation_set: bool,
+    /// Whether `backend` was called: a command client implies `real` otherwise.
+    backend_set: bool,
 }
 
 impl Scenario {
@@ -107,6 +109,7 @@ impl Scenario {
                 source: SourceInfo::code(CODE_FILE),
             },
             operation_set: false,
+            backend_set: false,
         }
     }
 }
@@ -321,6 +324,7 @@ impl ScenarioBuilder {
     /// ```
     pub fn backend(mut self, backend: BackendKind) -> Self {
         self.scenario.backend = backend;
+        self.backend_set = true;
         self
     }
 
@@ -356,7 +360,10 @@ impl ScenarioBuilder {
     /// assert_eq!(err.0[0].path, "endpoints.api.script[0].times");
     /// ```
     pub fn build(self) -> Result<Scenario, ScenarioErrors> {
-        let scenario = self.scenario;
+        let mut scenario = self.scenario;
+        if !self.backend_set {
+            scenario.imply_backend();
+        }
         if !self.operation_set {
             return Err(ScenarioError::new(
                 CODE_FILE,

@@ -134,6 +134,25 @@ fn is_false(v: &bool) -> bool {
 }
 
 impl Scenario {
+    /// Sets the backend a scenario that names none runs on, when its client implies one: a
+    /// command client (`client: { command: [...] }`) runs on real sockets. Loading, the
+    /// builder and `--client` call it when no backend was written.
+    ///
+    /// ```
+    /// use retrylab::scenario::{BackendKind, ClientSpec, CommandClient, Scenario};
+    ///
+    /// let yaml = "version: 1\nname: x\nendpoints: { api: {} }\noperation: { endpoint: api }\n";
+    /// let mut s = Scenario::from_yaml_str(yaml, "x.yaml").unwrap();
+    /// s.client = ClientSpec::Command(CommandClient::new(["curl", "{url}"]));
+    /// s.imply_backend();
+    /// assert_eq!(s.backend, BackendKind::Real);
+    /// ```
+    pub fn imply_backend(&mut self) {
+        if matches!(self.client, ClientSpec::Command(_)) {
+            self.backend = BackendKind::Real;
+        }
+    }
+
     /// The tolerance of `backend: real` when the scenario sets none: its instants are real
     /// milliseconds, measured with the OS scheduler's jitter.
     pub const REAL_TOLERANCE: Millis = Millis::from_ms(50);
@@ -303,8 +322,38 @@ fn has_fragile_string(value: &serde_json::Value) -> bool {
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
     let mut value = serde_json::to_value(&schema).unwrap_or_default();
+    untag_command(&mut value);
     trim_descriptions(&mut value);
     serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+#[cfg(feature = "schema")]
+/// Writes `client: { command: [...] }` as the mapping it is. `ClientSpec`'s command variant is
+/// untagged for serde, which schemars 0.8 does not read: it derives `{ command: { command:
+/// [...] } }`, which no file writes. The variant's schema becomes `CommandClient`'s own.
+fn untag_command(schema: &mut serde_json::Value) {
+    let variants = schema
+        .pointer_mut("/definitions/ClientSpec/oneOf")
+        .and_then(serde_json::Value::as_array_mut);
+    let Some(variants) = variants else {
+        return;
+    };
+    for variant in variants {
+        let tagged = variant
+            .pointer("/properties/command/$ref")
+            .and_then(serde_json::Value::as_str)
+            == Some("#/definitions/CommandClient");
+        if tagged {
+            let description = variant.get("description").cloned();
+            let mut untagged = serde_json::json!({
+                "allOf": [ { "$ref": "#/definitions/CommandClient" } ]
+            });
+            if let (Some(description), Some(map)) = (description, untagged.as_object_mut()) {
+                map.insert("description".to_owned(), description);
+            }
+            *variant = untagged;
+        }
+    }
 }
 
 #[cfg(feature = "schema")]

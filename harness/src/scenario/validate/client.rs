@@ -20,6 +20,9 @@ const SNS_MAX_DELAY_TARGET: u32 = crate::policy::sns::MAX_DELAY_TARGET.as_secs()
 
 impl Validator<'_> {
     pub(super) fn policy(&mut self, path: &str, policy: &ClientSpec) {
+        if let ClientSpec::Command(c) = policy {
+            return self.command_client(path, c);
+        }
         let p = join(path, policy.name());
         let before = self.errors.len();
         self.policy_rules(path, &p, policy);
@@ -108,6 +111,8 @@ impl Validator<'_> {
                     );
                 }
             }
+            // Validated on its own, above.
+            ClientSpec::Command(_) => {}
             ClientSpec::Custom(name) => {
                 if name.trim().is_empty() {
                     self.err_expected(

@@ -8,6 +8,7 @@
 //! what every rule uses, and one submodule per part of a scenario holds its rules.
 
 mod client;
+mod command;
 pub(crate) mod contradictions;
 mod endpoints;
 mod expect;

@@ -48,6 +48,9 @@ pub struct SourceInfo {
     /// How the file writes each number that is not finite, by position (see
     /// `SourceInfo::as_written`).
     written: BTreeMap<Location, String>,
+    /// The directory of the file the scenario was read from: what paths the file writes
+    /// (a command client's `cwd`) are relative to. `None` for text or code.
+    dir: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for SourceInfo {
@@ -77,7 +80,29 @@ impl SourceInfo {
             file: name.into(),
             nodes: BTreeMap::new(),
             written: BTreeMap::new(),
+            dir: None,
         }
+    }
+
+    /// The directory of the file the scenario was read from (by [`Scenario::load`]), which
+    /// relative paths in it are relative to; `None` for a scenario read from text or built in
+    /// code.
+    ///
+    /// [`Scenario::load`]: crate::scenario::Scenario::load
+    ///
+    /// ```
+    /// use retrylab::scenario::Scenario;
+    ///
+    /// let s = Scenario::load("../scenarios/http/5xx-burst-then-success.yaml").unwrap();
+    /// assert_eq!(s.source.dir(), Some(std::path::Path::new("../scenarios/http")));
+    /// ```
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_deref()
+    }
+
+    /// Records the directory of the file the scenario was read from.
+    pub(crate) fn set_dir(&mut self, dir: &std::path::Path) {
+        self.dir = Some(dir.to_path_buf());
     }
 
     /// Records every node of `src`. Text that does not parse gives an empty map: locations

@@ -25,6 +25,7 @@ defaults! {
     ms_100, is_ms_100: Millis = Millis(100);
     s_1, is_s_1: Millis = Millis(1_000);
     s_20, is_s_20: Millis = Millis(20_000);
+    s_30, is_s_30: Millis = Millis(30_000);
     s_60, is_s_60: Millis = Millis(60_000);
     s_120, is_s_120: Millis = Millis(120_000);
     ms_10, is_ms_10: Millis = Millis(10);

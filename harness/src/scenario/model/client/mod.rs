@@ -7,16 +7,19 @@
 //! (camelCase), so a policy copied from AWS or a gRPC service config pastes in.
 
 mod aws;
+pub(crate) mod command;
 mod defaults;
 mod generic;
 mod grpc;
+mod read;
 mod rocketmq;
 mod servicenow;
 mod sns;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use aws::{AwsJitter, AwsParams, AwsSdk};
+pub use command::{CommandClient, ProcessPer};
 pub use generic::{
     DEFAULT_MAX_ATTEMPTS, ExponentialParams, FixedParams, Jitter, LinearParams, RetryAfterPolicy,
     RetryCondition,
@@ -34,10 +37,12 @@ pub use sns::{
 
 use super::duration::Millis;
 
-/// A client policy. Externally tagged: `client: no_retry`, `client: { exponential: {...} }`,
-/// `client: { custom: orders }`.
+/// A client: a policy of the reference client, externally tagged (`client: no_retry`,
+/// `client: { exponential: {...} }`), a client registered in Rust (`client: { custom: orders
+/// }`), or a program (`client: { command: [...] }`, see [`CommandClient`]).
 ///
-/// The same type is used for `expect.conforms_to` (see [`PolicySpec`]).
+/// The same type is used for `expect.conforms_to` (see [`PolicySpec`]), which takes a policy
+/// only.
 ///
 /// ```
 /// use retrylab::scenario::{ClientSpec, ExponentialParams, Jitter, Millis};
@@ -49,7 +54,8 @@ use super::duration::Millis;
 /// assert_eq!(c.max_attempts(), Some(4));
 /// assert_eq!(ClientSpec::default(), ClientSpec::NoRetry);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+// Deserialize is written by hand (`read.rs`): a command is a mapping of its own keys.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
@@ -86,6 +92,9 @@ pub enum ClientSpec {
     ServicenowHeader(ServicenowHeaderParams),
     /// A client registered in Rust under this name.
     Custom(String),
+    /// A program run as the client, on the real backend.
+    #[serde(untagged)]
+    Command(CommandClient),
 }
 
 /// A policy named by `expect.conforms_to`: the same shape as `client:`.
@@ -185,6 +194,7 @@ impl ClientSpec {
             ClientSpec::ServicenowExponential(_) => "servicenow_exponential",
             ClientSpec::ServicenowHeader(_) => "servicenow_header",
             ClientSpec::Custom(_) => "custom",
+            ClientSpec::Command(_) => "command",
         }
     }
 
@@ -212,7 +222,7 @@ impl ClientSpec {
     /// The per-attempt timeout, when set.
     pub fn attempt_timeout(&self) -> Option<Millis> {
         match self {
-            ClientSpec::NoRetry | ClientSpec::Custom(_) => None,
+            ClientSpec::NoRetry | ClientSpec::Custom(_) | ClientSpec::Command(_) => None,
             ClientSpec::Fixed(p) => p.attempt_timeout,
             ClientSpec::Exponential(p) => p.attempt_timeout,
             ClientSpec::Linear(p) | ClientSpec::Fibonacci(p) => p.attempt_timeout,

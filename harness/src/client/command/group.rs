@@ -1,0 +1,55 @@
+//! A command's process group: the program runs as the leader of a group of its own, so that
+//! it is stopped with every process it started (a client that forks, a shell wrapper), and
+//! so that retrylab can tell whether any of them outlived it.
+
+/// A running process group, killed when dropped unless it was found empty: a run stopped
+/// at `limits.wall` while a program ran, or a call cut short for any reason, leaves no
+/// process behind.
+pub(super) struct Group {
+    pgid: i32,
+    armed: bool,
+}
+
+impl Group {
+    /// The group led by the process `pid` (spawned with `process_group(0)`).
+    pub(super) fn led_by(pid: u32) -> Group {
+        Group {
+            pgid: i32::try_from(pid).unwrap_or(0),
+            armed: true,
+        }
+    }
+
+    /// Whether any process of the group is still alive (signal 0 checks without sending).
+    pub(super) fn alive(&self) -> bool {
+        self.signal(0)
+    }
+
+    /// Kills every process of the group; `true` when there was one to kill.
+    pub(super) fn kill(&self) -> bool {
+        self.signal(libc::SIGKILL)
+    }
+
+    /// Kills what is left of the group and disarms the drop.
+    pub(super) fn finish(mut self) -> bool {
+        self.armed = false;
+        self.kill()
+    }
+
+    fn signal(&self, signal: i32) -> bool {
+        // Group 0 or 1 would be this process's own group or init's: never signalled.
+        if self.pgid <= 1 {
+            return false;
+        }
+        // SAFETY: `killpg` only sends a signal; the group is the one this module created,
+        // and a group that no longer exists gives ESRCH, read as `false`.
+        unsafe { libc::killpg(self.pgid, signal) == 0 }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.kill();
+        }
+    }
+}

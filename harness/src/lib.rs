@@ -341,6 +341,7 @@ pub mod adapters;
 mod backend;
 mod check;
 pub mod client;
+pub mod conformance;
 #[cfg(feature = "diagnostics")]
 pub mod diagnostic;
 pub mod env;

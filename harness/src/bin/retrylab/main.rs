@@ -7,7 +7,9 @@
 //! retrylab run scenarios/http/429-retry-after.yaml --seeds=0..99 --client exponential
 //! retrylab check scenarios/http/429-retry-after.yaml # parse and validate only; warn of contradictions
 //! retrylab plot scenarios/http/429-retry-after.yaml -o timeline.svg   # the run drawn (or .png)
-//! retrylab serve scenarios/real/curl-retry-after.yaml --env   # endpoints for any client
+//! retrylab serve docs/examples/serve-retry-after.yaml --env   # endpoints for any client
+//! retrylab run scenarios/real --client '{ command: [node, client.js, "{url}"] }'
+//! retrylab conformance scenarios/conformance --profiles tests/conformance/profiles --write docs/conformance.md
 //! retrylab search scenarios/search/x.yaml --shard 1/4 # a `search:` block, with progress
 //! retrylab schema > schema.json          # the JSON Schema of scenario files
 //! retrylab new orders --from retry-after # writes orders.yaml, a commented starter
@@ -20,6 +22,7 @@
 //! text and the trace.
 
 mod check;
+mod conformance;
 mod files;
 mod junit;
 mod new;
@@ -135,6 +138,28 @@ enum Command {
         #[arg(long, value_enum)]
         from: new::Template,
     },
+    /// Run every client profile (a client and what its documentation promises) against
+    /// every promise of a conformance suite (one fault file each), and print the table of
+    /// verdicts: conforms, deviates, the docs are silent, skipped (not installed), error.
+    ///
+    /// Exit status 0 when the table was printed or written, or `--check` found it current;
+    /// 1 when `--check` found it stale (each difference is printed, then the command that
+    /// regenerates it); 2 when a file does not load.
+    Conformance {
+        /// The suite: a folder of fault files, each a promise named by its stem.
+        suite: PathBuf,
+        /// The folder of client profiles.
+        #[arg(long)]
+        profiles: PathBuf,
+        /// Write the table into this Markdown file, below its marker line (the text above
+        /// it is kept).
+        #[arg(long, conflicts_with = "check")]
+        write: Option<PathBuf>,
+        /// Compare the verdicts with this file's table instead (clients not installed here
+        /// are not compared, and are said to be).
+        #[arg(long)]
+        check: Option<PathBuf>,
+    },
     /// Print the JSON Schema of scenario files, generated from the types (what
     /// `scenarios/schema.json` holds, for editors: `retrylab schema > schema.json`).
     Schema,
@@ -195,6 +220,19 @@ fn main() -> ExitCode {
             regressions,
         } => search::search(&path, shard, &regressions),
         Command::Schema => schema::schema(),
+        Command::Conformance {
+            suite,
+            profiles,
+            write,
+            check,
+        } => {
+            let output = match (write, check) {
+                (Some(file), _) => conformance::Output::Write(file),
+                (None, Some(file)) => conformance::Output::Check(file),
+                (None, None) => conformance::Output::Print,
+            };
+            conformance::conformance(&suite, &profiles, &output)
+        }
         Command::New { name, from } => new::new(&name, from),
     }
 }

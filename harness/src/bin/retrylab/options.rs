@@ -36,5 +36,8 @@ pub(crate) struct RunOptions {
     pub(crate) format: Format,
     pub(crate) backend: Option<BackendKind>,
     pub(crate) client: Option<ClientSpec>,
+    /// A client profile applied to every file (`--profile`): its client, and its documented
+    /// policy as `conforms_to` for the promises it makes.
+    pub(crate) profile: Option<retrylab::conformance::ClientProfile>,
     pub(crate) snapshots: Option<Snapshots>,
 }

@@ -97,7 +97,11 @@ impl Row {
 /// The scenario with the command line's `--backend` and `--client` in place of its own,
 /// checked again as a whole: what the file asks of the old backend or client may not hold
 /// for the new one.
-fn overridden(mut scenario: Scenario, options: &RunOptions) -> Result<Scenario, String> {
+fn overridden(
+    mut scenario: Scenario,
+    file: &ScenarioFile,
+    options: &RunOptions,
+) -> Result<Scenario, String> {
     let mut what = Vec::new();
     if let Some(backend) = options.backend {
         scenario.backend = backend;
@@ -111,6 +115,16 @@ fn overridden(mut scenario: Scenario, options: &RunOptions) -> Result<Scenario, 
         if options.backend.is_none() {
             scenario.imply_backend();
         }
+    }
+    if let Some(profile) = &options.profile {
+        let promise = file
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return profile
+            .apply(&scenario, &promise)
+            .map_err(|errors| format!("with --profile {}:\n{errors}", profile.name));
     }
     if what.is_empty() {
         return Ok(scenario);
@@ -136,7 +150,7 @@ pub(crate) fn run_file(
         Err(row) => return vec![*row],
     };
     let json = options.format == Format::Json;
-    let client = JudgedBy::of(&scenario, options.client.is_some());
+    let client = JudgedBy::of(&scenario, options);
     let many = seeds.start() != seeds.end();
     let mut rows = Vec::new();
     for seed in seeds {
@@ -186,7 +200,7 @@ fn runnable(
             return Err(not_run(Status::Invalid, detail, errors.to_string()));
         }
     };
-    let scenario = overridden(scenario, options).map_err(|error| {
+    let scenario = overridden(scenario, file, options).map_err(|error| {
         let detail = "invalid with the command line's overrides".to_owned();
         not_run(Status::Invalid, detail, error)
     })?;
@@ -201,10 +215,7 @@ fn runnable(
     }
     // A tool this machine lacks: the file is sound, and runs where the tool is.
     if let Some(why) = clients.unavailable_here(&scenario) {
-        let detail = format!(
-            "skipped (client {})",
-            JudgedBy::of(&scenario, options.client.is_some()).name
-        );
+        let detail = format!("skipped (client {})", JudgedBy::of(&scenario, options).name);
         return Err(not_run(Status::Skipped, detail, format!("skipped: {why}")));
     }
     Ok(scenario)
@@ -251,24 +262,34 @@ fn seeds_of(
 struct JudgedBy {
     /// The policy's name (`exponential`, `no_retry`, ...), or a command's argv.
     name: String,
-    /// `file`, `default` (the file names none) or `command line` (`--client`).
+    /// `file`, `default` (the file names none), `command line` (`--client`) or `profile`
+    /// (`--profile`).
     source: &'static str,
 }
 
 impl JudgedBy {
-    fn of(scenario: &Scenario, from_command_line: bool) -> JudgedBy {
-        let source = if from_command_line {
+    fn of(scenario: &Scenario, options: &RunOptions) -> JudgedBy {
+        let source = if options.client.is_some() {
             "command line"
+        } else if options.profile.is_some() {
+            "profile"
         } else if scenario.locate("client").is_some() {
             "file"
         } else {
             "default"
         };
-        let name = match &scenario.client {
+        JudgedBy {
+            name: JudgedBy::name_of(&scenario.client),
+            source,
+        }
+    }
+
+    /// `exponential`, or a command's argv: `` command `node client.js {url}` ``.
+    fn name_of(client: &ClientSpec) -> String {
+        match client {
             ClientSpec::Command(command) => format!("command `{}`", command.command.join(" ")),
             client => client.name().to_owned(),
-        };
-        JudgedBy { name, source }
+        }
     }
 
     /// `client exponential`, `client no_retry (the default: the file names none)`, ...
@@ -276,6 +297,7 @@ impl JudgedBy {
         match self.source {
             "default" => format!("client {} (the default: the file names none)", self.name),
             "command line" => format!("client {} (--client)", self.name),
+            "profile" => format!("client {} (--profile)", self.name),
             _ => format!("client {}", self.name),
         }
     }
@@ -356,7 +378,10 @@ pub(crate) fn served_json(
     report: &Report,
 ) -> Result<serde_json::Value, String> {
     let client = match &scenario.client {
-        ClientSpec::Command(_) => JudgedBy::of(scenario, false),
+        ClientSpec::Command(_) => JudgedBy {
+            name: JudgedBy::name_of(&scenario.client),
+            source: "file",
+        },
         _ => JudgedBy {
             name: "the program served".to_owned(),
             source: "outside",

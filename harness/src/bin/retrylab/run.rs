@@ -47,8 +47,13 @@ pub(crate) struct RunArgs {
     /// (`'{ exponential: { max_attempts: 5 } }'`), or a program (`'{ command: [node,
     /// client.js, "{url}"] }'`, which runs each file on real sockets). Its expectations
     /// judge the new client.
-    #[arg(long, value_name = "POLICY")]
+    #[arg(long, value_name = "POLICY", conflicts_with = "profile")]
     client: Option<String>,
+    /// Run every file with this client profile (a client and what its documentation
+    /// promises, see `retrylab conformance`): its client, judged `conforms_to` its
+    /// documented policy on the files whose stem names a promise it makes.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// Rewrite the snapshot of each passing run of a file with `snapshot: true` (taken with
     /// the file's `seed`) from this run, in `--snapshot-dir`; files without `snapshot: true`
     /// have no snapshot and are only run. Without it, `retrylab run` compares no snapshot:
@@ -148,10 +153,16 @@ impl RunArgs {
             .transpose()?;
         // A snapshot records a file's own client and backend: one taken with others would
         // make the suite fail on the file as written.
-        if self.update_snapshots && (backend.is_some() || client.is_some()) {
+        let profile = self
+            .profile
+            .as_deref()
+            .map(retrylab::conformance::ClientProfile::load)
+            .transpose()
+            .map_err(|errors| errors.to_string())?;
+        if self.update_snapshots && (backend.is_some() || client.is_some() || profile.is_some()) {
             return Err(
                 "--update-snapshots records each file as written: it cannot be \
-                        combined with --backend or --client"
+                        combined with --backend, --client or --profile"
                     .to_owned(),
             );
         }
@@ -176,6 +187,7 @@ impl RunArgs {
             format: self.format,
             backend,
             client,
+            profile,
             snapshots,
         })
     }

@@ -32,10 +32,12 @@ pub(crate) fn resolve(program: &str, cwd: &Path, path: Option<&str>) -> Result<P
         let file = cwd.join(program);
         return match executable(&file) {
             Ok(()) => Ok(file),
-            Err(why) => Err(Unusable::Bad(format!(
+            // The path as resolved, when the working directory changed it.
+            Err(why) if file.as_path() != Path::new(program) => Err(Unusable::Bad(format!(
                 "`{program}` ({}) {why}",
                 file.display()
             ))),
+            Err(why) => Err(Unusable::Bad(format!("`{program}` {why}"))),
         };
     }
     let dirs = path.unwrap_or_default();

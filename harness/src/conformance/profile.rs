@@ -136,9 +136,10 @@ impl ClientProfile {
     /// `fault`, the file of the promise `promise` (its stem), run by this profile's client
     /// and judged against what the documentation promises: `conforms_to` the documented
     /// policy (or no retry at all, for a method the documentation does not retry) when the
-    /// documentation makes the promise, nothing of the client's when it is silent. The
-    /// file's own expectations stay: a conformance file keeps only what holds for any
-    /// client. A command's `cwd` is taken relative to the profile.
+    /// documentation makes the promise, nothing when it is silent. The file's own client and
+    /// expectations (those of the reference client it may name, `must_fail` and `status`
+    /// included) and its snapshot are replaced; its endpoints, operation, limits and
+    /// `tolerance` stay. A command's `cwd` is taken relative to the profile.
     ///
     /// ```
     /// use retrylab::Scenario;
@@ -180,6 +181,10 @@ impl ClientProfile {
         if fault.locate("backend").is_none() {
             applied.imply_backend();
         }
+        applied.expect = crate::scenario::Expectations::default();
+        applied.must_fail.clear();
+        applied.status = None;
+        applied.snapshot = false;
         if self.documented.promises.contains_key(promise) {
             if let Some(policy) = &self.documented.conforms_to {
                 let retried = self.documented.methods.as_ref().is_none_or(|methods| {

@@ -68,6 +68,8 @@ fn with_command(
 #[derive(Clone, Default)]
 pub struct Clients {
     by_name: BTreeMap<String, Registered>,
+    /// The client every scenario runs with instead of its own, when one is set.
+    instead: Option<ClientSpec>,
 }
 
 impl std::fmt::Debug for Clients {
@@ -201,6 +203,7 @@ impl Clients {
     /// assert_eq!(report.trace().attempts.len(), 3);
     /// ```
     pub fn run(&self, scenario: &Scenario, seed: u64) -> Result<Report, Box<ScenarioError>> {
+        let scenario = &*self.effective(scenario)?;
         match &scenario.client {
             ClientSpec::Custom(name) => match self.lookup(scenario, name)? {
                 Found::Client(client) => Ok(scenario.run_with_seed(seed, move |env| client(env))),
@@ -210,6 +213,60 @@ impl Clients {
                 }
             },
             _ => Ok(scenario.run_builtin_with_seed(seed)),
+        }
+    }
+
+    /// Runs every scenario with `client` instead of the client its file names, as `retrylab
+    /// run --client` does: a suite of fault files against one program
+    /// (`ClientSpec::Command`, which runs each file on real sockets), or one policy. Each
+    /// scenario is checked again with it; one it cannot run with fails with the located
+    /// errors.
+    ///
+    /// ```
+    /// use retrylab::scenario::{ClientSpec, CommandClient};
+    /// use retrylab::suite::Clients;
+    /// # use retrylab::Scenario;
+    /// let yaml = "version: 1\nname: burst\nendpoints: { api: { script: [ { status: 503 }, { status: 200 } ] } }\n\
+    ///             operation: { endpoint: api }\nexpect: { outcome: success, attempts: 2 }\n";
+    /// let scenario = Scenario::from_yaml_str(yaml, "burst.yaml").unwrap();
+    /// let curl = CommandClient::new(["curl", "-sf", "--retry", "1", "--retry-delay", "0", "-o", "/dev/null", "{url}"]);
+    /// let clients = Clients::new().for_every_scenario(ClientSpec::Command(curl));
+    ///
+    /// # if clients.unavailable_here(&scenario).is_none() {
+    /// let report = clients.run(&scenario, 0).unwrap();
+    /// assert!(report.passed(), "{}", report.summary());
+    /// assert_eq!(report.processes().len(), 1);
+    /// # }
+    /// ```
+    pub fn for_every_scenario(mut self, client: ClientSpec) -> Clients {
+        self.instead = Some(client);
+        self
+    }
+
+    /// `scenario` with the client of [`for_every_scenario`](Self::for_every_scenario) when
+    /// one is set, checked again.
+    fn effective<'a>(
+        &self,
+        scenario: &'a Scenario,
+    ) -> Result<std::borrow::Cow<'a, Scenario>, Box<ScenarioError>> {
+        let Some(client) = &self.instead else {
+            return Ok(std::borrow::Cow::Borrowed(scenario));
+        };
+        let mut ran = scenario.clone();
+        ran.client = client.clone();
+        if scenario.locate("backend").is_none() {
+            ran.imply_backend();
+        }
+        match ran.validate() {
+            Ok(()) => Ok(std::borrow::Cow::Owned(ran)),
+            Err(errors) => Err(Box::new(scenario.error_at(
+                "client",
+                format!(
+                    "the suite runs every scenario with the client `{}`, which this scenario \
+                     cannot run with: {errors}",
+                    client.name()
+                ),
+            ))),
         }
     }
 
@@ -260,7 +317,8 @@ impl Clients {
     /// assert!(why.contains("`no-such-tool-anywhere` is not on this machine"), "{why}");
     /// ```
     pub fn unavailable_here(&self, scenario: &Scenario) -> Option<String> {
-        let command = match &scenario.client {
+        let client = self.instead.as_ref().unwrap_or(&scenario.client);
+        let command = match client {
             ClientSpec::Custom(name) => match self.by_name.get(name)? {
                 Registered::Unavailable(reason) => return Some(reason.clone()),
                 Registered::Client(_) => return None,

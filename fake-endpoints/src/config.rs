@@ -17,7 +17,9 @@ use crate::script::step::Step;
 pub struct KeepAlive {
     /// Close a connection that has been idle (no request in flight) this long.
     pub idle_timeout: Option<Duration>,
-    /// The n-th response on a connection carries `connection: close` and the connection closes.
+    /// The n-th response on a connection carries `connection: close` and the connection closes
+    /// (on HTTP/2, the n-th stream is the last: a GOAWAY follows it and the connection closes
+    /// once its streams are done).
     pub max_requests: Option<u32>,
 }
 
@@ -37,6 +39,52 @@ impl KeepAlive {
     pub fn max_requests(mut self, n: u32) -> Self {
         self.max_requests = Some(n);
         self
+    }
+}
+
+/// Which HTTP versions an endpoint speaks (a scenario's `protocol:`). The default is HTTP/1.1.
+///
+/// `Http2` is HTTP/2 over plain TCP with prior knowledge (h2c, RFC 9113 section 3.3): the
+/// client starts with the connection preface, `PRI * HTTP/2.0`, and no upgrade is offered.
+/// `Auto` answers both, telling them apart by the first bytes of each connection: the
+/// preface is HTTP/2, anything else HTTP/1.1.
+///
+/// ```
+/// use retrylab_endpoints::{EndpointConfig, Protocol};
+///
+/// let api = EndpointConfig::http("api").protocol(Protocol::Http2);
+/// assert_eq!(api.protocol, Protocol::Http2);
+/// assert_eq!(EndpointConfig::http("old").protocol, Protocol::Http1);
+/// assert_eq!(Protocol::Auto.name(), "auto");
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// HTTP/1.1 only.
+    #[default]
+    Http1,
+    /// HTTP/2 only, with prior knowledge (h2c).
+    Http2,
+    /// HTTP/1.1 or HTTP/2, told apart by the connection preface.
+    Auto,
+}
+
+impl Protocol {
+    /// The name as a scenario writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http1",
+            Protocol::Http2 => "http2",
+            Protocol::Auto => "auto",
+        }
+    }
+
+    /// Whether this is `http1` (the default).
+    pub fn is_http1(&self) -> bool {
+        *self == Protocol::Http1
     }
 }
 
@@ -64,6 +112,8 @@ impl KeepAlive {
 pub struct EndpointConfig {
     /// The endpoint's name in the scenario.
     pub name: String,
+    /// The HTTP versions it speaks.
+    pub protocol: Protocol,
     /// Routes, tried in order; the first match answers.
     pub routes: Vec<Route>,
     /// The connect schedule (empty = accept everything).
@@ -87,6 +137,7 @@ impl EndpointConfig {
     pub fn http(name: impl Into<String>) -> Self {
         Self {
             name: name.into(),
+            protocol: Protocol::Http1,
             routes: Vec::new(),
             connect: Vec::new(),
             keep_alive: KeepAlive::default(),
@@ -130,6 +181,12 @@ impl EndpointConfig {
     /// The connect schedule.
     pub fn connect(mut self, steps: impl IntoIterator<Item = ConnectStep>) -> Self {
         self.connect = steps.into_iter().collect();
+        self
+    }
+
+    /// The HTTP versions the endpoint speaks (default [`Protocol::Http1`]).
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
         self
     }
 

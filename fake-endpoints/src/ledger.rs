@@ -85,6 +85,8 @@ pub struct RequestRecord {
     pub conn_id: u64,
     /// Its 1-based position on that connection (0 under a wiremock responder).
     pub seq: u32,
+    /// Its HTTP/2 stream id (odd, from 1); `None` on HTTP/1.1.
+    pub stream_id: Option<u32>,
     /// When it had been read completely (head and body).
     pub at_ms: u64,
     /// The method.

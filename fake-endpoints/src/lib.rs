@@ -57,7 +57,7 @@ pub use crate::http::headers::RequestHeaders;
 pub use crate::http::response::{Respond, SentResponse};
 pub use crate::http::retry_after::{HttpDateFormat, RetryAfter, http_date};
 pub use clock::{DEFAULT_EPOCH_UNIX_MS, VirtualClock, ms, secs};
-pub use config::{EndpointConfig, KeepAlive};
+pub use config::{EndpointConfig, KeepAlive, Protocol};
 pub use endpoint::Endpoint;
 pub use kinds::broker::{Broker, Refusal, THROTTLING_CODES};
 pub use kinds::dedupe::{Dedupe, DedupeDecision, DedupeTable, Replay};

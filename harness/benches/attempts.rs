@@ -41,7 +41,9 @@
 //! run's wall limit is the most the format allows (1h), so that a run under
 //! `valgrind --tool=callgrind` makes all its attempts. Run alone, a case starts on a cold heap
 //! and reads slower than in the full run, where it reuses the memory the one before freed.
-//! `ATTEMPTS_COUNT=20000` shortens each case for a profiler.
+//! `ATTEMPTS_COUNT=20000` shortens each case for a profiler. `ATTEMPTS_PROTOCOL=http2` runs
+//! only the HTTP/2 lines (`attempts/http2.rs`: the harness and hyper-util's `http2_only`
+//! client to hyper's HTTP/2 server over a duplex, without latency), `http1` only the others.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -57,6 +59,11 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use retrylab::scenario::Scenario;
+
+// The same over HTTP/2 (`ATTEMPTS_PROTOCOL=http2`): a file of its own, since this one is long
+// enough. Not `benches/http2.rs`, which cargo would take for a bench of its own.
+#[path = "attempts/http2.rs"]
+mod http2;
 
 /// Attempts per case: 100,000, or `ATTEMPTS_COUNT` (1 to 120,000: the scenario's 30 virtual
 /// days hold 129,600 attempts 20 s apart) for a shorter run under a profiler, where the
@@ -562,6 +569,12 @@ fn main() {
         return;
     }
     let selection = Selection::from_env();
+    if http2::asked("http2") {
+        http2::run(|keep_alive| selection.mode(keep_alive));
+    }
+    if !http2::asked("http1") {
+        return;
+    }
     let latency_ms = LATENCY.as_millis();
     for keep_alive in [false, true] {
         if !selection.mode(keep_alive) {

@@ -323,7 +323,8 @@ fn every_client_scenario_names_a_registered_client() {
     // catches beside the reference client; scenarios/servicenow/ the custom `get_delay`
     // strategy beside the built-in ones; scenarios/idempotency/ the clients that misuse a
     // key beside the reference client; scenarios/search/ the reference client with and
-    // without a planted defect beside third-party clients.
+    // without a planted defect beside third-party clients; scenarios/http2/ a client that
+    // speaks both versions beside the reference client.
     for (theme, only_custom) in [
         ("clients", true),
         ("real", false),
@@ -331,6 +332,7 @@ fn every_client_scenario_names_a_registered_client() {
         ("servicenow", false),
         ("idempotency", false),
         ("search", false),
+        ("http2", false),
     ] {
         let dir = format!("{}/../scenarios/{theme}", env!("CARGO_MANIFEST_DIR"));
         for file in retrylab::suite::scenario_files(dir.as_ref()).expect("readable") {

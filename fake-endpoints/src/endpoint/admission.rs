@@ -33,6 +33,8 @@ use super::{Endpoint, State};
 pub(crate) struct Arrival {
     pub(crate) conn_id: u64,
     pub(crate) seq: u32,
+    /// The HTTP/2 stream it came on (`None` on HTTP/1.1).
+    pub(crate) stream_id: Option<u32>,
     pub(crate) inbound: Range<u64>,
     /// The head, already copied out of hyper's request (see
     /// [`Ledger::keep_head`](crate::Ledger::keep_head)).
@@ -171,6 +173,7 @@ impl Endpoint {
         let Arrival {
             conn_id,
             seq,
+            stream_id,
             inbound,
             head,
             body,
@@ -220,6 +223,7 @@ impl Endpoint {
             id,
             conn_id,
             seq,
+            stream_id,
             at_ms: now_ms,
             method: head.method,
             uri: head.uri,

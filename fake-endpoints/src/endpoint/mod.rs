@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use http::{HeaderName, StatusCode};
 use tokio::sync::Notify;
 
-use crate::config::{EndpointConfig, KeepAlive};
+use crate::config::{EndpointConfig, KeepAlive, Protocol};
 use crate::http::response::SentResponse;
 use crate::kinds::broker::Broker;
 use crate::kinds::dedupe::DedupeTable;
@@ -82,6 +82,8 @@ pub struct Endpoint {
 
 pub(crate) struct Inner {
     name: String,
+    /// The HTTP versions its connections are served with.
+    pub(crate) protocol: Protocol,
     pub(crate) keep_alive: KeepAlive,
     key_header: Option<HeaderName>,
     dedupe_header: Option<HeaderName>,
@@ -158,6 +160,7 @@ impl Endpoint {
         let key_header = config.effective_key_header().cloned();
         let EndpointConfig {
             name,
+            protocol,
             routes,
             connect,
             keep_alive,
@@ -171,6 +174,7 @@ impl Endpoint {
         Self {
             inner: Arc::new(Inner {
                 name,
+                protocol,
                 keep_alive,
                 key_header,
                 dedupe_header,

@@ -45,6 +45,7 @@ fn arrival(conn_id: u64) -> Arrival {
     Arrival {
         conn_id,
         seq: 0,
+        stream_id: None,
         inbound: 0..0,
         head: crate::http::detach::Recent::default().head(parts),
         body: Bytes::new(),

@@ -153,6 +153,21 @@ impl ConnShared {
         self.written.load(Ordering::Relaxed)
     }
 
+    /// Bytes read from the transport so far.
+    pub(crate) fn read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+
+    /// A request ended without a response whose flush would count it done (an HTTP/2
+    /// stream the client reset, or one whose step hangs): the connection may be idle again.
+    pub(crate) fn end_unanswered(&self) {
+        let mut state = self.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 && self.tracks_idle {
+            state.idle_since = Instant::now();
+        }
+    }
+
     /// A request head arrived: its 1-based sequence number on this connection.
     pub(crate) fn begin_request(&self) -> u32 {
         let mut state = self.lock();

@@ -1,119 +1,27 @@
-//! Serving one connection with hyper's HTTP/1 server.
+//! `Endpoint::serve`: one accepted connection, served with the HTTP version the endpoint
+//! speaks (`protocol`), and the record of how it closed.
 
-use std::convert::Infallible;
-use std::future::{Future, poll_fn};
-use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::task::Poll;
-use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::header::CONNECTION;
-use http::{HeaderValue, Request, Response};
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::Service;
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::body::ResponseBody;
-use super::conn::{ConnInfo, ConnShared, CountingIo, FlushHook, KillMode};
+use super::common::End;
+use super::conn::{ConnInfo, ConnShared, CountingIo, KillMode};
+use super::sniff::{Sniffed, sniff};
+use super::{http1, http2};
+use crate::config::Protocol;
 use crate::endpoint::Endpoint;
-use crate::endpoint::admission::{Admission, Arrival};
-use crate::endpoint::task::Answer;
-use crate::http::detach::RequestHead;
-use crate::http::response::SentResponse;
-use crate::ledger::{CloseKind, CloseRecord, RequestId, ResponseOutcome, ResponseRecord, Side};
-use crate::script::step::Fail;
-use crate::script::trickle::Pace;
-
-/// Files what the client sent on connection `conn_id` that no step could answer, so the run
-/// can say so.
-fn file_unreadable(inner: &crate::endpoint::Inner, conn_id: u64, what: String) {
-    inner
-        .ledger
-        .push_unreadable(crate::ledger::UnreadableRecord {
-            conn_id,
-            at_ms: inner.clock().now_ms(),
-            what,
-        });
-}
-
-/// Files bytes hyper could not read as a request on connection `conn_id`: the client's, not
-/// the endpoint's, and answered by no step, so the run can say so.
-fn unreadable(inner: &crate::endpoint::Inner, conn_id: u64, error: &hyper::Error) {
-    let what = if error.is_parse_too_large() {
-        "a request head larger than the endpoint reads (hyper's limit)".to_owned()
-    } else if error.is_parse() {
-        format!("bytes that are not an HTTP/1.1 request ({error})")
-    } else if error.is_incomplete_message() {
-        // A client that sent its request and then closed the connection (it gave up
-        // waiting) ends it the same way: only a connection on which no request arrived held
-        // half a one.
-        let requests = inner
-            .ledger
-            .with(|l| l.requests.iter().any(|r| r.conn_id == conn_id));
-        if requests {
-            return;
-        }
-        "half a request: the connection closed before the request ended".to_owned()
-    } else {
-        return;
-    };
-    file_unreadable(inner, conn_id, what);
-}
-
-/// Reads a request's whole body. A body the client stops sending part way (it closed or reset
-/// the connection) is filed as unreadable, with how much of it arrived, and gives `None`.
-async fn read_body(
-    endpoint: &Endpoint,
-    conn: &ConnShared,
-    head: &RequestHead,
-    mut body: Incoming,
-) -> Option<Bytes> {
-    let mut received = BytesMut::new();
-    loop {
-        match body.frame().await {
-            None => return Some(received.freeze()),
-            Some(Ok(frame)) => {
-                if let Ok(data) = frame.into_data() {
-                    received.extend_from_slice(&data);
-                }
-            }
-            Some(Err(_)) => {
-                let of = head
-                    .headers()
-                    .get_bytes("content-length")
-                    .map_or_else(String::new, |len| {
-                        format!(" of {}", String::from_utf8_lossy(len))
-                    });
-                let what = format!(
-                    "a request body cut short: {}{of} byte(s) of `{} {}` arrived before the \
-                     connection closed",
-                    received.len(),
-                    head.method(),
-                    head.uri().path(),
-                );
-                file_unreadable(&endpoint.inner, conn.conn_id, what);
-                return None;
-            }
-        }
-    }
-}
-
-/// How the serving loop ended.
-enum End {
-    Kill(KillMode),
-    Done,
-}
+use crate::ledger::{CloseKind, CloseRecord, Side};
 
 impl Endpoint {
     /// Serve one accepted connection until it closes, and return (and record) how it closed.
     ///
-    /// hyper's HTTP/1 server drives the connection with keep-alive on, no `Date` header and no
-    /// header read timeout; the endpoint closes it only as its `keep_alive` says or as a step
-    /// fails. Must run inside a tokio runtime (steps are spawned tasks).
+    /// The endpoint's [`Protocol`] says how: hyper's HTTP/1 server (keep-alive on, no `Date`
+    /// header, no header read timeout), the h2 crate's HTTP/2 server with prior knowledge,
+    /// or, for `Auto`, whichever the connection's first bytes ask for (the HTTP/2 preface,
+    /// `PRI * HTTP/2.0`, or anything else). The endpoint closes a connection only as its
+    /// `keep_alive` says or as a step fails. Must run inside a tokio runtime (steps are
+    /// spawned tasks).
     pub async fn serve<IO>(&self, io: IO, conn: ConnInfo) -> CloseRecord
     where
         IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -125,65 +33,13 @@ impl Endpoint {
             inner.ledger.clone(),
             inner.keep_alive.idle_timeout.is_some(),
         ));
-        let end = {
-            let service = EndpointService {
-                endpoint: self.clone(),
-                conn: Arc::clone(&shared),
-            };
-            let mut builder = http1::Builder::new();
-            builder
-                .keep_alive(true)
-                .auto_date_header(false)
-                .header_read_timeout(None::<Duration>);
-            let io = TokioIo::new(CountingIo::new(io, Arc::clone(&shared)));
-            let mut connection = pin!(builder.serve_connection(io, service));
-            let idle_timeout = inner.keep_alive.idle_timeout;
-            // Reset to the idle deadline before it is ever polled.
-            let mut idle = pin!(tokio::time::sleep(Duration::ZERO));
-            let mut shutting_down = false;
-
-            // Polled in a fixed order (kill, connection, idle timer) so that outcomes never
-            // depend on a random branch choice.
-            let end = poll_fn(|cx| {
-                if let Some(kill) = shared.poll_kill(cx.waker()) {
-                    return Poll::Ready(End::Kill(kill));
-                }
-                if let Poll::Ready(result) = connection.as_mut().poll(cx) {
-                    if let Err(error) = result {
-                        unreadable(inner, conn.conn_id, &error);
-                    }
-                    return Poll::Ready(End::Done);
-                }
-                // Steps, bodies and flushes run inside the connection's poll and may have
-                // asked for a kill just now (the waker is registered already).
-                if let Some(kill) = shared.take_kill() {
-                    return Poll::Ready(End::Kill(kill));
-                }
-                if let (Some(timeout), false) = (idle_timeout, shutting_down) {
-                    if let Some(since) = shared.idle_since() {
-                        let deadline = since + timeout;
-                        if idle.deadline() != deadline {
-                            idle.as_mut().reset(deadline);
-                        }
-                        if idle.as_mut().poll(cx).is_ready() {
-                            connection.as_mut().graceful_shutdown();
-                            shutting_down = true;
-                            if connection.as_mut().poll(cx).is_ready() {
-                                return Poll::Ready(End::Done);
-                            }
-                        }
-                    }
-                }
-                Poll::Pending
-            })
-            .await;
-            if let End::Kill(KillMode::Reset) = end {
-                // Before the drop below, so the transport aborts instead of closing cleanly.
-                conn.control.reset();
-            }
-            end
-            // The connection (and the transport with it) is dropped here: for a kill, that
-            // drop is the close.
+        let io = CountingIo::new(io, Arc::clone(&shared));
+        let end = match inner.protocol {
+            Protocol::Http1 => http1::serve(self, io, &shared, &conn).await,
+            // Boxed, so that a connection served with HTTP/1 (most of them, and every one of
+            // a fleet's) does not carry the room of the HTTP/2 server's state.
+            Protocol::Http2 => Box::pin(http2::serve(self, io, &shared, &conn)).await,
+            Protocol::Auto => Box::pin(self.serve_either(io, &shared, &conn)).await,
         };
 
         let now_ms = inner.clock().now_ms();
@@ -201,216 +57,23 @@ impl Endpoint {
         inner.ledger.push_close(record);
         record
     }
-}
 
-#[derive(Clone)]
-struct EndpointService {
-    endpoint: Endpoint,
-    conn: Arc<ConnShared>,
-}
-
-type ServiceFuture =
-    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
-
-impl Service<Request<Incoming>> for EndpointService {
-    type Response = Response<ResponseBody>;
-    type Error = Infallible;
-    type Future = ServiceFuture;
-
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
-        let seq = self.conn.begin_request();
-        // The head is copied out, and hyper's parts dropped, here rather than in the future:
-        // hyper reads the connection again before it first polls the future, and while any
-        // slice of its read buffer (the target, a header value) is alive it cannot reuse the
-        // buffer and allocates a fresh one for that read.
-        let (parts, body) = request.into_parts();
-        let head = self.endpoint.inner.ledger.keep_head(parts);
-        Box::pin(handle(
-            self.endpoint.clone(),
-            Arc::clone(&self.conn),
-            seq,
-            head,
-            body,
-        ))
-    }
-}
-
-/// One request, from its head to the response handed to hyper.
-async fn handle(
-    endpoint: Endpoint,
-    conn: Arc<ConnShared>,
-    seq: u32,
-    head: RequestHead,
-    body: Incoming,
-) -> Result<Response<ResponseBody>, Infallible> {
-    let Some(body) = read_body(&endpoint, &conn, &head, body).await else {
-        // The client went away mid-body. hyper would wait for this future forever on a
-        // connection that can never carry another request, so the endpoint closes it.
-        conn.kill(KillMode::Fin);
-        return std::future::pending().await;
-    };
-    let inbound = conn.take_inbound_range();
-    let admitted = endpoint.admit(Arrival {
-        conn_id: conn.conn_id,
-        seq,
-        inbound,
-        head,
-        body,
-    });
-    // Refused by the gate, which promises that nothing answers, or not admitted by a crashed
-    // endpoint, whose connections the crash resets: the request waits for its connection to
-    // close.
-    let Some((id, admission)) = admitted else {
-        return std::future::pending().await;
-    };
-    let mut guard = AbandonGuard {
-        endpoint: &endpoint,
-        conn: &conn,
-        request: id,
-        life: endpoint.inner.lives.current(),
-        armed: true,
-    };
-    let outcome = match admission {
-        Admission::Ready(response) => Answer::Respond(response, Duration::ZERO),
-        Admission::Done(outcome) => outcome,
-        Admission::Pending(rx) => match rx.await {
-            Ok(outcome) => outcome,
-            // The step task ended without an answer (the endpoint crashed) or was dropped
-            // (the runtime is shutting down): nothing will ever answer.
-            Err(_) => return std::future::pending().await,
-        },
-    };
-    guard.armed = false;
-    let close = endpoint
-        .inner
-        .keep_alive
-        .max_requests
-        .is_some_and(|max| seq >= max);
-    match outcome {
-        Answer::Respond(response, trickle) => {
-            Ok(respond(&conn, id, &response, None, trickle, close))
-        }
-        Answer::Truncate(response, fail, trickle) => {
-            Ok(respond(&conn, id, &response, Some(fail), trickle, close))
-        }
-        Answer::Fail(fail) => {
-            let written = conn.written();
-            conn.ledger.push_response(ResponseRecord {
-                request: id,
-                conn_id: conn.conn_id,
-                at_ms: conn.clock.now_ms(),
-                end_ms: None,
-                outcome: ResponseOutcome::Failed(fail),
-                retry_after: Vec::new(),
-                outbound: written..written,
-            });
-            match fail {
-                Fail::Hang => {}
-                fail if fail.is_reset() => conn.kill(KillMode::Reset),
-                _ => conn.kill(KillMode::Fin),
+    /// Serves an `auto` connection with the version its first bytes ask for.
+    async fn serve_either<T>(&self, io: T, shared: &Arc<ConnShared>, conn: &ConnInfo) -> End
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        match sniff(io, shared, self.inner.keep_alive.idle_timeout).await {
+            Sniffed::Http2(io) => http2::serve(self, io, shared, conn).await,
+            Sniffed::Http1(io) => http1::serve(self, io, shared, conn).await,
+            Sniffed::Ended(end, io) => {
+                if let End::Kill(KillMode::Reset) = end {
+                    // Before the transport is dropped, so that it aborts.
+                    conn.control.reset();
+                }
+                drop(io);
+                end
             }
-            // Never answer: for close and reset the serving loop drops the connection (and this
-            // future); for hang the connection stays open until the client leaves.
-            std::future::pending().await
-        }
-    }
-}
-
-/// Builds the hyper response for `sent`, records its head, and wires its completion.
-fn respond(
-    conn: &Arc<ConnShared>,
-    id: RequestId,
-    sent: &SentResponse,
-    fail: Option<Fail>,
-    trickle: Duration,
-    close: bool,
-) -> Response<ResponseBody> {
-    let written = conn.written();
-    let outcome = match fail {
-        None => ResponseOutcome::Sent {
-            status: sent.status,
-        },
-        Some(fail) => ResponseOutcome::Truncated {
-            status: sent.status,
-            fail,
-        },
-    };
-    let index = conn.ledger.push_response(ResponseRecord {
-        request: id,
-        conn_id: conn.conn_id,
-        at_ms: conn.clock.now_ms(),
-        end_ms: None,
-        outcome,
-        retry_after: sent.retry_after_lines().cloned().collect(),
-        outbound: written..written,
-    });
-    let full_len = sent.body.len() as u64;
-    let chunk = sent.body.clone();
-    let mode = |f: Fail| {
-        if f.is_reset() {
-            KillMode::Reset
-        } else {
-            KillMode::Fin
-        }
-    };
-    let hook = FlushHook {
-        response: index,
-        kill: fail.map(mode),
-    };
-    let pace = Pace::new(chunk.len(), trickle);
-    if let Some(f) = fail {
-        if let Some(bytes) = f.after_bytes() {
-            // `after_bytes` counts the response as written on the wire, head included. A
-            // trickled body is cut while it is still being handed over, so the cut itself
-            // completes the record; a whole body completes it when its last byte is handed.
-            conn.cut_after(bytes, mode(f), pace.map(|_| hook));
-        }
-    }
-    let body = match pace {
-        Some(pace) => ResponseBody::paced(chunk, pace, Arc::clone(conn), hook),
-        None => ResponseBody::new(chunk, full_len, Arc::clone(conn), hook),
-    };
-    let mut response = Response::new(body);
-    *response.status_mut() = sent.status;
-    let headers = response.headers_mut();
-    for (name, value) in &sent.headers {
-        headers.append(name.clone(), value.clone());
-    }
-    if close {
-        // hyper closes the connection after a response carrying `connection: close`.
-        headers.append(CONNECTION, HeaderValue::from_static("close"));
-    }
-    response
-}
-
-/// Records `Abandoned` if the connection drops the request before its step answers.
-struct AbandonGuard<'a> {
-    endpoint: &'a Endpoint,
-    conn: &'a ConnShared,
-    request: RequestId,
-    /// The endpoint's life the request was admitted in: if it ended, the request did not
-    /// go unanswered because the client left, but because the endpoint crashed.
-    life: u64,
-    armed: bool,
-}
-
-impl Drop for AbandonGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let written = self.conn.written();
-            self.conn.ledger.push_response(ResponseRecord {
-                request: self.request,
-                conn_id: self.conn.conn_id,
-                at_ms: self.conn.clock.now_ms(),
-                end_ms: None,
-                outcome: if self.endpoint.inner.lives.current() == self.life {
-                    ResponseOutcome::Abandoned
-                } else {
-                    ResponseOutcome::Crashed
-                },
-                retry_after: Vec::new(),
-                outbound: written..written,
-            });
         }
     }
 }

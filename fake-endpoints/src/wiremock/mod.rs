@@ -297,6 +297,7 @@ fn arrival(endpoint: &Endpoint, request: &Request) -> Arrival {
         // wiremock does not say which connection a request came on.
         conn_id: 0,
         seq: 0,
+        stream_id: None,
         inbound: 0..0,
         head: endpoint.inner.ledger.keep_head(parts),
         body: Bytes::from(request.body.clone()),

@@ -36,7 +36,8 @@ impl fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
-/// Runs a policy over `env.http_client()`, one attempt after another, sleeping in virtual
+/// Runs a policy over `env.http_client()` (`env.http2_client()` when the operation's endpoint
+/// speaks HTTP/2 only), one attempt after another, sleeping in virtual
 /// time as the policy decides.
 ///
 /// The policy's state (a retry quota, say) lives as long as the client, so keep one
@@ -129,7 +130,7 @@ impl ReferenceClient {
     /// Performs the scenario's operation once, retrying as the policy decides. Returns the
     /// final status on success.
     pub async fn call(&self, env: &Env) -> Result<u16, CallError> {
-        let http = env.http_client();
+        let http = env.operation_client();
         let operation = env.operation();
         let clock = *env.clock();
         let (client_history, first_start) = self.begin_call(env);
@@ -179,7 +180,9 @@ impl ReferenceClient {
                     };
                 }
                 Decision::Stop(reason) => {
-                    hand_off_to_dead_letters(env, &http, &operation).await;
+                    // Over HTTP/1.1 whatever the operation spoke: a dead-letter endpoint speaks
+                    // `http1` or `auto`.
+                    hand_off_to_dead_letters(env, &env.http_client(), &operation).await;
                     return Err(CallError {
                         reason,
                         last: outcome.noun(),

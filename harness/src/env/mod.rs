@@ -3,7 +3,7 @@
 //! The run calls the user's closure once per logical call with an `Env`. Clones share one
 //! client instance's state (its connection pool), which persists across that client's calls.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -36,6 +36,27 @@ use crate::trace::record::Recorder;
 /// The pinned configuration of `env.http_client()`, printed in the trace header.
 pub const HTTP_CLIENT_CONFIG: &str = "hyper-util legacy client, pool_timer TokioTimer, pool idle timeout 90s, retry_canceled_requests on";
 
+/// The pinned configuration of `env.http2_client()`: `env.http_client()`'s, speaking HTTP/2
+/// only. Printed in the trace header of a scenario with an endpoint that speaks HTTP/2.
+pub const HTTP2_CLIENT_CONFIG: &str = "hyper-util legacy client, http2_only (h2c, prior knowledge), pool_timer TokioTimer, pool idle timeout 90s, retry_canceled_requests on, h2 settings default, no keep-alive pings";
+
+/// The trace header's lines for HTTP/2, for a run whose endpoints speak `protocols`: none
+/// when every one speaks HTTP/1.1 only, so such a trace reads as it always has.
+pub(crate) fn http2_header(
+    mut protocols: impl Iterator<Item = retrylab_endpoints::Protocol>,
+) -> Vec<(String, String)> {
+    if protocols.all(|p| p.is_http1()) {
+        return Vec::new();
+    }
+    vec![
+        ("client_http2".to_owned(), HTTP2_CLIENT_CONFIG.to_owned()),
+        (
+            "server_http2".to_owned(),
+            "h2 server, h2c with prior knowledge, h2 settings default".to_owned(),
+        ),
+    ]
+}
+
 /// The pool idle timeout of `env.http_client()`.
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -46,6 +67,9 @@ pub(crate) struct ClientInstance {
     pub(crate) recorder: Recorder,
     pub(crate) connector: EnvConnector,
     pub(crate) http: Client<EnvConnector, Full<Bytes>>,
+    /// `env.http2_client()`'s pool, made on first use: most runs speak HTTP/1 only, and a
+    /// fleet makes an instance per client.
+    pub(crate) http2: OnceLock<Client<EnvConnector, Full<Bytes>>>,
     pub(crate) operation: Operation,
     pub(crate) key_header: Option<HeaderName>,
     pub(crate) dead_letter: Option<String>,
@@ -75,6 +99,7 @@ impl ClientInstance {
             recorder,
             connector,
             http,
+            http2: OnceLock::new(),
             operation,
             key_header,
             dead_letter,
@@ -207,6 +232,69 @@ impl Env {
             self.instance.client_id,
             self.call_id,
         )
+    }
+
+    /// The harness's HTTP/2 client: [`http_client`](Env::http_client) speaking HTTP/2 only
+    /// (h2c with prior knowledge, as an endpoint with `protocol: http2` or `auto` answers),
+    /// with the same pool settings ([`HTTP2_CLIENT_CONFIG`]). Every request is an attempt in
+    /// the trace, on a stream of its own (the trace shows `stream 1`, `stream 3`, ...);
+    /// requests made at once share one connection. Clones and later calls share one pool
+    /// per client instance, apart from `http_client()`'s.
+    ///
+    /// ```
+    /// # use retrylab::prelude::*;
+    /// use http_body_util::BodyExt;
+    /// use retrylab::scenario::Protocol;
+    ///
+    /// let scenario = Scenario::builder("h2: 503, then 200")
+    ///     .endpoint("api", endpoint().protocol(Protocol::Http2).script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .build()
+    ///     .unwrap();
+    ///
+    /// let report = scenario.run(|env: Env| async move {
+    ///     let client = env.http2_client();
+    ///     loop {
+    ///         let response = client.request(env.operation().request()).await.map_err(|e| e.to_string())?;
+    ///         let status = response.status().as_u16();
+    ///         response.into_body().collect().await.map_err(|e| e.to_string())?;
+    ///         if status < 500 {
+    ///             return Ok::<_, String>(status);
+    ///         }
+    ///     }
+    /// });
+    ///
+    /// let streams: Vec<_> = report.trace().attempts.iter().map(|a| a.stream_id).collect();
+    /// assert_eq!(streams, [Some(1), Some(3)]); // one connection, a stream per attempt
+    /// ```
+    pub fn http2_client(&self) -> HttpClient {
+        let instance = &self.instance;
+        let inner = instance.http2.get_or_init(|| {
+            Client::builder(TokioExecutor::new())
+                .pool_timer(TokioTimer::new())
+                .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+                .retry_canceled_requests(true)
+                .http2_only(true)
+                .timer(TokioTimer::new())
+                .build(instance.connector.clone())
+        });
+        HttpClient::new(
+            inner.clone(),
+            instance.connector.clone(),
+            instance.recorder.clone(),
+            instance.client_id,
+            self.call_id,
+        )
+    }
+
+    /// The client the built-in reference client sends the operation with: HTTP/1.1, unless
+    /// the operation's endpoint speaks HTTP/2 only (an `auto` endpoint is asked in
+    /// HTTP/1.1, as a client that knows nothing of the server would).
+    pub(crate) fn operation_client(&self) -> HttpClient {
+        match self.instance.operation.protocol {
+            retrylab_endpoints::Protocol::Http2 => self.http2_client(),
+            _ => self.http_client(),
+        }
     }
 
     /// The simulated network as a `tower::Service<Uri>`, for a client built by the user

@@ -29,6 +29,9 @@ pub struct Operation {
     pub body: Bytes,
     /// The idempotency key of this call, when the scenario asks for one.
     pub idempotency_key: Option<(HeaderName, HeaderValue)>,
+    /// The HTTP versions the endpoint speaks (its `protocol:`): a client that must reach an
+    /// `http2` endpoint takes [`Env::http2_client`](crate::Env::http2_client).
+    pub protocol: retrylab_endpoints::Protocol,
 }
 
 impl Operation {

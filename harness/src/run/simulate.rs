@@ -336,6 +336,9 @@ fn trace_header(plan: &Plan) -> Vec<(String, String)> {
             "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
         ),
     ];
+    header.extend(crate::env::http2_header(
+        plan.endpoints.iter().map(|e| e.config.protocol),
+    ));
     if plan.https_as_http {
         header.push((
             "tls".to_owned(),

@@ -63,7 +63,8 @@ pub use model::dedupe::{DedupeAnswerSpec, DedupeReplay, DedupeSpec};
 pub use model::duration::{DurationError, DurationOrNone, Millis, OffsetMillis};
 pub(crate) use model::endpoint::millitokens;
 pub use model::endpoint::{
-    EndpointKind, EndpointSpec, MatchSpec, RouteSpec, ScriptScope, ThrottlePreset, WhenEmptySpec,
+    EndpointKind, EndpointSpec, MatchSpec, Protocol, RouteSpec, ScriptScope, ThrottlePreset,
+    WhenEmptySpec,
 };
 pub use model::expect::Expectations;
 pub use model::headers::HeadersSpec;

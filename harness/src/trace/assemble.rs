@@ -230,6 +230,8 @@ impl<'a> Assembly<'a> {
                     // A request resent on another connection is the same attempt: the
                     // answer it shows is that of its last request.
                     attempt.answered_by = answered_by;
+                    // The stream of the last request too, on the connection it names below.
+                    attempt.stream_id = request.stream_id;
                     if attempt.conn_id.is_none() {
                         attempt.conn_id = Some(request.conn_id);
                         attempt.conn = if request.seq == 1 {

@@ -169,6 +169,7 @@ mod tests {
             n,
             conn_id: None,
             conn: ConnUse::Unknown,
+            stream_id: None,
             method: Name(0),
             path: Name(0),
             start_ms,

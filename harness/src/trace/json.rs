@@ -52,6 +52,9 @@ struct AttemptDoc<'a> {
     n: u32,
     conn_id: Option<u64>,
     conn: ConnUse,
+    /// Only on HTTP/2, so an HTTP/1.1 trace's JSON reads as it always has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_id: Option<u32>,
     method: &'a str,
     path: &'a str,
     start_ms: u64,
@@ -268,6 +271,7 @@ impl Trace {
                 n: a.n,
                 conn_id: a.conn_id,
                 conn: a.conn,
+                stream_id: a.stream_id,
                 method: name(a.method),
                 path: name(a.path),
                 start_ms: a.start_ms,

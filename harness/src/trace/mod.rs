@@ -183,6 +183,9 @@ pub struct Attempt {
     pub conn_id: Option<u64>,
     /// New or reused connection.
     pub conn: ConnUse,
+    /// The HTTP/2 stream it was sent on, as the endpoint read it (`None` on HTTP/1.1, and
+    /// for a request no endpoint read).
+    pub stream_id: Option<u32>,
     /// Request method.
     pub method: Name,
     /// Request path (with query).

@@ -111,6 +111,7 @@ pub(super) fn reconstruct(
         } else {
             ConnUse::Reused
         },
+        stream_id: request.stream_id,
         method: interner.intern(request.method.as_str()),
         path: interner.intern(&path),
         start_ms,

@@ -158,6 +158,7 @@ impl Recorder {
             n,
             conn_id: None,
             conn: ConnUse::Unknown,
+            stream_id: None,
             method,
             path,
             start_ms: now,

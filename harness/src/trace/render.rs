@@ -208,7 +208,7 @@ impl Trace {
         while i < lines.len() {
             let mut j = i + 1;
             while j < lines.len()
-                && lines[j].1 == lines[i].1
+                && self.fold_key(j, &lines[j].1) == self.fold_key(i, &lines[i].1)
                 && self.attempts[j].call_id == self.attempts[i].call_id
                 && self.attempts[j].client_id == self.attempts[i].client_id
             {
@@ -228,7 +228,7 @@ impl Trace {
                     first.n,
                     last.n,
                     j - i,
-                    lines[i].1
+                    self.fold_key(i, &lines[i].1)
                 ));
             } else {
                 out.extend(
@@ -240,6 +240,16 @@ impl Trace {
             i = j;
         }
         out
+    }
+
+    /// The shape of attempt `i`'s line that look-alike attempts share: all of it but its
+    /// HTTP/2 stream, which differs from each request to the next as instants do (a folded
+    /// line shows neither).
+    fn fold_key<'s>(&self, i: usize, shape: &'s str) -> std::borrow::Cow<'s, str> {
+        match self.attempts[i].stream_id {
+            Some(stream) => shape.replacen(&format!("  stream {stream}"), "", 1).into(),
+            None => shape.into(),
+        }
     }
 
     /// One timeline line.
@@ -337,6 +347,9 @@ impl Trace {
                 ConnUse::Unknown => "?",
             };
             let _ = write!(line, "  conn {conn} {how}");
+        }
+        if let Some(stream) = a.stream_id {
+            let _ = write!(line, "  stream {stream}");
         }
         if let Some(gap) = gap {
             let _ = write!(line, "  gap {}", instants.show(gap));

@@ -32,6 +32,7 @@ fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -
         n,
         conn_id: Some(conn),
         conn: how,
+        stream_id: None,
         method: Name(0),
         path: Name(1),
         start_ms: start,

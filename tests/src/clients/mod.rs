@@ -28,6 +28,7 @@
 //! | `servicenow_get_delay` | none | `ServiceNow`'s custom strategy: a `get_delay(attempt, response)` behind its loop, 3 retries |
 //! | `planted_off_by_one` | none | the reference client, `exponential` with one attempt more than its `max_attempts`: the planted defect of `scenarios/search/` |
 //! | `planted_correct` | none | the same client without the defect |
+//! | `http1_then_http2` | hyper-util | `env.http_client()` in even calls, `env.http2_client()` in odd ones, a 5xx retried after 100ms, 3 attempts |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
@@ -57,6 +58,7 @@ use retrylab::suite::Clients;
 pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
+pub mod http2;
 pub mod naive_idempotency;
 pub mod naive_retry_after;
 pub mod planted;
@@ -113,7 +115,8 @@ pub fn registry() -> Clients {
         )
         .register("servicenow_get_delay", servicenow::get_delay_client)
         .register("planted_off_by_one", planted::off_by_one)
-        .register("planted_correct", planted::correct);
+        .register("planted_correct", planted::correct)
+        .register("http1_then_http2", http2::http1_then_http2);
     with_reqwest_plain(with_aws_sdk(with_reqwest_retry(clients)))
 }
 

@@ -69,7 +69,7 @@ pub(super) fn endpoint_config(
     key_header: Option<&HeaderName>,
     errors: &mut Vec<ScenarioError>,
 ) -> EndpointConfig {
-    let mut config = EndpointConfig::http(name);
+    let mut config = EndpointConfig::http(name).protocol(spec.protocol);
     if spec.kind == EndpointKind::DeadLetter {
         // A dead-letter store: records what is posted to it (each post is an effect, so the
         // ledger keeps its body) and answers 404 to anything else.

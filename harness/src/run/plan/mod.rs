@@ -284,6 +284,8 @@ fn operation(scenario: &Scenario, errors: &mut Vec<ScenarioError>) -> Operation 
             }),
         body: Bytes::from(spec.body.clone().unwrap_or_default()),
         idempotency_key: None,
+        protocol: (scenario.endpoints.get(&spec.endpoint))
+            .map_or_else(Default::default, |e| e.protocol),
     }
 }
 

@@ -31,6 +31,10 @@ pub struct EndpointSpec {
     /// What the endpoint is (default `http`).
     #[serde(default, skip_serializing_if = "EndpointKind::is_http")]
     pub kind: EndpointKind,
+    /// The HTTP versions it speaks: `http1` (default), `http2` (h2c with prior knowledge) or
+    /// `auto` (both, told apart by the HTTP/2 connection preface).
+    #[serde(default, skip_serializing_if = "Protocol::is_http1")]
+    pub protocol: Protocol,
     /// Routes, each with its own script; instead of a bare `script:` (at most 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSpec>,
@@ -83,6 +87,27 @@ impl EndpointSpec {
             kind,
             ..EndpointSpec::default()
         }
+    }
+
+    /// Sets the HTTP versions the endpoint speaks.
+    ///
+    /// ```
+    /// use retrylab::prelude::*;
+    /// use retrylab::scenario::Protocol;
+    ///
+    /// let scenario = Scenario::builder("503 then 200 over HTTP/2")
+    ///     .endpoint("api", endpoint().protocol(Protocol::Http2).script([status(503), status(200)]))
+    ///     .operation(get("api", "/"))
+    ///     .client(fixed(ms(100)).max_attempts(3))
+    ///     .build()
+    ///     .unwrap();
+    /// let report = scenario.run_builtin(); // over HTTP/2, since the endpoint speaks nothing else
+    /// assert_eq!(report.trace().attempts.len(), 2);
+    /// assert_eq!(report.trace().attempts[1].stream_id, Some(3));
+    /// ```
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
     }
 
     /// Sets the catch-all script.
@@ -215,6 +240,17 @@ impl EndpointSpec {
     }
 }
 
+/// The HTTP versions an endpoint speaks (`protocol:`): the endpoints' own type, so the
+/// scenario and the endpoint speak one vocabulary.
+///
+/// ```
+/// use retrylab::scenario::Protocol;
+/// let p: Protocol = serde_saphyr::from_str("auto").unwrap();
+/// assert_eq!(p, Protocol::Auto);
+/// assert_eq!(Protocol::default(), Protocol::Http1);
+/// ```
+pub use retrylab_endpoints::Protocol;
+
 /// What an endpoint is.
 ///
 /// ```
@@ -226,7 +262,7 @@ impl EndpointSpec {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EndpointKind {
-    /// A scripted HTTP/1.1 server.
+    /// A scripted HTTP server (HTTP/1.1 unless its `protocol` says otherwise).
     #[default]
     Http,
     /// A RocketMQ-like broker over HTTP/JSON: stores the sends its steps commit.

@@ -9,7 +9,9 @@ use crate::scenario::model::bounds::{
 use crate::scenario::model::connection::ConnectAction;
 use crate::scenario::model::dedupe::DedupeAnswerSpec;
 use crate::scenario::model::duration::DurationOrNone;
-use crate::scenario::model::endpoint::{EndpointKind, EndpointSpec, ScriptScope, millitokens};
+use crate::scenario::model::endpoint::{
+    EndpointKind, EndpointSpec, Protocol, ScriptScope, millitokens,
+};
 use crate::scenario::model::turmoil::BackendKind;
 use crate::scenario::yaml::locations::{index, join};
 
@@ -83,6 +85,17 @@ impl Validator<'_> {
                 &join(path, "timeline"),
                 "`timeline` cannot be combined with `script`; choose steps by count or by time",
             );
+        }
+        if kind == EndpointKind::DeadLetter && e.protocol == Protocol::Http2 {
+            let e = self
+                .s
+                .error_at(
+                    &join(path, "protocol"),
+                    "a `dead_letter` endpoint cannot speak HTTP/2 only: the built-in clients \
+                     hand messages off over HTTP/1.1",
+                )
+                .with_expected("`http1` or `auto`".to_owned());
+            self.errors.push(e);
         }
         if kind == EndpointKind::DeadLetter
             && (e.script.is_some() || e.timeline.is_some() || !e.routes.is_empty())

@@ -333,3 +333,30 @@ fn serving_ends_at_the_files_wall_limit() {
         "{failed:?}"
     );
 }
+
+/// A client that never sends (it died, or went elsewhere) is told after the wait for the
+/// first request, not at the serving timeout.
+#[test]
+fn serving_ends_when_no_first_request_comes() {
+    use retrylab::ServeOptions;
+    use std::time::Duration;
+
+    let s = scenario(
+        "version: 1\nname: nobody\nendpoints: { api: {} }\noperation: { endpoint: api }\n",
+    );
+    let options = ServeOptions::new().first_request(Duration::from_millis(300));
+    let report = s.serve(options, |_| {});
+    let failed: Vec<(&str, &str)> = report
+        .failures()
+        .map(|v| (v.check.as_str(), v.message.as_str()))
+        .collect();
+    assert_eq!(failed[0].0, "serving_timeout", "{}", report.summary());
+    assert!(
+        failed[0]
+            .1
+            .starts_with("no request arrived in the first 0.300s of serving"),
+        "{failed:?}"
+    );
+    // It ended there: well before the 10 minutes of the serving timeout.
+    assert!(report.trace().end_ms < 5_000, "{}", report.summary());
+}

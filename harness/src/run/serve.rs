@@ -36,6 +36,7 @@ pub struct ServeOptions {
     bind: IpAddr,
     calls: Option<u32>,
     idle: Option<Duration>,
+    first_request: Duration,
     timeout: Duration,
 }
 
@@ -45,6 +46,7 @@ impl Default for ServeOptions {
             bind: crate::backend::real::LOOPBACK,
             calls: None,
             idle: None,
+            first_request: Duration::from_secs(60),
             timeout: Duration::from_secs(600),
         }
     }
@@ -80,6 +82,27 @@ impl ServeOptions {
     pub fn idle(mut self, idle: Duration) -> ServeOptions {
         self.idle = Some(idle);
         self
+    }
+
+    /// Serving ends, failing, when no request at all has arrived this long after the
+    /// endpoints started listening (default 60 s): a client that died before its first
+    /// request, or that went elsewhere, is told at once rather than at the timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retrylab::ServeOptions;
+    ///
+    /// let options = ServeOptions::new().first_request(Duration::from_secs(5));
+    /// assert_eq!(options.first_request_time(), Duration::from_secs(5));
+    /// ```
+    pub fn first_request(mut self, wait: Duration) -> ServeOptions {
+        self.first_request = wait;
+        self
+    }
+
+    /// How long serving waits for the first request.
+    pub fn first_request_time(&self) -> Duration {
+        self.first_request
     }
 
     /// Serving ends, failing, when the client has not finished after this long (default 10
@@ -191,12 +214,26 @@ impl Scenario {
         // harness that hangs, and gives the limit above room to report first.
         plan.wall = timeout.saturating_add(Duration::from_secs(5));
         let idle = options.idle.unwrap_or_else(|| default_idle(&served));
+        let first_request = options.first_request;
+        let no_request = format!(
+            "no request arrived in the first {} of serving: did the client start, and does it \
+             use the URL serve printed? (A file with `client: {{ command: [...] }}` has serve \
+             start the client itself and see it exit; --first-request waits longer.)",
+            crate::trace::seconds(u64::try_from(first_request.as_millis()).unwrap_or(u64::MAX))
+        );
+        // Set by the wait when no request came: a served run's calls are the client's, read
+        // off its requests, so the harness's own call and its result are not among them.
+        let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let saw_silence = silent.clone();
         let mut listening = Some(listening);
         let mut report = super::run(plan, move |env: crate::env::Env| {
+            let silent = saw_silence.clone();
             let announce = listening.take();
             async move {
                 let Net::Real(net) = env.net() else {
-                    return Err("serving needs the real backend".to_owned());
+                    return Err(super::Formatted(
+                        "serving needs the real backend".to_owned(),
+                    ));
                 };
                 let urls: Vec<Listening> = net
                     .addresses()
@@ -209,10 +246,22 @@ impl Scenario {
                 if let Some(announce) = announce {
                     announce(&urls);
                 }
-                wait_for_client(net.endpoints(), calls, idle, env.clock()).await;
-                Ok::<_, String>(())
+                match wait_for_client(net.endpoints(), calls, (idle, first_request), env.clock())
+                    .await
+                {
+                    Waited::Done => Ok(()),
+                    Waited::NoRequest => {
+                        silent.store(true, std::sync::atomic::Ordering::SeqCst);
+                        Err(super::Formatted("no request arrived".to_owned()))
+                    }
+                }
             }
         });
+        if silent.load(std::sync::atomic::Ordering::SeqCst) {
+            report
+                .verdicts
+                .insert(0, Verdict::fail("serving_timeout", no_request));
+        }
         if report.end == RunEnd::VirtualTimeLimit {
             // The run's time limit is serve's `timeout` here: say it in serve's words.
             let requests: usize = report.ledgers.iter().map(|(_, l)| l.requests.len()).sum();
@@ -378,15 +427,24 @@ fn step_wait_ms(step: &StepSpec) -> u64 {
         .max(branches)
 }
 
+/// How waiting for a served client ended.
+enum Waited {
+    /// Requests of every call arrived, then the client was quiet.
+    Done,
+    /// No request at all arrived in the time given for the first.
+    NoRequest,
+}
+
 /// Waits until requests of `calls` calls have arrived and the client has then been quiet
-/// for `idle`.
+/// for `idle`, or until the first request's time (`first`) passed without one.
 async fn wait_for_client(
     endpoints: &[Endpoint],
     calls: u32,
-    idle: Duration,
+    (idle, first): (Duration, Duration),
     clock: &retrylab_endpoints::VirtualClock,
-) {
+) -> Waited {
     let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+    let first_ms = u64::try_from(first.as_millis()).unwrap_or(u64::MAX);
     loop {
         tokio::time::sleep(POLL).await;
         let mut progress = Progress::default();
@@ -397,7 +455,10 @@ async fn wait_for_client(
         let now = clock.now_ms();
         let quiet = !progress.busy && now.saturating_sub(progress.last_ms) >= idle_ms;
         if progress.requests > 0 && progress.calls() >= u64::from(calls) && quiet {
-            return;
+            return Waited::Done;
+        }
+        if progress.requests == 0 && !progress.busy && now >= first_ms {
+            return Waited::NoRequest;
         }
     }
 }

@@ -120,6 +120,10 @@ enum Command {
         /// trickle) plus 1s, and at least 2s.
         #[arg(long, value_parser = duration)]
         idle: Option<std::time::Duration>,
+        /// Give up, failing, when no request at all has arrived this long after the
+        /// endpoints started listening (a client that died first, or went elsewhere).
+        #[arg(long, default_value = "60s", value_parser = duration)]
+        first_request: std::time::Duration,
         /// Give up, failing, when the client has not finished after this long.
         #[arg(long, default_value = "10m", value_parser = duration)]
         timeout: std::time::Duration,
@@ -202,10 +206,14 @@ fn main() -> ExitCode {
             env,
             calls,
             idle,
+            first_request,
             timeout,
             format,
         } => {
-            let mut options = ServeOptions::new().bind(bind).timeout(timeout);
+            let mut options = ServeOptions::new()
+                .bind(bind)
+                .first_request(first_request)
+                .timeout(timeout);
             if let Some(idle) = idle {
                 options = options.idle(idle);
             }

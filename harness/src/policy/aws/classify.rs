@@ -58,7 +58,9 @@ pub(crate) struct Reading {
 
 impl Class {
     /// The class of `ctx` as every SDK reads it. A throttling code wins over the status
-    /// (S3's `503 SlowDown` is a throttle), then a transient code, then the status.
+    /// (S3's `503 SlowDown` is a throttle), then a transient code, then the status. The
+    /// policy reads through its SDK ([`Class::read`]); the tests pin the shared reading.
+    #[cfg(test)]
     pub(crate) fn of(ctx: &AttemptView) -> Class {
         Class::read(ctx, Reading::default())
     }

@@ -106,6 +106,23 @@ fn curl_waits_each_retry_after_and_says_so() {
 }
 
 #[test]
+fn curl_waits_an_http_date_retry_after_dated_from_the_real_clock() {
+    if !curl() {
+        return;
+    }
+    let report = real_scenario("curl-retry-after-http-date.yaml").run_builtin();
+    passed(&report);
+    // curl reads the date against its own clock in whole seconds: from its current second
+    // to the date, 2s on and rounded up, is 2s or 3s. A date from the default epoch, long
+    // past, would have been a wait of 0.
+    let curl = process(&report);
+    assert_eq!(curl.exit, ProcessExit::Code(0));
+    assert_eq!(curl.stdout.text, "200");
+    let waits = announced_waits_ms(&curl.stderr.text);
+    assert!(waits == [2000] || waits == [3000], "{waits:?}");
+}
+
+#[test]
 fn curl_gives_up_on_a_retry_after_past_its_max_time() {
     if !curl() {
         return;

@@ -25,6 +25,30 @@ fn warnings(s: &Scenario) -> Vec<String> {
 
 const EXP3: &str = "{ exponential: { initial: 10ms, jitter: none, max_attempts: 3 } }";
 
+// ---- the wall clock -------------------------------------------------------------------------
+
+#[test]
+fn an_epoch_on_real_sockets_is_explained_not_refused() {
+    let real = scenario(
+        "version: 1\nname: w\nbackend: real\nepoch: 2026-01-01T00:00:00Z\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\noperation: { endpoint: api }\n",
+    );
+    assert_eq!(
+        warnings(&real),
+        [
+            "w.yaml:4:8 epoch: `epoch` is not used on `backend: real`: the wall clock there is \
+          the real one, read once as the run starts, and every `Date` and HTTP-date \
+          `Retry-After` is written from it"
+        ]
+    );
+    // On the sim network the epoch is the wall clock, and says nothing wrong.
+    let sim = scenario(
+        "version: 1\nname: w\nepoch: 2026-01-01T00:00:00Z\n\
+         endpoints: { api: { script: [ { status: 200 } ] } }\noperation: { endpoint: api }\n",
+    );
+    assert!(warnings(&sim).is_empty(), "{:?}", warnings(&sim));
+}
+
 // ---- contradictions: attempt counts -------------------------------------------------------
 
 #[test]

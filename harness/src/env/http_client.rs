@@ -176,11 +176,17 @@ impl HttpClient {
                     // the first made the `retry_after` check bound a wait by one of two
                     // disagreeing values that a correct client ignores.
                     let retry_after = RetryAfterValue::recorded_text(response.headers());
+                    // The first line, as the AWS policies read it, shown on the timeline.
+                    let amz_retry_after = response
+                        .headers()
+                        .get(crate::policy::aws::RETRY_AFTER_HEADER)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
                     guard.recorder.head(
                         id,
                         response.status().as_u16(),
                         conn_id,
                         retry_after.as_deref(),
+                        amz_retry_after.as_deref(),
                     );
                     guard.done = true;
                     let (parts, incoming) = response.into_parts();

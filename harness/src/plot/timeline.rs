@@ -114,7 +114,11 @@ impl Timeline {
     /// The timeline of `report`, a run of `scenario`.
     pub(super) fn of(scenario: &Scenario, report: &Report) -> Result<Timeline, String> {
         let trace = report.trace();
-        let epoch = scenario.epoch_unix_ms().map_err(|e| e.to_string())?;
+        // On real sockets the dates were written from the real clock, which the trace keeps.
+        let epoch = match trace.real_epoch_unix_ms() {
+            Some(real) => real,
+            None => scenario.epoch_unix_ms().map_err(|e| e.to_string())?,
+        };
         let mut rows = Vec::new();
         let mut row_of = BTreeMap::new();
         for call in trace.calls.iter().take(MAX_ROWS) {
@@ -216,8 +220,9 @@ impl Timeline {
 }
 
 /// The instant a `Retry-After` value names for a response whose head came at `head_ms`:
-/// seconds after the head, or the date on the virtual wall clock (which reads `epoch` at 0).
-/// A value that is neither is marked at the head.
+/// seconds after the head, or the date on the run's wall clock (which reads `epoch` at 0:
+/// the scenario's, or on real sockets the real clock the trace header keeps). A value that
+/// is neither is marked at the head.
 fn retry_after_instant(raw: &str, head_ms: u64, epoch_unix_ms: u64) -> u64 {
     match RetryAfterValue::parse(raw) {
         RetryAfterValue::Seconds(s) => head_ms.saturating_add(s.saturating_mul(1000)),

@@ -179,6 +179,7 @@ mod tests {
             end: EndKind::Body,
             body_error: None,
             retry_after: None,
+            amz_retry_after: None,
             resent: false,
             reconstructed: false,
             answered_by: None,

@@ -27,6 +27,8 @@ mod fleet;
 pub(crate) mod interner;
 mod json;
 pub(crate) mod record;
+mod wall_clock;
+pub(crate) use wall_clock::{EPOCH_KEY, epoch_entry};
 
 /// An interned string: an index into [`Trace::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -205,6 +207,10 @@ pub struct Attempt {
     pub body_error: Option<AttemptOutcome>,
     /// The raw `Retry-After` value of the response, when there was one.
     pub retry_after: Option<Name>,
+    /// The raw `x-amz-retry-after` value of the response (its first field line, as the AWS
+    /// policies read it), when there was one; `None` on a rebuilt attempt, whose endpoint
+    /// records only `Retry-After`.
+    pub amz_retry_after: Option<Name>,
     /// hyper-util resent the request on another connection (the pooled one was closed).
     pub resent: bool,
     /// Reconstructed from the network and ledger rather than seen on a harness surface.

@@ -129,6 +129,8 @@ pub(super) fn reconstruct(
         retry_after: response
             .and_then(|r| RetryAfterValue::recorded_text_of(&r.retry_after))
             .map(|text| interner.intern(&text)),
+        // The endpoint's record keeps `Retry-After` alone.
+        amz_retry_after: None,
         resent: false,
         reconstructed: true,
         answered_by: None,

@@ -168,6 +168,7 @@ impl Recorder {
             end: EndKind::Unfinished,
             body_error: None,
             retry_after: None,
+            amz_retry_after: None,
             resent: false,
             reconstructed: false,
             answered_by: None,
@@ -253,10 +254,12 @@ impl Recorder {
         status: u16,
         conn_id: Option<u64>,
         retry_after: Option<&str>,
+        amz_retry_after: Option<&str>,
     ) {
         let mut state = self.state();
         let now = state.now_ms(&self.shared.clock);
         let retry_after = retry_after.map(|text| state.interner.intern(text));
+        let amz_retry_after = amz_retry_after.map(|text| state.interner.intern(text));
         let conn_use = conn_id.map(|conn| {
             let seen = state.used.get_or_insert(conn, 0);
             *seen += 1;
@@ -272,6 +275,7 @@ impl Recorder {
             a.conn_id = conn_id;
             a.conn = conn_use.unwrap_or(ConnUse::Unknown);
             a.retry_after = retry_after;
+            a.amz_retry_after = amz_retry_after;
         }
     }
 

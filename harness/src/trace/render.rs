@@ -373,6 +373,10 @@ impl Trace {
             };
             let _ = write!(line, "  retry-after {shown}");
         }
+        // A delay in milliseconds, not an instant: shown as sent on every backend.
+        if let Some(amz) = a.amz_retry_after {
+            let _ = write!(line, "  x-amz-retry-after {}", self.name(amz));
+        }
         if a.resent {
             line.push_str("  resent");
         }

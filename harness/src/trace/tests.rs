@@ -42,6 +42,7 @@ fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -
         end: EndKind::Body,
         body_error: None,
         retry_after: None,
+        amz_retry_after: None,
         resent: false,
         reconstructed: false,
         answered_by: None,
@@ -62,6 +63,39 @@ fn timeline_lines() {
         trace.timeline(),
         "t=0.000s  #1  POST /orders  -> 503  conn 1 new\n\
              t=2.000s  #2  POST /orders  -> 200  conn 1 reused  gap 1.000s\n"
+    );
+}
+
+/// `x-amz-retry-after` shows as `Retry-After` does, after it, as sent; on real sockets too,
+/// since it is a delay, not an instant.
+#[test]
+fn x_amz_retry_after_shows_beside_retry_after() {
+    let mut first = attempt(1, 0, 1000, 503, 1, ConnUse::New);
+    first.retry_after = Some(Name(2));
+    first.amz_retry_after = Some(Name(3));
+    let mut second = attempt(2, 2000, 2500, 503, 1, ConnUse::Reused);
+    second.amz_retry_after = Some(Name(4));
+    let mut trace = Trace {
+        names: vec![
+            "POST".into(),
+            "/orders".into(),
+            "2".into(),
+            "1500".into(),
+            "-5".into(),
+        ],
+        attempts: vec![first, second],
+        ..Trace::default()
+    };
+    assert_eq!(
+        trace.timeline(),
+        "t=0.000s  #1  POST /orders  -> 503  conn 1 new  retry-after 2  x-amz-retry-after 1500\n\
+             t=2.000s  #2  POST /orders  -> 503  conn 1 reused  gap 1.000s  x-amz-retry-after -5\n"
+    );
+    trace.header = vec![("backend".into(), "real".into())];
+    let line = trace.attempt_line_with(&trace.attempts[0], instants::Instants::Redacted);
+    assert!(
+        line.ends_with("retry-after 2  x-amz-retry-after 1500"),
+        "{line}"
     );
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use ::h2::server::SendResponse;
 use ::h2::{RecvStream, SendStream};
 use bytes::{Bytes, BytesMut};
-use http::header::{CONNECTION, CONTENT_LENGTH, TE, TRANSFER_ENCODING, UPGRADE};
+use http::header::{CONNECTION, CONTENT_LENGTH, DATE, TE, TRANSFER_ENCODING, UPGRADE};
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 
 use crate::endpoint::Endpoint;
@@ -124,7 +124,16 @@ pub(super) async fn serve(
         }
     };
     let (response, fail, trickle) = answer;
-    let Some(hook) = respond_with(&conn, id, &response, fail, trickle, no_body, respond).await
+    let dated = endpoint.inner.date_header;
+    let Some(hook) = respond_with(
+        &conn,
+        id,
+        &response,
+        fail,
+        (trickle, no_body, dated),
+        respond,
+    )
+    .await
     else {
         return;
     };
@@ -195,16 +204,18 @@ async fn reset_by_client(respond: &mut SendResponse<Bytes>) {
 /// `trickle`. Gives the hook that completes the record once the last byte is flushed, or
 /// `None` when the stream went away first. A `fail` with a byte count cuts the connection
 /// after that many bytes, frames included, as HTTP/1's cut counts the bytes on the wire.
+/// With `dated`, the head carries a `Date` read at the instant it is recorded.
 async fn respond_with(
     conn: &Arc<ConnShared>,
     id: RequestId,
     sent: &SentResponse,
     fail: Option<Fail>,
-    trickle: Duration,
-    no_body: bool,
+    (trickle, no_body, dated): (Duration, bool, bool),
     mut respond: SendResponse<Bytes>,
 ) -> Option<FlushHook> {
     let written = conn.written();
+    // One reading for the record and the `Date`, so the date is the head's instant.
+    let at_ms = conn.clock.now_ms();
     let outcome = match fail {
         None => ResponseOutcome::Sent {
             status: sent.status,
@@ -217,7 +228,7 @@ async fn respond_with(
     let index = conn.ledger.push_response(ResponseRecord {
         request: id,
         conn_id: conn.conn_id,
-        at_ms: conn.clock.now_ms(),
+        at_ms,
         end_ms: None,
         outcome,
         retry_after: sent.retry_after_lines().cloned().collect(),
@@ -247,7 +258,11 @@ async fn respond_with(
             conn.cut_after(bytes, mode(f), pace.map(|_| hook));
         }
     }
-    let head = response_head(sent, body.len(), no_body);
+    let mut head = response_head(sent, body.len(), no_body);
+    if dated {
+        head.headers_mut()
+            .insert(DATE, crate::http::date::date_header(&conn.clock, at_ms));
+    }
     let mut stream = respond.send_response(head, body.is_empty()).ok()?;
     if body.is_empty() {
         return Some(hook);

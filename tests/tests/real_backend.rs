@@ -205,7 +205,7 @@ fn what_a_listener_cannot_do_is_a_located_error() {
     .to_string();
     assert!(errors.contains("x.yaml:4:"), "{errors}");
     assert!(
-        errors.contains("refused and black-holed connections cannot be made on the real backend"),
+        errors.contains("a `refuse` entry of a number of attempts cannot be made on real sockets"),
         "{errors}"
     );
     assert!(

@@ -7,11 +7,17 @@ use crate::script::connect::ConnectAction;
 use super::Endpoint;
 
 impl Endpoint {
+    /// The entries of the endpoint's connect schedule, as configured: a listener on real
+    /// sockets reads the windows it must make itself (no listener yet, a full backlog).
+    pub fn connect_steps(&self) -> Vec<crate::ConnectStep> {
+        self.lock().connect.steps().to_vec()
+    }
+
     /// A connection attempt `conn_id` arrived: consume the connect schedule, record the
     /// decision, and return it (the harness carries it out).
     pub fn on_connect(&self, conn_id: u64) -> ConnectAction {
         let mut state = self.lock();
-        let action = state.connect.next();
+        let action = state.connect.next_at(self.inner.clock().now_ms());
         self.inner.ledger.push_connect(ConnectRecord {
             conn_id,
             at_ms: self.inner.clock().now_ms(),
@@ -30,7 +36,7 @@ impl Endpoint {
         if state.down {
             return None;
         }
-        let action = state.connect.next();
+        let action = state.connect.next_at(self.inner.clock().now_ms());
         self.inner.ledger.push_connect(ConnectRecord {
             conn_id,
             at_ms: self.inner.clock().now_ms(),

@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::schedule_index;
-
 /// What the network does with one connection attempt (a scenario's `connect: [{ action }]`).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -20,13 +18,34 @@ pub enum ConnectAction {
     Blackhole,
 }
 
-/// One entry of a connect schedule.
+impl ConnectAction {
+    /// The action's name as scenarios write it.
+    ///
+    /// ```
+    /// use retrylab_endpoints::ConnectAction;
+    /// assert_eq!(ConnectAction::Blackhole.name(), "blackhole");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectAction::Accept => "accept",
+            ConnectAction::Refuse => "refuse",
+            ConnectAction::Blackhole => "blackhole",
+        }
+    }
+}
+
+/// One entry of a connect schedule: for a number of attempts, or for every attempt until an
+/// instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ConnectStep {
     /// The action.
     pub action: ConnectAction,
     /// How many consecutive attempts get it (the last entry repeats forever).
     pub times: u32,
+    /// When set, the entry holds for every attempt before this instant (ms since the run
+    /// started) instead of for `times` attempts; then the next entry takes over, and after
+    /// a last entry of this kind, every connection is accepted.
+    pub until_ms: Option<u64>,
 }
 
 impl ConnectStep {
@@ -47,7 +66,27 @@ impl ConnectStep {
 
     /// `action`, once.
     pub fn new(action: ConnectAction) -> Self {
-        Self { action, times: 1 }
+        Self {
+            action,
+            times: 1,
+            until_ms: None,
+        }
+    }
+
+    /// Apply to every attempt before the instant `ms` (since the run started), instead of
+    /// to a number of attempts: a service down for the first seconds of a run.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{ConnectAction, ConnectSchedule, ConnectStep};
+    ///
+    /// let mut schedule = ConnectSchedule::new([ConnectStep::refuse().until_ms(2_000)]);
+    /// assert_eq!(schedule.next_at(0), ConnectAction::Refuse);
+    /// assert_eq!(schedule.next_at(1_999), ConnectAction::Refuse);
+    /// assert_eq!(schedule.next_at(2_000), ConnectAction::Accept);
+    /// ```
+    pub fn until_ms(mut self, ms: u64) -> Self {
+        self.until_ms = Some(ms);
+        self
     }
 
     /// Apply to `times` consecutive attempts.
@@ -71,6 +110,9 @@ impl ConnectStep {
 pub struct ConnectSchedule {
     steps: Vec<ConnectStep>,
     attempts: u64,
+    /// The entry in force, and the attempts it has taken (for an entry of `times`).
+    index: usize,
+    taken: u32,
 }
 
 impl ConnectSchedule {
@@ -79,16 +121,45 @@ impl ConnectSchedule {
         Self {
             steps: steps.into_iter().collect(),
             attempts: 0,
+            index: 0,
+            taken: 0,
         }
     }
 
-    /// The action for the next attempt.
+    /// The action for the next attempt, at an instant no entry of the schedule waits for
+    /// (a schedule of counts alone).
     #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
     pub fn next(&mut self) -> ConnectAction {
-        let n = self.attempts;
+        self.next_at(0)
+    }
+
+    /// The action for the next attempt, made at `now_ms` (since the run started): entries
+    /// of `times` are consumed by attempts, entries with an instant hold until it.
+    pub fn next_at(&mut self, now_ms: u64) -> ConnectAction {
         self.attempts += 1;
-        let index = schedule_index(self.steps.iter().map(|s| s.times), n);
-        self.steps.get(index).map(|s| s.action).unwrap_or_default()
+        loop {
+            let Some(step) = self.steps.get(self.index) else {
+                // Past a last entry with an instant (or no entry at all): accept.
+                return ConnectAction::Accept;
+            };
+            let last = self.index + 1 == self.steps.len();
+            match step.until_ms {
+                Some(until) if now_ms < until => return step.action,
+                Some(_) => {}
+                None if last || self.taken < step.times => {
+                    self.taken = self.taken.saturating_add(1);
+                    return step.action;
+                }
+                None => {}
+            }
+            self.index += 1;
+            self.taken = 0;
+        }
+    }
+
+    /// The schedule's entries, as given.
+    pub fn steps(&self) -> &[ConnectStep] {
+        &self.steps
     }
 
     /// How many attempts have been decided.
@@ -108,6 +179,8 @@ impl ConnectSchedule {
     /// ```
     pub fn restart(&mut self) {
         self.attempts = 0;
+        self.index = 0;
+        self.taken = 0;
     }
 }
 

@@ -18,6 +18,17 @@ use retrylab_endpoints::{ConnIds, Endpoint};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
+mod windows;
+
+use self::windows::Windows;
+
+/// An endpoint's socket before its thread serves it: listening already, or bound and
+/// waiting for its connect windows (refused, then black-holed connections) to pass.
+enum Bound {
+    Listening(std::net::TcpListener),
+    Waiting(tokio::net::TcpSocket, Windows),
+}
+
 /// Where endpoints listen unless told otherwise: loopback only, so a run never exposes an
 /// endpoint to the network.
 pub(crate) const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -58,10 +69,25 @@ impl RealNet {
         let mut listeners = Vec::with_capacity(endpoints.len());
         let mut addresses = Vec::with_capacity(endpoints.len());
         for (name, endpoint) in endpoints {
-            let listener = std::net::TcpListener::bind((ip, 0))?;
-            listener.set_nonblocking(true)?;
-            addresses.push((name.clone(), listener.local_addr()?));
-            listeners.push((endpoint.clone(), listener));
+            let windows = Windows::of(&endpoint.connect_steps());
+            let (bound, address) = if windows.none() {
+                let listener = std::net::TcpListener::bind((ip, 0))?;
+                listener.set_nonblocking(true)?;
+                let address = listener.local_addr()?;
+                (Bound::Listening(listener), address)
+            } else {
+                // Bound now, so its URL is known and no other program takes the port; it
+                // listens once its windows pass.
+                let socket = match ip {
+                    IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                    IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+                };
+                socket.bind(SocketAddr::new(ip, 0))?;
+                let address = socket.local_addr()?;
+                (Bound::Waiting(socket, windows), address)
+            };
+            addresses.push((name.clone(), address));
+            listeners.push((endpoint.clone(), bound));
         }
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, started) = std::sync::mpsc::channel::<io::Result<()>>();
@@ -149,7 +175,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The serving thread: a current-thread runtime on real time with every listener's accept
 /// loop, until `stopped` fires; then every task (connections, steps) is dropped.
 fn serve(
-    listeners: Vec<(Endpoint, std::net::TcpListener)>,
+    listeners: Vec<(Endpoint, Bound)>,
     stopped: oneshot::Receiver<()>,
     ready: &std::sync::mpsc::Sender<io::Result<()>>,
 ) {
@@ -165,15 +191,28 @@ fn serve(
     };
     runtime.block_on(async move {
         let ids = ConnIds::new();
-        for (endpoint, listener) in listeners {
-            match tokio::net::TcpListener::from_std(listener) {
-                Ok(listener) => {
-                    let ids = ids.clone();
-                    tokio::spawn(async move { endpoint.serve_tcp(listener, ids).await });
-                }
-                Err(error) => {
-                    let _ = ready.send(Err(error));
-                    return;
+        let started = tokio::time::Instant::now();
+        for (endpoint, bound) in listeners {
+            let ids = ids.clone();
+            match bound {
+                Bound::Listening(listener) => match tokio::net::TcpListener::from_std(listener) {
+                    Ok(listener) => {
+                        tokio::spawn(async move { endpoint.serve_tcp(listener, ids).await });
+                    }
+                    Err(error) => {
+                        let _ = ready.send(Err(error));
+                        return;
+                    }
+                },
+                Bound::Waiting(socket, windows) => {
+                    tokio::spawn(async move {
+                        // A socket that cannot listen leaves its endpoint unreachable: every
+                        // connect is refused, which the run's checks then report.
+                        if let Ok(listener) = windows::listen_after(socket, windows, started).await
+                        {
+                            endpoint.serve_tcp(listener, ids).await;
+                        }
+                    });
                 }
             }
         }

@@ -98,9 +98,10 @@ pub(super) fn endpoint_config(
     if !spec.connect.is_empty() {
         config = config.connect(spec.connect.iter().map(|step| {
             let built = ConnectStep::new(step.action);
-            match step.times {
-                Some(n) => built.times(n),
-                None => built,
+            match (step.times, step.until) {
+                (_, Some(at)) => built.until_ms(at.as_ms()),
+                (Some(n), None) => built.times(n),
+                (None, None) => built,
             }
         }));
     }

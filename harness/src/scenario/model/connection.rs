@@ -2,13 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::duration::DurationOrNone;
+use super::duration::{DurationOrNone, Millis};
 
-/// One entry of a connect schedule: `{ action: refuse, times: 2 }`.
+/// One entry of a connect schedule: `{ action: refuse, times: 2 }`, or, for every attempt
+/// before an instant, `{ action: refuse, until: 2s }`.
 ///
 /// ```
-/// use retrylab::scenario::{ConnectAction, ConnectStepSpec};
+/// use retrylab::scenario::{ConnectAction, ConnectStepSpec, Millis};
 /// assert_eq!(ConnectStepSpec::refuse().times(2).action, ConnectAction::Refuse);
+/// assert_eq!(ConnectStepSpec::refuse().until(Millis::from_secs(2)).until, Some(Millis::from_secs(2)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -20,6 +22,11 @@ pub struct ConnectStepSpec {
     /// For this many connection attempts (at least 1); the last entry repeats forever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
+    /// For every connection attempt before this instant of the run, instead of `times`;
+    /// after a last entry of this kind, connections are accepted. The one form of `refuse`
+    /// and `blackhole` real sockets can make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Millis>,
 }
 
 impl ConnectStepSpec {
@@ -28,6 +35,7 @@ impl ConnectStepSpec {
         ConnectStepSpec {
             action: ConnectAction::Accept,
             times: None,
+            until: None,
         }
     }
 
@@ -36,6 +44,7 @@ impl ConnectStepSpec {
         ConnectStepSpec {
             action: ConnectAction::Refuse,
             times: None,
+            until: None,
         }
     }
 
@@ -44,12 +53,19 @@ impl ConnectStepSpec {
         ConnectStepSpec {
             action: ConnectAction::Blackhole,
             times: None,
+            until: None,
         }
     }
 
     /// For `n` attempts.
     pub fn times(mut self, n: u32) -> Self {
         self.times = Some(n);
+        self
+    }
+
+    /// For every attempt before the instant `at` of the run.
+    pub fn until(mut self, at: Millis) -> Self {
+        self.until = Some(at);
         self
     }
 }

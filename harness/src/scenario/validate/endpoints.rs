@@ -6,13 +6,11 @@ use super::steps::script_view;
 use crate::scenario::model::bounds::{
     MAX_ENDPOINT_NAME_CHARS, MAX_ENDPOINTS, MAX_RATE, MAX_ROUTES, MAX_STEPS, endpoint_name_too_long,
 };
-use crate::scenario::model::connection::ConnectAction;
 use crate::scenario::model::dedupe::DedupeAnswerSpec;
 use crate::scenario::model::duration::DurationOrNone;
 use crate::scenario::model::endpoint::{
     EndpointKind, EndpointSpec, Protocol, ScriptScope, millitokens,
 };
-use crate::scenario::model::turmoil::BackendKind;
 use crate::scenario::yaml::locations::{index, join};
 
 impl Validator<'_> {
@@ -108,16 +106,7 @@ impl Validator<'_> {
         self.rate_limit(path, e);
         self.broker(path, e);
         self.scripts(path, e);
-        for (i, c) in e.connect.iter().enumerate() {
-            let cp = index(&join(path, "connect"), i);
-            self.count_at_least_one(&join(&cp, "times"), c.times, "times");
-            if self.s.backend == BackendKind::Real && c.action != ConnectAction::Accept {
-                self.err(
-                    &join(&cp, "action"),
-                    "refused and black-holed connections cannot be made on the real backend",
-                );
-            }
-        }
+        self.connect_schedule(path, e);
         if let Some(k) = &e.keep_alive {
             let kp = join(path, "keep_alive");
             if let DurationOrNone::After(d) = k.idle_timeout {

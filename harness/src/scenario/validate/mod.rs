@@ -9,6 +9,7 @@
 
 mod client;
 mod command;
+mod connect;
 pub(crate) mod contradictions;
 mod endpoints;
 mod expect;

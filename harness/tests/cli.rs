@@ -1360,3 +1360,41 @@ fn new_refuses_to_overwrite_and_names_its_templates() {
     assert_eq!(nowhere.status.code(), Some(2));
     assert!(text(&nowhere.stderr).contains("no/such/dir/x.yaml: cannot create"));
 }
+
+/// A command client's processes are in every output: their exit status and what they
+/// printed in the JSON, their output in JUnit's `system-out`.
+#[test]
+fn a_command_client_s_exit_and_output_are_in_json_and_junit() {
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: node is not on this machine");
+        return;
+    }
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/real/node-fetch-retry-after.yaml"
+    );
+    let run = |format: &str| {
+        Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .args(["run", file, "--format", format])
+            .output()
+            .expect("retrylab runs")
+    };
+    let json = run("json");
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stdout)
+    );
+    let document: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("one JSON document");
+    let process = &document["runs"][0]["processes"][0];
+    assert_eq!(process["exit_code"], 0, "{process}");
+    assert_eq!(process["stdout"], "status 200\n", "{process}");
+    assert_eq!(process["requests"], 3, "{process}");
+    assert_eq!(document["runs"][0]["client"]["from"], "file");
+    let junit = run("junit");
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    assert!(xml.contains("<system-out>"), "{xml}");
+    assert!(xml.contains("(call 0): exit 0\nstatus 200"), "{xml}");
+}

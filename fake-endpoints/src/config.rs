@@ -80,6 +80,10 @@ pub struct EndpointConfig {
     /// Makes the endpoint a message broker (see [`Broker`]): only sends reach its routes,
     /// and the sends its steps commit are stored messages.
     pub broker: Option<Broker>,
+    /// Whether every response carries a `Date` header, written from the endpoint's clock as
+    /// the head is handed to the connection (default `false`: the simulated network's
+    /// snapshots predate it, and a client there has no clock of its own to compare it with).
+    pub date_header: bool,
 }
 
 impl EndpointConfig {
@@ -94,6 +98,7 @@ impl EndpointConfig {
             key_header: None,
             rate_limit: None,
             broker: None,
+            date_header: false,
         }
     }
 
@@ -130,6 +135,14 @@ impl EndpointConfig {
     /// The connect schedule.
     pub fn connect(mut self, steps: impl IntoIterator<Item = ConnectStep>) -> Self {
         self.connect = steps.into_iter().collect();
+        self
+    }
+
+    /// Whether every response carries a `Date` header from the endpoint's clock: the real
+    /// backend sends one, so that a client can read an HTTP-date `Retry-After` against the
+    /// server's own notion of now.
+    pub fn date_header(mut self, on: bool) -> Self {
+        self.date_header = on;
         self
     }
 

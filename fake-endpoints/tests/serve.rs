@@ -253,6 +253,31 @@ async fn http_date_retry_after_uses_the_virtual_wall_clock() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn with_date_header_each_response_is_dated_from_the_endpoints_clock() {
+    // An epoch 400 ms into a second: the head handed over 1.2 s later is in the next one.
+    let clock = VirtualClock::new().with_epoch_unix_ms(DEFAULT_EPOCH_UNIX_MS + 400);
+    let ep = Endpoint::new(
+        EndpointConfig::http("api")
+            .date_header(true)
+            .script([Step::status(503).retry_after(RetryAfter::http_date(secs(30)))]),
+        clock,
+    );
+    tokio::time::sleep(ms(1200)).await;
+    let mut client = open(&ep, 1).await;
+    let answer = send(&mut client, get("/")).await.unwrap();
+    // The date is the head's second, rounded down; the Retry-After 30 s on, rounded up.
+    assert_eq!(answer.headers["date"], "Thu, 01 Jan 2026 00:00:01 GMT");
+    assert_eq!(
+        answer.headers["retry-after"],
+        "Thu, 01 Jan 2026 00:00:32 GMT"
+    );
+    // A second answer on the same connection gets a date of its own.
+    tokio::time::sleep(secs(5)).await;
+    let answer = send(&mut client, get("/")).await.unwrap();
+    assert_eq!(answer.headers["date"], "Thu, 01 Jan 2026 00:00:06 GMT");
+}
+
+#[tokio::test(start_paused = true)]
 async fn unmatched_requests_get_404_and_are_recorded() {
     let ep = endpoint(
         EndpointConfig::http("api")

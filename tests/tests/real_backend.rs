@@ -1,7 +1,7 @@
 //! The real backend: the scenario's endpoints on TCP listeners at 127.0.0.1, in real time.
 
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use retrylab::scenario::BackendKind;
 use retrylab::trace::AttemptOutcome;
@@ -26,6 +26,91 @@ fn exchange(url: &str, path: &str) -> std::io::Result<String> {
     stream.read_to_end(&mut answer)?;
     let answer = String::from_utf8_lossy(&answer);
     Ok(answer.lines().next().unwrap_or_default().to_owned())
+}
+
+/// One blocking exchange like [`exchange`], giving the whole response head, lines in order.
+fn exchange_head(url: &str, path: &str) -> std::io::Result<Vec<String>> {
+    let address = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n"
+    )?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    let head = answer.split("\r\n\r\n").next().unwrap_or_default();
+    Ok(head.split("\r\n").map(str::to_owned).collect())
+}
+
+/// The value of header `name` in `head`, as [`exchange_head`] gives it.
+fn header<'a>(head: &'a [String], name: &str) -> Option<&'a str> {
+    head.iter().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// A scenario whose first answer is a 503 with an HTTP-date `Retry-After` 2s on.
+const DATED_503: &str = "version: 1\nname: dated\nbackend: real\n\
+     endpoints: { api: { script: [ { status: 503, retry_after: { http_date: +2s } }, \
+     { status: 200 } ] } }\n\
+     operation: { endpoint: api, path: /orders }\n\
+     expect: { attempts: 2, retry_after: { honour: max } }\n";
+
+#[test]
+fn on_real_sockets_dates_are_the_real_clock_and_a_client_reading_them_passes() {
+    let report = scenario(DATED_503).run(|env| async move {
+        let url = env.url("api");
+        let head = exchange_head(&url, "/orders").map_err(|e| e.to_string())?;
+        let now = SystemTime::now();
+        let date = header(&head, "date").ok_or("no Date header")?;
+        let date = httpdate::parse_http_date(date).map_err(|e| e.to_string())?;
+        let retry_at = header(&head, "retry-after").ok_or("no Retry-After")?;
+        let retry_at = httpdate::parse_http_date(retry_at).map_err(|e| e.to_string())?;
+        // The server's clock is this machine's: its Date is now, to the second.
+        let skew = now.duration_since(date).map_err(|e| e.to_string())?;
+        assert!(
+            skew < Duration::from_secs(2),
+            "Date {skew:?} behind the clock"
+        );
+        // The date is 2s on, rounded up to a whole second: 2s to 3s after the Date.
+        let ahead = retry_at.duration_since(date).map_err(|e| e.to_string())?;
+        assert!(
+            (Duration::from_secs(2)..=Duration::from_secs(3)).contains(&ahead),
+            "{ahead:?}"
+        );
+        // Wait for the date on this machine's clock, as a real client does.
+        std::thread::sleep(
+            retry_at
+                .duration_since(SystemTime::now())
+                .unwrap_or_default(),
+        );
+        exchange_head(&url, "/orders").map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    report.assert();
+    // The header says what the dates were written from; the timeline shows the date sent.
+    let trace = report.trace();
+    let epoch = trace.header.iter().find(|(key, _)| key == "epoch");
+    let (_, epoch) = epoch.unwrap_or_else(|| panic!("{:?}", trace.header));
+    assert!(epoch.contains(", the real clock at t=0"), "{epoch}");
+    let line = trace.attempt_line(&trace.attempts[0]);
+    assert!(line.contains(" GMT"), "{line}");
+}
+
+#[test]
+fn on_real_sockets_a_client_that_retries_an_http_date_at_once_is_caught() {
+    let report = scenario(DATED_503).run(|env| async move {
+        let url = env.url("api");
+        exchange_head(&url, "/orders").map_err(|e| e.to_string())?;
+        exchange_head(&url, "/orders").map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    });
+    let verdict = report.verdicts().iter().find(|v| v.check == "retry_after");
+    let verdict = verdict.unwrap_or_else(|| panic!("{}", report.summary()));
+    assert!(!verdict.passed(), "{}", report.summary());
 }
 
 #[test]
@@ -206,8 +291,9 @@ fn a_real_backend_snapshot_is_the_same_on_every_run() {
     assert!(texts[0].contains("backend: real"), "{}", texts[0]);
     assert!(!texts[0].contains("t=0."), "{}", texts[0]);
 
+    // Unlike the sim network's, a real endpoint's answers carry a `Date`, from the real clock.
     let head = scenario(
-        "version: 1\nname: no date\nbackend: real\n\
+        "version: 1\nname: dated\nbackend: real\n\
          endpoints: { api: { script: [ { status: 200 } ] } }\noperation: { endpoint: api }\n",
     )
     .run(|env| async move {
@@ -224,7 +310,14 @@ fn a_real_backend_snapshot_is_the_same_on_every_run() {
     });
     let answer = format!("{:?}", head.trace().calls[0].result);
     assert!(answer.contains("200 ok"), "{answer}");
-    assert!(!answer.contains("date:"), "{answer}");
+    let now = httpdate::fmt_http_date(SystemTime::now()).to_ascii_lowercase();
+    // The day and the hour are the machine's (the test may straddle a second, not an hour
+    // but for one second in 3600).
+    let day_and_hour = &now[..now.len() - 10];
+    assert!(
+        answer.contains(&format!("date: {day_and_hour}")),
+        "{answer} / {now}"
+    );
 }
 
 // ---- library files on real sockets ----------------------------------------------------------

@@ -106,6 +106,30 @@ fn curl_waits_each_retry_after_and_says_so() {
 }
 
 #[test]
+fn curl_waits_an_http_date_retry_after_dated_from_the_real_clock() {
+    if !runs("curl", curl::available()) {
+        return;
+    }
+    let report = real_scenario("curl-retry-after-http-date.yaml").run(curl::retry_3);
+    passed(&report);
+    // curl reads the date against its own clock in whole seconds: from its current second
+    // to the date, 2s on and rounded up, is 2s or 3s. A date from the default epoch, long
+    // past, would have been a wait of 0.
+    let CallResult::Success(transfer) = result(&report) else {
+        panic!("{}", report.summary());
+    };
+    assert!(
+        transfer.ends_with("announced_waits_ms: [2000] }")
+            || transfer.ends_with("announced_waits_ms: [3000] }"),
+        "{transfer}"
+    );
+    assert!(
+        transfer.starts_with("Transfer { exit_code: 0, http_code: 200"),
+        "{transfer}"
+    );
+}
+
+#[test]
 fn curl_gives_up_on_a_retry_after_past_its_max_time() {
     if !curl() {
         return;

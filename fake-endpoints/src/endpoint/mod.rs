@@ -108,6 +108,8 @@ pub(crate) struct Inner {
     pub(crate) lives: Lives,
     /// Set on a message broker: only sends reach the routes, and commits store messages.
     broker: Option<Broker>,
+    /// Whether responses carry a `Date` header (`EndpointConfig::date_header`).
+    pub(crate) date_header: bool,
 }
 
 impl Inner {
@@ -165,6 +167,7 @@ impl Endpoint {
             key_header: _,
             rate_limit,
             broker,
+            date_header,
         } = config;
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let routes = routes.into_iter().map(RouteState::new).collect();
@@ -191,6 +194,7 @@ impl Endpoint {
                 gate,
                 lives: Lives::default(),
                 broker,
+                date_header,
             }),
         }
     }

@@ -239,6 +239,29 @@ pub fn format_imf_fixdate(unix_s: i64) -> String {
     )
 }
 
+/// The `Date` header of a response whose head is handed over `at_ms` after the start of
+/// `clock`: its wall clock then, in whole seconds (RFC 9110 section 6.6.1 wants the instant
+/// the message was made, to the second, rounded down).
+///
+/// ```
+/// use retrylab_endpoints::VirtualClock;
+/// use retrylab_endpoints::date::date_header;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let clock = VirtualClock::new().with_epoch_unix_ms(1_767_225_600_400);
+/// assert_eq!(date_header(&clock, 599), "Thu, 01 Jan 2026 00:00:00 GMT");
+/// assert_eq!(date_header(&clock, 600), "Thu, 01 Jan 2026 00:00:01 GMT");
+/// # }
+/// ```
+pub fn date_header(clock: &crate::VirtualClock, at_ms: u64) -> http::HeaderValue {
+    let unix_ms = clock.epoch_unix_ms.saturating_add(at_ms);
+    let unix_s = i64::try_from(unix_ms / 1000).unwrap_or(i64::MAX);
+    // Digits, letters, commas, colons and spaces only: always a valid header value.
+    http::HeaderValue::from_str(&format_imf_fixdate(unix_s))
+        .unwrap_or_else(|_| http::HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

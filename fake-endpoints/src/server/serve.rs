@@ -8,7 +8,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::CONNECTION;
+use http::header::{CONNECTION, DATE};
 use http::{HeaderValue, Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -288,10 +288,20 @@ async fn handle(
         .is_some_and(|max| seq >= max);
     match outcome {
         Answer::Respond(response, trickle) => {
-            Ok(respond(&conn, id, &response, None, trickle, close))
+            let dated = endpoint.inner.date_header;
+            Ok(respond(&conn, id, &response, None, trickle, close, dated))
         }
         Answer::Truncate(response, fail, trickle) => {
-            Ok(respond(&conn, id, &response, Some(fail), trickle, close))
+            let dated = endpoint.inner.date_header;
+            Ok(respond(
+                &conn,
+                id,
+                &response,
+                Some(fail),
+                trickle,
+                close,
+                dated,
+            ))
         }
         Answer::Fail(fail) => {
             let written = conn.written();
@@ -316,7 +326,8 @@ async fn handle(
     }
 }
 
-/// Builds the hyper response for `sent`, records its head, and wires its completion.
+/// Builds the hyper response for `sent`, records its head, and wires its completion; with
+/// `dated`, adds a `Date` header read at the instant the head is recorded.
 fn respond(
     conn: &Arc<ConnShared>,
     id: RequestId,
@@ -324,8 +335,11 @@ fn respond(
     fail: Option<Fail>,
     trickle: Duration,
     close: bool,
+    dated: bool,
 ) -> Response<ResponseBody> {
     let written = conn.written();
+    // One reading for the record and the `Date`, so the date is the head's instant.
+    let at_ms = conn.clock.now_ms();
     let outcome = match fail {
         None => ResponseOutcome::Sent {
             status: sent.status,
@@ -338,7 +352,7 @@ fn respond(
     let index = conn.ledger.push_response(ResponseRecord {
         request: id,
         conn_id: conn.conn_id,
-        at_ms: conn.clock.now_ms(),
+        at_ms,
         end_ms: None,
         outcome,
         retry_after: sent.retry_after_lines().cloned().collect(),
@@ -375,6 +389,9 @@ fn respond(
     let headers = response.headers_mut();
     for (name, value) in &sent.headers {
         headers.append(name.clone(), value.clone());
+    }
+    if dated {
+        headers.insert(DATE, crate::http::date::date_header(&conn.clock, at_ms));
     }
     if close {
         // hyper closes the connection after a response carrying `connection: close`.

@@ -145,7 +145,12 @@ pub(crate) fn judge(scenario: &Scenario, mut report: Report, judging: &Judging) 
         .warnings
         .extend(scenario.warnings().iter().map(ToString::to_string));
     let verdicts = {
-        let ctx = Ctx::new(scenario, &report, judging.epoch_unix_ms);
+        // On real sockets the run's wall clock was the real one, which only its trace knows.
+        let epoch_unix_ms = report
+            .trace
+            .real_epoch_unix_ms()
+            .unwrap_or(judging.epoch_unix_ms);
+        let ctx = Ctx::new(scenario, &report, epoch_unix_ms);
         evaluate(&ctx)
     };
     if matches!(scenario.client, crate::scenario::ClientSpec::Command(_)) {
@@ -178,9 +183,12 @@ pub(crate) fn conforms_windows(
     report: &Report,
 ) -> Option<Result<conforms::CallWindows, String>> {
     let spec = scenario.expect.conforms_to.as_ref()?;
-    let epoch_unix_ms = match scenario.epoch_unix_ms() {
-        Ok(ms) => ms,
-        Err(error) => return Some(Err(error.to_string())),
+    let epoch_unix_ms = match report.trace.real_epoch_unix_ms() {
+        Some(ms) => ms,
+        None => match scenario.epoch_unix_ms() {
+            Ok(ms) => ms,
+            Err(error) => return Some(Err(error.to_string())),
+        },
     };
     let ctx = Ctx::new(scenario, report, epoch_unix_ms);
     Some(conforms::windows(&ctx, spec))

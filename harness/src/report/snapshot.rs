@@ -29,6 +29,11 @@ pub(crate) fn render(report: &Report) -> String {
     let visible = crate::scenario::visible;
     let _ = writeln!(out, "scenario: {}", visible(&report.name));
     for (key, value) in &trace.header {
+        // A real run's wall clock is the machine's: the same from run to run only redacted.
+        let value = match instants {
+            Instants::Redacted if key == crate::trace::EPOCH_KEY => crate::trace::instants::REAL,
+            _ => value,
+        };
         let _ = writeln!(out, "{key}: {value}");
     }
     out.push_str("calls:\n");

@@ -30,7 +30,14 @@ where
     E: Debug,
 {
     let start = tokio::time::Instant::now();
-    let clock = VirtualClock::starting_at(start, plan.epoch_unix_ms);
+    let real = plan.backend == BackendKind::Real;
+    // On real sockets the wall clock is the real one, read beside `start`.
+    let epoch_unix_ms = if real {
+        crate::backend::real::wall_clock_unix_ms()
+    } else {
+        plan.epoch_unix_ms
+    };
+    let clock = VirtualClock::starting_at(start, epoch_unix_ms);
     // Counted by the harness's client and, for any other client, by the endpoints.
     let limit = AttemptLimit::new(plan.max_attempts);
     let endpoints: Vec<(String, Endpoint)> = plan
@@ -38,7 +45,8 @@ where
         .iter()
         .map(|planned| {
             let gate = Arc::new(limit.clone());
-            let endpoint = Endpoint::with_gate(planned.config.clone(), clock, gate);
+            let config = planned.config.clone().date_header(real);
+            let endpoint = Endpoint::with_gate(config, clock, gate);
             (planned.name.clone(), endpoint)
         })
         .collect();
@@ -138,7 +146,7 @@ where
     let watchdog = Watchdog::default();
     let log = CallLog::default();
     *live_lock(live) = Some(Live {
-        header: trace_header(&plan),
+        header: trace_header(&plan, clock),
         clients: plan.clients,
         recorder: recorder.clone(),
         network: network.clone(),
@@ -188,7 +196,7 @@ where
     drop(fleet);
     // The run is over: the waiting thread no longer needs a way in.
     let published = live_lock(live).take();
-    let header = published.map_or_else(|| trace_header(&plan), |live| live.header);
+    let header = published.map_or_else(|| trace_header(&plan, clock), |live| live.header);
     // A served run's calls are the client's, read off its requests.
     let calls = match plan.served_calls {
         Some(calls) => served_calls::calls_of(&endpoints, calls),
@@ -320,8 +328,9 @@ fn run_verdicts(
     verdicts
 }
 
-/// The trace header: the backend, the seed and the pinned client and server configuration.
-fn trace_header(plan: &Plan) -> Vec<(String, String)> {
+/// The trace header: the backend, the seed and the pinned client and server configuration;
+/// on real sockets, the real wall clock the run started at ([`crate::trace::EPOCH_KEY`]).
+fn trace_header(plan: &Plan, clock: VirtualClock) -> Vec<(String, String)> {
     let backend = match plan.backend {
         BackendKind::Real => "real",
         BackendKind::Turmoil => "turmoil",
@@ -333,9 +342,18 @@ fn trace_header(plan: &Plan) -> Vec<(String, String)> {
         ("client".to_owned(), HTTP_CLIENT_CONFIG.to_owned()),
         (
             "server".to_owned(),
-            "hyper http1, auto_date_header off, header_read_timeout none".to_owned(),
+            if plan.backend == BackendKind::Real {
+                "hyper http1, auto_date_header off (the endpoint writes Date from the run's \
+                 clock), header_read_timeout none"
+            } else {
+                "hyper http1, auto_date_header off, header_read_timeout none"
+            }
+            .to_owned(),
         ),
     ];
+    if plan.backend == BackendKind::Real {
+        header.push(crate::trace::epoch_entry(clock.epoch_unix_ms));
+    }
     if plan.https_as_http {
         header.push((
             "tls".to_owned(),

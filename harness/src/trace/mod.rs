@@ -27,6 +27,8 @@ mod fleet;
 pub(crate) mod interner;
 mod json;
 pub(crate) mod record;
+mod wall_clock;
+pub(crate) use wall_clock::{EPOCH_KEY, epoch_entry};
 
 /// An interned string: an index into [`Trace::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

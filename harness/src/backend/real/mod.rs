@@ -22,6 +22,18 @@ use tokio::sync::oneshot;
 /// endpoint to the network.
 pub(crate) const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
+/// The real wall clock now, in milliseconds since the Unix epoch: read once as a run on real
+/// sockets starts, and that run's wall clock from then on (its `epoch`), so that a real
+/// client comparing an HTTP-date `Retry-After` or a `Date` with its own clock finds them
+/// where the server meant them. Never read on the simulated path, whose wall clock is the
+/// scenario's `epoch` so that its traces stay the same from run to run.
+pub(crate) fn wall_clock_unix_ms() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The endpoints of one run on real sockets, and the thread serving them.
 #[derive(Clone)]
 pub(crate) struct RealNet {

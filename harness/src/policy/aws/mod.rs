@@ -18,7 +18,7 @@ mod tests;
 use std::time::Duration;
 
 use self::adaptive::Limiter;
-use self::classify::Class;
+use self::classify::{Class, Reading};
 use super::generic::ConfigError;
 use super::units::{NS_PER_MS, duration_ns, ns_to_ms};
 use super::{Anchor, AttemptView, CallHistory, Decision, Envelope, NotBefore, Policy, StopReason};
@@ -96,20 +96,52 @@ pub enum AwsJitter {
     None,
 }
 
-/// Which SDK's reading of Retry Behavior 2.0 (2.1 is the same in both).
+/// Which SDK's reading of the retry behaviour to follow: a reading of the specification
+/// (`botocore`, `smithy_rs`), or what one SDK release does by default, named with its
+/// version (`botocore_1_44`). docs/retry-behaviours.md#sdk-defaults says what each was read
+/// from, and when.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
 )]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AwsSdk {
-    /// botocore: a retry costs 5, 10 after a timeout; `x-amz-retry-after` is ignored.
+    /// botocore's reading of 2.0, from before 2.1 became its only standard mode: a retry
+    /// costs 5, 10 after a timeout; `x-amz-retry-after` is ignored. With `aws_standard_2_1`
+    /// it is the specification's 2.1, which retries no bare 429.
     #[default]
     Botocore,
-    /// smithy-rs (the AWS SDK for Rust): a retry after a transient error (a timeout, an I/O
-    /// error, a bare 500/502/503/504, a transient code) costs 10, after a throttle 5; a valid
-    /// `x-amz-retry-after` is the delay, capped at `MAX_BACKOFF`.
+    /// smithy-rs (the AWS SDK for Rust), as read in aws-smithy-runtime 1.16.2 and
+    /// aws-runtime 1.10.2 source, 2026-12-05: its default is 2.0 (2.1 only with
+    /// `RetrySpec::v2_1`, that is `aws_standard_2_1`, which it reads as this model's 2.1);
+    /// a retry after a transient error (a timeout, an I/O error, a bare 500/502/503/504, a
+    /// transient code) costs 10, after a throttle 5; a valid `x-amz-retry-after` is the
+    /// delay, capped at `MAX_BACKOFF`; a bare 429 is not retried.
     SmithyRs,
+    /// botocore 1.44.18's default, as read in its source (`botocore/retries/standard.py`,
+    /// `botocore/configprovider.py`, `botocore/args.py`), 2026-12-05: `standard` mode, which
+    /// is 2.1 with nothing to opt into (`aws_standard` and `aws_standard_2_1` both name it):
+    /// 3 attempts (4 for `dynamodb` and `dynamodb-streams`), base 50 ms (25 ms for those
+    /// two) after a transient error and 1 s after a throttle, `MAX_BACKOFF` 20 s, a quota of
+    /// 500 charging 14, or 5 after a throttle, and `x-amz-retry-after` clamped to
+    /// `[t_i, t_i + 5 s]`; and a 429 that names no throttling code is retried as a throttle.
+    #[serde(rename = "botocore_1_44")]
+    Botocore1_44,
+}
+
+impl AwsSdk {
+    /// Whether this reading is an SDK release's default, which fixes the retry behaviour
+    /// whatever the mode's name says.
+    fn ships_2_1(self) -> bool {
+        self == AwsSdk::Botocore1_44
+    }
+
+    /// What this SDK adds to the classes every SDK reads alike.
+    fn reading(self) -> Reading {
+        Reading {
+            bare_429_throttles: self == AwsSdk::Botocore1_44,
+        }
+    }
 }
 
 /// Parameters of the `aws_standard`, `aws_standard_2_1` and `aws_adaptive` policies
@@ -119,7 +151,8 @@ pub enum AwsSdk {
 /// - **classification**: a 2xx succeeds; a throttling error code (any status) is a throttle;
 ///   a timeout, an I/O error (reset, early close, refused connect), a transient error code
 ///   or a bare 500/502/503/504 is a transient error; everything else, a bare 429 included,
-///   is not retryable. The code is [`AttemptView::error_code`] (see [`error_code`]);
+///   is not retryable, but [`AwsSdk::Botocore1_44`] retries a 429 that names no throttling
+///   code as a throttle. The code is [`AttemptView::error_code`] (see [`error_code`]);
 /// - **backoff** before retry `i` (after attempt `i`): `t_i = b × min(base × 2^(i-1),
 ///   max_backoff)`, the cap before the jitter, `b` uniform in `[0, 1)` (or 1 with
 ///   [`AwsJitter::None`]), measured from `end(i)`. `base` is 1 s in 2.0; in 2.1 it is
@@ -212,16 +245,35 @@ impl AwsConfig {
                 message: "must be above 0".to_string(),
             });
         }
+        if self.mode == AwsMode::Adaptive && self.sdk.ships_2_1() {
+            // The limiter model is 2.0's; botocore 1.44.18 runs it over 2.1's rules.
+            return Err(ConfigError {
+                field: "sdk",
+                message: "botocore 1.44.18's adaptive mode runs the rate limiter over Retry \
+                          Behavior 2.1, which this model does not have: use `aws_standard` \
+                          or `aws_standard_2_1` with `sdk: botocore_1_44`, or `aws_adaptive` \
+                          with `sdk: botocore`"
+                    .to_string(),
+            });
+        }
         Ok(())
     }
 
-    /// Whether 2.1's `DynamoDB` rule applies.
+    /// Whether 2.1's rules apply: `aws_standard_2_1`, or an SDK whose default is 2.1.
+    pub fn is_2_1(&self) -> bool {
+        self.mode == AwsMode::Standard21 || self.sdk.ships_2_1()
+    }
+
+    /// Whether 2.1's `DynamoDB` rule applies (botocore 1.44.18 applies it to `DynamoDB`
+    /// Streams too).
     pub fn is_dynamodb(&self) -> bool {
-        self.mode == AwsMode::Standard21
-            && self
-                .service
-                .as_deref()
-                .is_some_and(|s| s.trim().eq_ignore_ascii_case("dynamodb"))
+        let streams = self.sdk == AwsSdk::Botocore1_44;
+        self.is_2_1()
+            && self.service.as_deref().is_some_and(|s| {
+                let s = s.trim();
+                s.eq_ignore_ascii_case("dynamodb")
+                    || (streams && s.eq_ignore_ascii_case("dynamodb-streams"))
+            })
     }
 
     /// Attempts per call: the configured count, else 3 (4 for `DynamoDB` in 2.1).
@@ -358,7 +410,7 @@ impl AwsRetry {
     }
 
     fn is_2_1(&self) -> bool {
-        self.config.mode == AwsMode::Standard21
+        self.config.is_2_1()
     }
 
     /// The cost of a retry after an attempt of class `class`.
@@ -366,8 +418,8 @@ impl AwsRetry {
         match (self.is_2_1(), self.config.sdk, class) {
             (true, _, Class::Throttling) => THROTTLING_RETRY_COST_2_1,
             (true, _, _) => RETRY_COST_2_1,
-            (false, AwsSdk::Botocore, Class::Timeout) => TIMEOUT_RETRY_COST,
-            (false, AwsSdk::Botocore, _) => RETRY_COST,
+            (false, AwsSdk::Botocore | AwsSdk::Botocore1_44, Class::Timeout) => TIMEOUT_RETRY_COST,
+            (false, AwsSdk::Botocore | AwsSdk::Botocore1_44, _) => RETRY_COST,
             (false, AwsSdk::SmithyRs, Class::Throttling) => RETRY_COST,
             (false, AwsSdk::SmithyRs, _) => TIMEOUT_RETRY_COST,
         }
@@ -414,7 +466,7 @@ impl AwsRetry {
             (false, AwsSdk::SmithyRs) => {
                 RetryAfterRule::Exact(ra.min(duration_ns(self.config.max_backoff)))
             }
-            (false, AwsSdk::Botocore) => RetryAfterRule::None,
+            (false, AwsSdk::Botocore | AwsSdk::Botocore1_44) => RetryAfterRule::None,
         }
     }
 
@@ -424,7 +476,7 @@ impl AwsRetry {
         if ctx.n <= 1 {
             state.quota.start_call(call);
         }
-        let class = Class::of(ctx);
+        let class = Class::read(ctx, self.config.sdk.reading());
         let mut wait_ns = 0;
         if let Some(limiter) = &mut state.limiter {
             limiter.on_send(seconds(ctx.start_ms));

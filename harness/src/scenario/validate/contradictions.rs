@@ -84,6 +84,7 @@ impl Scenario {
             found: Vec::new(),
         };
         rules.limits();
+        rules.epoch_on_real_sockets();
         rules.unreachable_steps();
         if let Some(client) = BuiltIn::of(self) {
             rules.refused_by_broker();
@@ -151,6 +152,23 @@ impl Contradictions<'_> {
         }
         let warning = self.s.error_at(path, message);
         self.found.push(warning);
+    }
+
+    /// `epoch` on `backend: real`: the wall clock there is the real one, so a date the file
+    /// chose would be a promise the run does not keep. A warning, not an error: `retrylab
+    /// serve` and `--backend real` put files written for the sim network on real sockets,
+    /// and those run as well with the real clock.
+    fn epoch_on_real_sockets(&mut self) {
+        if self.s.backend == crate::scenario::BackendKind::Real && self.s.epoch.is_some() {
+            self.warn(
+                &[],
+                "epoch",
+                "`epoch` is not used on `backend: real`: the wall clock there is the real \
+                 one, read once as the run starts, and every `Date` and HTTP-date \
+                 `Retry-After` is written from it"
+                    .to_owned(),
+            );
+        }
     }
 
     /// Every call of every client instance.

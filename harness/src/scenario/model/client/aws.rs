@@ -40,7 +40,9 @@ pub struct AwsParams {
     /// Whether the operation long-polls (default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub long_polling: bool,
-    /// Which SDK's reading of 2.0 to follow (default `botocore`).
+    /// Which SDK's reading to follow (default `botocore`): `botocore` and `smithy_rs` read
+    /// the specification's 2.0 and 2.1; `botocore_1_44` is botocore 1.44.18's default, 2.1
+    /// with a bare 429 retried as a throttle, whichever standard mode names it.
     #[serde(default, skip_serializing_if = "is_aws_sdk_botocore")]
     pub sdk: AwsSdk,
     /// Per-attempt timeout.
@@ -71,7 +73,7 @@ impl Default for AwsParams {
 /// ```
 pub use crate::policy::aws::AwsJitter;
 
-/// Which SDK's reading of Retry Behavior 2.0 to follow.
+/// Which SDK's reading of the retry behaviour to follow.
 ///
 /// ```
 /// use retrylab::scenario::AwsSdk;

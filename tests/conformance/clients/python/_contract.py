@@ -83,10 +83,19 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def exit_now(code: int) -> NoReturn:
+    """Exits at once, once the line is out: the call is over, and an interpreter's teardown
+    (the anthropic SDK's, after a request it timed out on, sometimes outlived the 30 s
+    process timeout) is no part of it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def report_status(status: int) -> NoReturn:
     """Prints `status <code>` and exits 0 for a 2xx, 1 otherwise."""
     print(f"status {status}", flush=True)
-    sys.exit(0 if 200 <= status < 300 else 1)
+    exit_now(0 if 200 <= status < 300 else 1)
 
 
 def report_error(error: BaseException, kind: str | None = None) -> NoReturn:
@@ -97,4 +106,4 @@ def report_error(error: BaseException, kind: str | None = None) -> NoReturn:
 def report_failure(kind: str, message: object) -> NoReturn:
     """Prints `error <kind>: <message>` and exits 1."""
     print(f"error {kind}: {one_line(message)}", flush=True)
-    sys.exit(1)
+    exit_now(1)

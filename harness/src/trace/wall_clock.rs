@@ -47,9 +47,10 @@ mod tests {
     use super::*;
 
     fn real_trace(header: Vec<(String, String)>) -> Trace {
-        let mut trace = Trace::default();
-        trace.header = header;
-        trace
+        Trace {
+            header,
+            ..Trace::default()
+        }
     }
 
     #[test]

@@ -272,7 +272,7 @@ fn quota_costs_2_1() {
 
 /// botocore 1.44.18's default, as its source reads (botocore/retries/standard.py): a bare
 /// 429 is a throttle (base 1 s, cost 5) in `aws_standard` and `aws_standard_2_1` alike, a
-/// bare 503 a transient error (base 50 ms, cost 14), and `dynamodb-streams` gets DynamoDB's
+/// bare 503 a transient error (base 50 ms, cost 14), and `dynamodb-streams` gets `DynamoDB`'s
 /// 25 ms and 4 attempts.
 #[test]
 fn botocore_1_44_is_2_1_with_a_bare_429_as_a_throttle() {

@@ -156,8 +156,9 @@ pub struct ResponseRecord {
     /// When the head was handed to the connection, or the failure or abandonment happened
     /// (under a wiremock responder: when the step's latency ended and wiremock sends the head).
     pub at_ms: u64,
-    /// When the last byte was flushed to the connection; `None` if it never was, or if the
-    /// server does not report it (a wiremock responder).
+    /// When the last byte was flushed to the connection; for `fail: hang`, when the
+    /// connection went away (the client gave up, or the run ended); `None` if neither
+    /// happened yet, or if the server does not report it (a wiremock responder).
     pub end_ms: Option<u64>,
     /// What happened.
     pub outcome: ResponseOutcome,

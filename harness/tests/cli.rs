@@ -703,8 +703,8 @@ fn serve_refuses_what_real_sockets_cannot_do() {
     let stderr = text(&output.stderr);
     assert!(
         stderr.contains(
-            "refused.yaml:3:42 endpoints.api.connect[0].action: refused and black-holed \
-             connections cannot be made on the real backend"
+            "refused.yaml:3:42 endpoints.api.connect[0].action: a `refuse` entry of a number \
+             of attempts cannot be made on real sockets"
         ),
         "{stderr}"
     );
@@ -1362,7 +1362,7 @@ fn new_refuses_to_overwrite_and_names_its_templates() {
 }
 
 /// A command client's processes are in every output: their exit status and what they
-/// printed in the JSON, their output in JUnit's `system-out`.
+/// printed in the JSON, their output in `JUnit`'s `system-out`.
 #[test]
 fn a_command_client_s_exit_and_output_are_in_json_and_junit() {
     let node = Command::new("node").arg("--version").output();

@@ -160,3 +160,64 @@ fn run_applies_a_profile_to_every_file() {
     assert!(stdout.contains("client fixed (--profile)"), "{stdout}");
     assert!(stdout.contains("FAIL conforms_to"), "{stdout}");
 }
+
+#[test]
+fn jobs_give_the_same_table_and_a_missing_requirement_is_skipped() {
+    // Needs a stamp no install step made: skipped, naming it, whatever its program.
+    let needs = "version: 1\nname: needs\nlanguage: shell\nlibrary: none\n\
+        client: { command: [sh, -c, 'exit 1'] }\nrequires: [no-such-stamp]\n\
+        documented:\n  promises: { burst: 'whatever' }\n";
+    let folder = Folder::with(
+        "jobs",
+        &[
+            ("suite/burst.yaml", BURST),
+            ("suite/post.yaml", POST),
+            ("profiles/a-keeps.yaml", KEEPS),
+            ("profiles/b-breaks.yaml", BREAKS),
+            ("profiles/c-needs.yaml", needs),
+        ],
+    );
+    let table = |jobs: &str| {
+        let output = retrylab(&[
+            "conformance".as_ref(),
+            folder.0.join("suite").as_os_str(),
+            "--profiles".as_ref(),
+            folder.0.join("profiles").as_os_str(),
+            "--jobs".as_ref(),
+            jobs.as_ref(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{stderr}");
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    };
+    let (one, stderr) = table("1");
+    let (three, _) = table("3");
+    assert_eq!(one, three);
+    assert!(
+        stderr.contains("skipped: needs / burst: `no-such-stamp` does not exist"),
+        "{stderr}"
+    );
+}
+
+/// A request that hangs ends, on real sockets, when the client gave up on it: the delay
+/// before its retry is measured from there, not from the request's arrival.
+#[test]
+fn a_hung_request_ends_when_the_client_gives_up() {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("curl").is_file()));
+    if !on_path {
+        eprintln!("skipped: no curl on PATH");
+        return;
+    }
+    let hang = "version: 1\nname: hang\n\
+        endpoints: { api: { script: [ { fail: hang }, { status: 200 } ] } }\n\
+        operation: { endpoint: api }\n\
+        client: { command: [curl, -s, -o, /dev/null, --max-time, '1', --retry, '1', --retry-delay, '1', '{url}'] }\n\
+        expect:\n  attempts: 2\n  gaps: [ { within: [1s, 1500ms] } ]\n\
+        \x20 conforms_to: { fixed: { delay: 1s, max_attempts: 2, retry_on: [timeout] } }\n\
+        tolerance: 250ms\n";
+    let folder = Folder::with("hang", &[("hang.yaml", hang)]);
+    let output = retrylab(&["run".as_ref(), folder.0.join("hang.yaml").as_os_str()]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+}

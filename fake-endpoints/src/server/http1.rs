@@ -257,7 +257,7 @@ async fn handle(
         }
         Answer::Fail(fail) => {
             let written = conn.written();
-            conn.ledger.push_response(ResponseRecord {
+            let index = conn.ledger.push_response(ResponseRecord {
                 request: id,
                 conn_id: conn.conn_id,
                 at_ms: conn.clock.now_ms(),
@@ -267,7 +267,16 @@ async fn handle(
                 outbound: written..written,
             });
             match fail {
-                Fail::Hang => {}
+                Fail::Hang => {
+                    // The client leaving drops this future: the instant it gave up (its own
+                    // timeout), which is when an attempt rebuilt from this record ended.
+                    let _left = HangEnd {
+                        conn: &conn,
+                        index,
+                        written,
+                    };
+                    return std::future::pending().await;
+                }
                 fail if fail.is_reset() => conn.kill(KillMode::Reset),
                 _ => conn.kill(KillMode::Fin),
             }
@@ -350,4 +359,20 @@ fn respond(
         headers.append(CONNECTION, HeaderValue::from_static("close"));
     }
     response
+}
+
+/// Records when a `fail: hang` request's connection went away, as its record's `end_ms`.
+struct HangEnd<'a> {
+    conn: &'a ConnShared,
+    index: usize,
+    written: u64,
+}
+
+impl Drop for HangEnd<'_> {
+    fn drop(&mut self) {
+        let now = self.conn.clock.now_ms();
+        self.conn
+            .ledger
+            .finish_response(self.index, now, self.written);
+    }
 }

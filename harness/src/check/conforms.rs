@@ -352,7 +352,13 @@ fn views_of(
     ctx.attempts_of(client, call)
         .iter()
         .filter_map(|a| {
-            let outcome = a.outcome.observed()?;
+            // A body cut after its head is the transport error the client met reading it,
+            // as the reference client sees it (client/reference.rs): judged by its status
+            // alone, a retry after it would be a retry after a success.
+            let outcome = match a.body_error {
+                Some(broken) => broken.observed()?,
+                None => a.outcome.observed()?,
+            };
             let end = a.end_ms?;
             let at = a.head_ms.unwrap_or(end);
             let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)

@@ -50,6 +50,12 @@ pub struct ClientProfile {
     /// The client: a program (`{ command: [...] }`, its `cwd` relative to the profile), or
     /// a policy of the reference client.
     pub client: ClientSpec,
+    /// Files the client needs, relative to its command's `cwd` (else the profile's folder),
+    /// such as the stamp an install step leaves: while one is missing the client is not
+    /// installed here, and its cells are skipped, naming the file. A program found on
+    /// `PATH` (`node`, `java`) says nothing of whether its libraries were installed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
     /// What its documentation promises.
     #[serde(default)]
     pub documented: Documented,
@@ -200,6 +206,34 @@ impl ClientProfile {
             }
         }
         applied.validate().map(|()| applied)
+    }
+
+    /// The first of [`requires`](ClientProfile::requires) that does not exist, as written.
+    ///
+    /// ```
+    /// use retrylab::conformance::ClientProfile;
+    ///
+    /// let profile = ClientProfile::from_yaml_str(
+    ///     "version: 1\nname: ky\nlanguage: Node\nlibrary: ky 1.14.3\n\
+    ///      client: { command: [node, ky.mjs, '{url}'] }\n\
+    ///      requires: [no/such/stamp]\n",
+    ///     "ky.yaml",
+    /// ).unwrap();
+    /// assert_eq!(profile.missing().as_deref(), Some("no/such/stamp"));
+    /// ```
+    pub fn missing(&self) -> Option<String> {
+        let base = self.source.dir().unwrap_or(Path::new(""));
+        let dir = match &self.client {
+            ClientSpec::Command(command) => command
+                .cwd
+                .as_deref()
+                .map_or_else(|| base.to_path_buf(), |cwd| base.join(cwd)),
+            _ => base.to_path_buf(),
+        };
+        self.requires
+            .iter()
+            .find(|file| !dir.join(file).exists())
+            .cloned()
     }
 
     /// Whether the documentation makes the promise `promise` (a fault file's stem).

@@ -82,7 +82,12 @@ pub fn cell(profile: &ClientProfile, promise: &Promise) -> Cell {
             return cell;
         }
     };
-    if let Some(why) = not_installed(&scenario) {
+    let missing = profile.missing().map(|file| {
+        format!(
+            "`{file}` does not exist (install the suite's clients with tests/conformance/install)"
+        )
+    });
+    if let Some(why) = missing.or_else(|| not_installed(&scenario)) {
         cell.verdict = Verdict::Skipped(why);
         return cell;
     }

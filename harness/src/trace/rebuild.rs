@@ -87,7 +87,16 @@ pub(super) fn reconstruct(
                 retrylab_endpoints::Fail::Hang => AttemptOutcome::Abandoned,
                 _ => AttemptOutcome::Closed,
             };
-            (None, Some(r.at_ms), outcome)
+            // On real sockets a hung request ends when the client gave up on it (its
+            // connection went away), not when it arrived: the delay before the next attempt
+            // is measured from there, as for the harness's own client.
+            let end = match (instants, fail) {
+                (InstantSource::Endpoint, retrylab_endpoints::Fail::Hang) => {
+                    r.end_ms.unwrap_or(r.at_ms)
+                }
+                _ => r.at_ms,
+            };
+            (None, Some(end), outcome)
         }
         Some((r, ResponseOutcome::Abandoned)) => (None, Some(r.at_ms), AttemptOutcome::Abandoned),
         // The crash reset the connection from the endpoint's side.

@@ -163,6 +163,11 @@ enum Command {
         /// are not compared, and are said to be).
         #[arg(long)]
         check: Option<PathBuf>,
+        /// Cells run at once, each a run on real sockets of its own (most of a cell is a
+        /// client sleeping between attempts, so a small machine runs several well); the
+        /// table is the same, in the same order.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: u16,
     },
     /// Print the JSON Schema of scenario files, generated from the types (what
     /// `scenarios/schema.json` holds, for editors: `retrylab schema > schema.json`).
@@ -233,13 +238,14 @@ fn main() -> ExitCode {
             profiles,
             write,
             check,
+            jobs,
         } => {
             let output = match (write, check) {
                 (Some(file), _) => conformance::Output::Write(file),
                 (None, Some(file)) => conformance::Output::Check(file),
                 (None, None) => conformance::Output::Print,
             };
-            conformance::conformance(&suite, &profiles, &output)
+            conformance::conformance(&suite, &profiles, &output, usize::from(jobs))
         }
         Command::New { name, from } => new::new(&name, from),
     }

@@ -182,6 +182,7 @@ mod tests {
             resent: false,
             reconstructed: false,
             answered_by: None,
+            grpc: None,
         }
     }
 

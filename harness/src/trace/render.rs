@@ -319,6 +319,11 @@ impl Trace {
             self.name(a.path),
             self.outcome_text(a.outcome)
         );
+        // A gRPC answer's outcome is its grpc-status, beside the HTTP status that carried
+        // it (always 200 from an endpoint).
+        if let Some(grpc) = a.grpc {
+            let _ = write!(line, " grpc {}", grpc.name());
+        }
         if let Some(label) = answer_label(a, of) {
             let _ = write!(line, " ({label})");
         }
@@ -372,6 +377,15 @@ impl Trace {
                 raw
             };
             let _ = write!(line, "  retry-after {shown}");
+        }
+        if let Some(pushback) = a.grpc.and_then(|g| g.pushback) {
+            let raw = self.name(pushback);
+            // Whole milliseconds read as a duration; anything else is shown as sent.
+            if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = write!(line, "  pushback {raw}ms");
+            } else {
+                let _ = write!(line, "  pushback {raw:?}");
+            }
         }
         if a.resent {
             line.push_str("  resent");

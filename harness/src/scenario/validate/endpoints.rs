@@ -108,6 +108,7 @@ impl Validator<'_> {
         self.rate_limit(path, e);
         self.broker(path, e);
         self.scripts(path, e);
+        self.grpc_protocol(path, e);
         for (i, c) in e.connect.iter().enumerate() {
             let cp = index(&join(path, "connect"), i);
             self.count_at_least_one(&join(&cp, "times"), c.times, "times");

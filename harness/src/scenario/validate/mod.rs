@@ -12,6 +12,7 @@ mod command;
 pub(crate) mod contradictions;
 mod endpoints;
 mod expect;
+mod grpc;
 mod headers;
 mod latency;
 mod network;

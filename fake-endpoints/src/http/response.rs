@@ -25,7 +25,9 @@ pub struct Respond {
     /// through `headers`).
     pub retry_after: Option<RetryAfter>,
     /// A gRPC answer: sent over HTTP/2 as a gRPC response (its message, then its status in
-    /// trailers, or a trailers-only response) instead of `body`. `status` is then 200.
+    /// trailers, or a trailers-only response) instead of `body`. `status` is then 200. An
+    /// HTTP/1.1 connection (of an `auto` endpoint) gets the status and `headers` alone, as
+    /// gRPC does not run there; scenarios allow gRPC steps on `http2` endpoints only.
     pub grpc: Option<Arc<GrpcReply>>,
 }
 

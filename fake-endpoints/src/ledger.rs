@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, Uri};
 
 use crate::http::detach::{Recent, RequestHead};
+use crate::http::grpc::GrpcReply;
 use crate::http::headers::RequestHeaders;
 use crate::script::connect::ConnectAction;
 use crate::script::step::{Branch, Fail};
@@ -169,6 +170,9 @@ pub struct ResponseRecord {
     /// Byte range in the connection's outbound stream (empty when nothing was sent, and under a
     /// wiremock responder).
     pub outbound: Range<u64>,
+    /// The gRPC answer the response carried (its status, message and pushback, as sent in
+    /// its trailers or trailers-only head); `None` for a plain HTTP response.
+    pub grpc: Option<Arc<GrpcReply>>,
 }
 
 /// A committed effect: the side effect a retry could duplicate.

@@ -53,6 +53,9 @@ pub use crate::http::date;
 pub use crate::http::wire;
 
 pub use crate::http::detach::RequestHead;
+pub use crate::http::grpc::{
+    GRPC_MESSAGE, GRPC_RETRY_PUSHBACK_MS, GRPC_STATUS, GrpcCode, GrpcReply,
+};
 pub use crate::http::headers::RequestHeaders;
 pub use crate::http::response::{Respond, SentResponse};
 pub use crate::http::retry_after::{HttpDateFormat, RetryAfter, http_date};

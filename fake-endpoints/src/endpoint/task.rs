@@ -226,5 +226,6 @@ pub(super) fn record_outcome(inner: &Inner, request: RequestId, conn_id: u64, ou
         outcome,
         retry_after,
         outbound: 0..0,
+        grpc: None,
     });
 }

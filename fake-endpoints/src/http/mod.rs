@@ -8,6 +8,7 @@
 
 pub mod date;
 pub(crate) mod detach;
+pub(crate) mod grpc;
 pub(crate) mod headers;
 pub(crate) mod response;
 pub(crate) mod retry_after;

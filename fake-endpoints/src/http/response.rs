@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::header::RETRY_AFTER;
 use http::{HeaderName, HeaderValue, StatusCode};
 
+use super::grpc::GrpcReply;
 use super::retry_after::RetryAfter;
 
 /// A response as a step declares it, before the moment it is sent fixes its `Retry-After`.
@@ -23,6 +24,11 @@ pub struct Respond {
     /// A `Retry-After` header, appended after `headers` (so a step can also send a second one
     /// through `headers`).
     pub retry_after: Option<RetryAfter>,
+    /// A gRPC answer: sent over HTTP/2 as a gRPC response (its message, then its status in
+    /// trailers, or a trailers-only response) instead of `body`. `status` is then 200. An
+    /// HTTP/1.1 connection (of an `auto` endpoint) gets the status and `headers` alone, as
+    /// gRPC does not run there; scenarios allow gRPC steps on `http2` endpoints only.
+    pub grpc: Option<Arc<GrpcReply>>,
 }
 
 impl Respond {
@@ -33,6 +39,7 @@ impl Respond {
             headers: Vec::new(),
             body: Bytes::new(),
             retry_after: None,
+            grpc: None,
         }
     }
 
@@ -47,6 +54,7 @@ impl Respond {
             status: self.status,
             headers,
             body: self.body.clone(),
+            grpc: self.grpc.clone(),
         }
     }
 
@@ -76,6 +84,8 @@ pub struct SentResponse {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// The body.
     pub body: Bytes,
+    /// The gRPC answer it carries instead of `body`, if any (see [`Respond::grpc`]).
+    pub grpc: Option<Arc<GrpcReply>>,
 }
 
 impl SentResponse {
@@ -116,6 +126,7 @@ impl SentResponse {
             status,
             headers: Vec::new(),
             body: Bytes::new(),
+            grpc: None,
         }
     }
 }

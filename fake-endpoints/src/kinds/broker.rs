@@ -257,6 +257,7 @@ fn json(status: StatusCode, body: Bytes) -> SentResponse {
         status,
         headers: vec![(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
         body,
+        grpc: None,
     }
 }
 

@@ -9,6 +9,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 
 use super::latency::LatencyDistribution;
 use super::trickle::Pace;
+use crate::http::grpc::{GrpcCode, GrpcReply};
 use crate::http::response::Respond;
 use crate::http::retry_after::RetryAfter;
 
@@ -184,6 +185,23 @@ impl Step {
         }
     }
 
+    /// Answer in gRPC (on an HTTP/2 connection): HTTP 200 and `reply`'s message and status
+    /// (see [`GrpcReply`]). Its effect commits by default only when the status is `OK`.
+    ///
+    /// ```
+    /// use retrylab_endpoints::{Commit, GrpcCode, GrpcReply, Step};
+    ///
+    /// let unavailable = Step::grpc(GrpcReply::new(GrpcCode::UNAVAILABLE).pushback_ms(500)).times(2);
+    /// assert_eq!(unavailable.respond.status.as_u16(), 200);
+    /// assert_eq!(unavailable.effective_commit(), Commit::Never);
+    /// assert_eq!(Step::grpc(GrpcReply::new(GrpcCode::OK)).effective_commit(), Commit::BeforeResponse);
+    /// ```
+    pub fn grpc(reply: GrpcReply) -> Self {
+        let mut respond = Respond::new(StatusCode::OK);
+        respond.grpc = Some(Arc::new(reply));
+        Self::respond(respond)
+    }
+
     /// A random step: `then` with probability `p` (in `[0, 1]`), else `otherwise`. It counts
     /// as one step of its script whichever branch it takes, so `times` belongs to it; the
     /// draws come from the route's [`Draws`](crate::Draws).
@@ -322,7 +340,12 @@ impl Step {
             return commit;
         }
         let sends_head = self.fail.is_none_or(|f| f.after_bytes().is_some());
-        if sends_head && self.respond.status.is_success() {
+        // A gRPC answer is HTTP 200 whatever its status: only `OK` is a success.
+        let succeeded = match &self.respond.grpc {
+            Some(reply) => reply.code == GrpcCode::OK,
+            None => self.respond.status.is_success(),
+        };
+        if sends_head && succeeded {
             Commit::BeforeResponse
         } else {
             Commit::Never

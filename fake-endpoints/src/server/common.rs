@@ -99,6 +99,7 @@ impl Drop for AbandonGuard<'_> {
                 },
                 retry_after: Vec::new(),
                 outbound: written..written,
+                grpc: None,
             });
         }
     }

@@ -265,6 +265,7 @@ async fn handle(
                 outcome: ResponseOutcome::Failed(fail),
                 retry_after: Vec::new(),
                 outbound: written..written,
+                grpc: None,
             });
             match fail {
                 Fail::Hang => {
@@ -318,6 +319,7 @@ fn respond(
         outcome,
         retry_after: sent.retry_after_lines().cloned().collect(),
         outbound: written..written,
+        grpc: None,
     });
     let full_len = sent.body.len() as u64;
     let chunk = sent.body.clone();

@@ -163,6 +163,17 @@ fn scripted_answer(step: &StepSpec) -> Answer {
     if let Some(RetryAfterSpec::Seconds(s)) = &step.retry_after {
         headers.push(("retry-after".to_owned(), s.to_string()));
     }
+    // A gRPC answer's status fields, wherever they travelled (trailers, or a trailers-only
+    // head): a gRPC client reads its status from either, and the policies from these.
+    if let Some(status) = step.grpc {
+        headers.push(("grpc-status".to_owned(), status.code().code().to_string()));
+        if let Some(message) = &step.message {
+            headers.push(("grpc-message".to_owned(), message.clone()));
+        }
+        if let Some(pushback) = &step.pushback {
+            headers.push(("grpc-retry-pushback-ms".to_owned(), pushback.value()));
+        }
+    }
     let body = match broker_error {
         Some(respond) => respond.body.to_vec(),
         None => step.body.clone().unwrap_or_default().into_bytes(),

@@ -19,6 +19,8 @@ mod connector;
 mod http_client;
 mod operation;
 mod polled;
+#[cfg(feature = "tonic")]
+mod tonic_channel;
 
 pub use attempt::{AttemptError, attempt, attempt_with};
 pub use clocks::VirtualStdClock;

@@ -67,6 +67,7 @@ pub use model::endpoint::{
     WhenEmptySpec,
 };
 pub use model::expect::Expectations;
+pub use model::grpc::{GrpcStatusSpec, PushbackSpec};
 pub use model::headers::HeadersSpec;
 pub use model::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 pub use model::limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};

@@ -13,8 +13,8 @@ use super::events;
 use super::rebuild::{InstantSource, SegmentIndex, reconstruct};
 use super::record::Recorder;
 use super::{
-    AnsweredBy, Attempt, Call, ConnUse, Effect, Interner, LateRequest, Message, Name, Trace,
-    seconds,
+    AnsweredBy, Attempt, Call, ConnUse, Effect, GrpcAnswer, Interner, LateRequest, Message, Name,
+    Trace, seconds,
 };
 use crate::backend::Net;
 use crate::backend::sim::NetLog;
@@ -232,6 +232,9 @@ impl<'a> Assembly<'a> {
                     attempt.answered_by = answered_by;
                     // The stream of the last request too, on the connection it names below.
                     attempt.stream_id = request.stream_id;
+                    attempt.grpc = responses
+                        .get(request.id.index())
+                        .and_then(|r| GrpcAnswer::of(r, &mut self.interner));
                     if attempt.conn_id.is_none() {
                         attempt.conn_id = Some(request.conn_id);
                         attempt.conn = if request.seq == 1 {

@@ -183,6 +183,7 @@ mod tests {
             resent: false,
             reconstructed: false,
             answered_by: None,
+            grpc: None,
         }
     }
 

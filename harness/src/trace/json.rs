@@ -8,7 +8,7 @@ use super::index::TraceIndex;
 use super::render::answer_label;
 use crate::trace::{
     AnsweredBy, AttemptOutcome, CallResult, ConnEventKind, ConnUse, DecisionKind, EndKind,
-    FaultEventKind, Name, Trace,
+    FaultEventKind, GrpcAnswer, Name, Trace,
 };
 
 #[derive(Serialize)]
@@ -70,6 +70,13 @@ struct AttemptDoc<'a> {
     /// The timeline's label of the answer, without its parentheses.
     label: Option<String>,
     answered_by: Option<AnsweredBy>,
+    /// Only for a gRPC answer, so other traces' JSON reads as it always has: its status's
+    /// name (`UNAVAILABLE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grpc_status: Option<&'static str>,
+    /// The raw `grpc-retry-pushback-ms` of a gRPC answer that had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grpc_pushback: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -291,6 +298,8 @@ impl Trace {
                         .and_then(|id| index.attempt(id)),
                 ),
                 answered_by: a.answered_by,
+                grpc_status: a.grpc.map(GrpcAnswer::name),
+                grpc_pushback: a.grpc.and_then(|g| g.pushback).map(name),
             })
             .collect()
     }

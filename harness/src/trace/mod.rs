@@ -217,6 +217,41 @@ pub struct Attempt {
     pub reconstructed: bool,
     /// Who answered, when it was the endpoint's dedupe or rate limiter rather than a step.
     pub answered_by: Option<AnsweredBy>,
+    /// The gRPC status the endpoint sent (in trailers, or in a trailers-only head) and its
+    /// pushback; `None` for a plain HTTP answer.
+    pub grpc: Option<GrpcAnswer>,
+}
+
+/// What a gRPC answer told the client, as the endpoint sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrpcAnswer {
+    /// The `grpc-status`, 0 to 16.
+    pub code: u8,
+    /// The raw `grpc-retry-pushback-ms`, when there was one.
+    pub pushback: Option<Name>,
+}
+
+impl GrpcAnswer {
+    /// The answer a ledger's response record holds, with its pushback interned.
+    pub(crate) fn of(
+        response: &retrylab_endpoints::ResponseRecord,
+        interner: &mut Interner,
+    ) -> Option<GrpcAnswer> {
+        let reply = response.grpc.as_ref()?;
+        Some(GrpcAnswer {
+            code: reply.code.code(),
+            pushback: reply
+                .pushback
+                .as_ref()
+                .map(|v| interner.intern(&String::from_utf8_lossy(v.as_bytes()))),
+        })
+    }
+
+    /// The status's name as gRPC spells it (`UNAVAILABLE`).
+    pub fn name(self) -> &'static str {
+        retrylab_endpoints::GrpcCode::new(u32::from(self.code))
+            .map_or("UNKNOWN", retrylab_endpoints::GrpcCode::name)
+    }
 }
 
 /// Who closed a connection.

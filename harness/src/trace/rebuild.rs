@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use retrylab_endpoints::ResponseOutcome;
 
-use super::{Attempt, AttemptOutcome, ConnUse, EndKind, Interner};
+use super::{Attempt, AttemptOutcome, ConnUse, EndKind, GrpcAnswer, Interner};
 use crate::backend::sim::{ConnId, Dir, NetEvent, NetLog, SegmentKind};
 use crate::policy::RetryAfterValue;
 
@@ -143,6 +143,7 @@ pub(super) fn reconstruct(
         resent: false,
         reconstructed: true,
         answered_by: None,
+        grpc: response.and_then(|r| GrpcAnswer::of(r, interner)),
     }
 }
 

@@ -172,6 +172,7 @@ impl Recorder {
             resent: false,
             reconstructed: false,
             answered_by: None,
+            grpc: None,
         });
         // Under the lock, so the count never runs ahead of the attempts recorded.
         self.shared.started.store(id, Ordering::Relaxed);

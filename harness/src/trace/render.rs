@@ -319,6 +319,11 @@ impl Trace {
             self.name(a.path),
             self.outcome_text(a.outcome)
         );
+        // A gRPC answer's outcome is its grpc-status, beside the HTTP status that carried
+        // it (always 200 from an endpoint).
+        if let Some(grpc) = a.grpc {
+            let _ = write!(line, " grpc {}", grpc.name());
+        }
         if let Some(label) = answer_label(a, of) {
             let _ = write!(line, " ({label})");
         }
@@ -376,6 +381,15 @@ impl Trace {
         // A delay in milliseconds, not an instant: shown as sent on every backend.
         if let Some(amz) = a.amz_retry_after {
             let _ = write!(line, "  x-amz-retry-after {}", self.name(amz));
+        }
+        if let Some(pushback) = a.grpc.and_then(|g| g.pushback) {
+            let raw = self.name(pushback);
+            // Whole milliseconds read as a duration; anything else is shown as sent.
+            if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = write!(line, "  pushback {raw}ms");
+            } else {
+                let _ = write!(line, "  pushback {raw:?}");
+            }
         }
         if a.resent {
             line.push_str("  resent");

@@ -46,6 +46,7 @@ fn attempt(n: u32, start: u64, end: u64, status: u16, conn: u64, how: ConnUse) -
         resent: false,
         reconstructed: false,
         answered_by: None,
+        grpc: None,
     }
 }
 

@@ -36,6 +36,9 @@
 //! | `aws_sdk_sqs` | aws-sdk-sqs | `RetryConfig::standard()` (feature `aws`) |
 //! | `aws_sdk_sqs_no_jitter` | aws-sdk-sqs | the same, jitter factor fixed at 1 (feature `aws`) |
 //! | `aws_sdk_sqs_100_attempts` | aws-sdk-sqs | no jitter, 100 attempts per call (feature `aws`) |
+//! | `tonic_retry_loop` | tonic | a hand-written loop on `env.tonic_channel()`: `UNAVAILABLE` retried after the pushback, else 100ms doubling, 4 attempts (feature `tonic`) |
+//! | `tonic_tower_retry` | tonic, tower | `Retry` + a `Policy` retrying `UNAVAILABLE` 3 times, 100ms apart (feature `tonic`) |
+//! | `tonic_backon` | tonic, backon | `ExponentialBuilder::default()` + an `.adjust` waiting the pushback (feature `tonic`) |
 //!
 //! A client with a network stack of its own, for `backend: real` scenarios
 //! (`scenarios/real/`): it reaches the endpoints over real sockets at 127.0.0.1, and its
@@ -70,6 +73,8 @@ pub mod reqwest_retry;
 pub mod reqwest_retry_0_8;
 pub mod servicenow;
 pub mod tokio_retry2;
+#[cfg(feature = "tonic")]
+pub mod tonic;
 pub mod tower;
 
 /// The reqwest-retry clients, by the names `scenarios/clients/reqwest-retry-*.yaml` give.
@@ -117,7 +122,34 @@ pub fn registry() -> Clients {
         .register("planted_off_by_one", planted::off_by_one)
         .register("planted_correct", planted::correct)
         .register("http1_then_http2", http2::http1_then_http2);
-    with_reqwest_plain(with_aws_sdk(with_reqwest_retry(clients)))
+    with_tonic(with_reqwest_plain(with_aws_sdk(with_reqwest_retry(
+        clients,
+    ))))
+}
+
+/// The tonic clients, by the names `scenarios/clients/tonic-*.yaml` give.
+pub const TONIC_CLIENTS: [&str; 3] = ["tonic_retry_loop", "tonic_tower_retry", "tonic_backon"];
+
+/// `clients` with the tonic clients (feature `tonic`).
+#[cfg(feature = "tonic")]
+fn with_tonic(clients: Clients) -> Clients {
+    let [retry_loop, tower_retry, backon] = TONIC_CLIENTS;
+    clients
+        .register(retry_loop, tonic::retry_loop)
+        .register(tower_retry, tonic::tower_retry)
+        .register(backon, tonic::backon)
+}
+
+/// Without feature `tonic` the tonic clients cannot run: their scenarios are listed as
+/// ignored, with how to run them.
+#[cfg(not(feature = "tonic"))]
+fn with_tonic(clients: Clients) -> Clients {
+    TONIC_CLIENTS.iter().fold(clients, |clients, name| {
+        clients.unavailable(
+            name,
+            "the tonic clients need feature `tonic` (rustc 1.88 or later):              cargo test -p retrylab-tests --features tonic --test scenarios",
+        )
+    })
 }
 
 /// The name of the plain reqwest client (feature `reqwest`).

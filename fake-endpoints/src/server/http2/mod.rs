@@ -14,6 +14,8 @@
 //! `reset`, a response cut after some bytes, keep-alive) go through the same
 //! [`ConnShared`] as HTTP/1's.
 
+mod frames;
+mod grpc;
 mod stream;
 
 use std::future::{Future, poll_fn};

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use ::h2::RecvStream;
 use ::h2::server::SendResponse;
-use ::h2::{RecvStream, SendStream};
 use bytes::{Bytes, BytesMut};
-use http::header::{CONNECTION, CONTENT_LENGTH, DATE, TE, TRANSFER_ENCODING, UPGRADE};
-use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http::header::{CONTENT_LENGTH, DATE};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
 
+use super::frames::{connection_specific, send_all};
 use crate::endpoint::Endpoint;
 use crate::endpoint::admission::{Admission, Arrival};
 use crate::endpoint::task::Answer;
@@ -110,6 +111,7 @@ pub(super) async fn serve(
                 outcome: ResponseOutcome::Failed(fail),
                 retry_after: Vec::new(),
                 outbound: written..written,
+                grpc: None,
             });
             // `close` and `reset` end the whole connection, every stream on it, as they end
             // an HTTP/1 connection; `hang` leaves the stream open until the client resets
@@ -233,6 +235,7 @@ async fn respond_with(
         outcome,
         retry_after: sent.retry_after_lines().cloned().collect(),
         outbound: written..written,
+        grpc: sent.grpc.clone(),
     });
     let mode = |f: Fail| {
         if f.is_reset() {
@@ -257,6 +260,11 @@ async fn respond_with(
             // the cut itself completes the record.
             conn.cut_after(bytes, mode(f), pace.map(|_| hook));
         }
+    }
+    if let Some(reply) = &sent.grpc {
+        // A gRPC answer: its message and trailers, sent whole (grpc.rs).
+        super::grpc::send(sent, reply, respond).await?;
+        return Some(hook);
     }
     let mut head = response_head(sent, body.len(), no_body);
     if dated {
@@ -304,29 +312,4 @@ fn response_head(sent: &SentResponse, body_len: usize, no_body: bool) -> Respons
         headers.insert(CONTENT_LENGTH, HeaderValue::from(body_len));
     }
     response
-}
-
-/// Whether HTTP/2 forbids the header line (RFC 9113 section 8.2.2).
-fn connection_specific(name: &HeaderName, value: &HeaderValue) -> bool {
-    *name == CONNECTION
-        || *name == TRANSFER_ENCODING
-        || *name == UPGRADE
-        || name.as_str() == "keep-alive"
-        || name.as_str() == "proxy-connection"
-        || (*name == TE && value.as_bytes() != b"trailers")
-}
-
-/// Hands `data` to the stream as the flow-control windows allow; `end` marks its last DATA
-/// frame as the end of the stream. `None` when the stream went away first.
-async fn send_all(stream: &mut SendStream<Bytes>, mut data: Bytes, end: bool) -> Option<()> {
-    if data.is_empty() {
-        return stream.send_data(data, end).ok();
-    }
-    while !data.is_empty() {
-        stream.reserve_capacity(data.len());
-        let granted = poll_fn(|cx| stream.poll_capacity(cx)).await?.ok()?;
-        let chunk = data.split_to(granted.min(data.len()));
-        stream.send_data(chunk, end && data.is_empty()).ok()?;
-    }
-    Some(())
 }

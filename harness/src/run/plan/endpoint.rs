@@ -6,15 +6,17 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Method};
 use retrylab_endpoints::{
-    Broker, Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, HttpDateFormat, KeepAlive,
-    LatencyDistribution, LimitScope, RateLimit, Respond, RetryAfter, Route, Scope, Step, Window,
+    Broker, Commit, ConnectStep, Dedupe, Draws, EndpointConfig, Fail, GrpcReply, HttpDateFormat,
+    KeepAlive, LatencyDistribution, LimitScope, RateLimit, Respond, RetryAfter, Route, Scope, Step,
+    Window,
 };
 
 use super::labels::{draws_label, latency_draws_label};
+use crate::scenario::model::grpc::decode_reply;
 use crate::scenario::{
-    CommitSpec, DateFormat, DedupeAnswerSpec, EndpointKind, EndpointSpec, FailSpec, HeadersSpec,
-    LatencySpec, RetryAfterSpec, RouteSpec, Scenario, ScenarioError, ScriptScope, StepSpec,
-    ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
+    CommitSpec, DateFormat, DedupeAnswerSpec, EndpointKind, EndpointSpec, FailSpec, GrpcStatusSpec,
+    HeadersSpec, LatencySpec, PushbackSpec, RetryAfterSpec, RouteSpec, Scenario, ScenarioError,
+    ScriptScope, StepSpec, ThrottlePreset, TimelineStep, WhenEmptySpec, millitokens,
 };
 
 /// Where a `kind: dead_letter` endpoint takes messages.
@@ -347,7 +349,10 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
                 Step::status(500)
             }
         },
-        (None, None) => Step::status(200),
+        (None, None) => match spec.grpc {
+            Some(status) => Step::grpc(grpc_reply(scenario, path, spec, status, errors)),
+            None => Step::status(200),
+        },
     };
     if let Some(fail) = &spec.fail {
         let fail = match fail {
@@ -407,4 +412,40 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
         });
     }
     built
+}
+
+/// A `grpc` step's answer. Validation has checked `reply` and a raw `pushback`; a value it
+/// let through that cannot be sent is an error here too, never a guess.
+fn grpc_reply(
+    scenario: &Scenario,
+    path: &str,
+    spec: &StepSpec,
+    status: GrpcStatusSpec,
+    errors: &mut Vec<ScenarioError>,
+) -> GrpcReply {
+    let mut reply = GrpcReply::new(status.code());
+    if let Some(message) = &spec.message {
+        reply = reply.message(message.clone());
+    }
+    match &spec.pushback {
+        Some(PushbackSpec::After(ms)) => reply = reply.pushback_ms(ms.as_ms()),
+        Some(raw) => match HeaderValue::from_str(&raw.value()) {
+            Ok(value) => reply = reply.pushback_raw(value),
+            Err(_) => errors.push(scenario.error_at_key(
+                &format!("{path}.pushback.raw"),
+                "a pushback value must be one header line of visible text",
+            )),
+        },
+        None => {}
+    }
+    if let Some(text) = &spec.reply {
+        match decode_reply(text) {
+            Ok(bytes) => reply = reply.reply(bytes),
+            Err(e) => errors.push(scenario.error_at_key(
+                &format!("{path}.reply"),
+                format!("`reply` is not base64 ({e})"),
+            )),
+        }
+    }
+    reply
 }

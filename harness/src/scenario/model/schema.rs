@@ -11,6 +11,7 @@ use serde_json::json;
 use super::dedupe::DedupeAnswerSpec;
 use super::duration::{DurationOrNone, Millis, OffsetMillis};
 use super::endpoint::{ThrottlePreset, WhenEmptySpec};
+use super::grpc::{GrpcStatusSpec, PushbackSpec};
 use super::headers::HeadersSpec;
 use super::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 use super::step::{AfterBytes, RetryAfterSpec};
@@ -147,6 +148,32 @@ schema_impl!(FailSpec, "FailSpec", |g| {
         one_key("reset", g.subschema_for::<AfterBytes>()),
     ];
     from_json(json!({ "anyOf": serde_json::to_value(options).unwrap_or_default() }))
+});
+
+schema_impl!(GrpcStatusSpec, "GrpcStatusSpec", |_g| {
+    let names: Vec<String> = retrylab_endpoints::GrpcCode::snake_names().collect();
+    from_json(json!({
+        "anyOf": [
+            { "type": "string", "enum": names },
+            { "type": "integer", "minimum": 0, "maximum": 16 }
+        ],
+        "description": "a gRPC status: its name in snake case, or its number"
+    }))
+});
+
+schema_impl!(PushbackSpec, "PushbackSpec", |_g| {
+    let duration = serde_json::to_value(duration_schema()).unwrap_or_default();
+    from_json(json!({
+        "anyOf": [
+            duration,
+            {
+                "type": "object",
+                "properties": { "raw": { "type": "string" } },
+                "required": ["raw"],
+                "additionalProperties": false
+            }
+        ]
+    }))
 });
 
 schema_impl!(RetryAfterSpec, "RetryAfterSpec", |g| {

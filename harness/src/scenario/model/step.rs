@@ -7,6 +7,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::duration::{Millis, OffsetMillis};
+use super::grpc::{GrpcStatusSpec, PushbackSpec};
 use super::headers::HeadersSpec;
 use super::latency::{LatencySpec, one_entry};
 use super::values::{DurationRange, Probability, status_code};
@@ -78,6 +79,23 @@ macro_rules! step_struct {
             /// endpoints only, 1 to 99,999).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub error_code: Option<i64>,
+            /// Answer in gRPC with this status (`unavailable`, or a number 0-16): HTTP 200,
+            /// the status in trailers, or in the head for an error without a `reply`
+            /// (`protocol: http2` endpoints only).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub grpc: Option<GrpcStatusSpec>,
+            /// The `grpc-message` of a `grpc` step: the status's text (percent-encoded when
+            /// sent).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub message: Option<String>,
+            /// The `grpc-retry-pushback-ms` of a `grpc` step: a duration, or `{ raw: "..." }`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub pushback: Option<PushbackSpec>,
+            /// The response message of a `grpc` step, base64 (a serialized protobuf; the
+            /// default is the empty message on `ok`, and none, a trailers-only answer,
+            /// otherwise).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reply: Option<String>,
             $( $(#[$post_meta])* pub $post: $post_ty, )*
         }
     };
@@ -147,6 +165,10 @@ impl TimelineStep {
             then: self.then.clone(),
             r#else: self.r#else.clone(),
             error_code: self.error_code,
+            grpc: self.grpc,
+            message: self.message.clone(),
+            pushback: self.pushback.clone(),
+            reply: self.reply.clone(),
             times: None,
         }
     }
@@ -173,6 +195,27 @@ impl StepSpec {
             error_code: Some(code),
             ..StepSpec::default()
         }
+    }
+
+    /// A step that answers in gRPC with `status`.
+    ///
+    /// ```
+    /// use retrylab::scenario::{GrpcStatusSpec, StepSpec};
+    ///
+    /// let unavailable = StepSpec::grpc(GrpcStatusSpec::named("unavailable").unwrap()).times(2);
+    /// assert_eq!(unavailable.grpc.map(|s| s.name()), Some("UNAVAILABLE"));
+    /// ```
+    pub fn grpc(status: GrpcStatusSpec) -> Self {
+        StepSpec {
+            grpc: Some(status),
+            ..StepSpec::default()
+        }
+    }
+
+    /// Sets a `grpc` step's `grpc-retry-pushback-ms`.
+    pub fn pushback(mut self, pushback: PushbackSpec) -> Self {
+        self.pushback = Some(pushback);
+        self
     }
 
     /// A step that fails the connection.

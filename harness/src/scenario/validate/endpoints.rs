@@ -106,6 +106,7 @@ impl Validator<'_> {
         self.rate_limit(path, e);
         self.broker(path, e);
         self.scripts(path, e);
+        self.grpc_protocol(path, e);
         self.connect_schedule(path, e);
         if let Some(k) = &e.keep_alive {
             let kp = join(path, "keep_alive");

@@ -13,6 +13,7 @@ mod connect;
 pub(crate) mod contradictions;
 mod endpoints;
 mod expect;
+mod grpc;
 mod headers;
 mod latency;
 mod network;

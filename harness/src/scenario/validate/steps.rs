@@ -8,6 +8,7 @@ use crate::scenario::model::bounds::{
 };
 use crate::scenario::model::duration::Millis;
 use crate::scenario::model::endpoint::EndpointKind;
+use crate::scenario::model::grpc::{GrpcStatusSpec, PushbackSpec};
 use crate::scenario::model::headers::HeadersSpec;
 use crate::scenario::model::latency::LatencySpec;
 use crate::scenario::model::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
@@ -28,6 +29,10 @@ pub(super) struct StepView<'a> {
     then: Option<&'a StepSpec>,
     otherwise: Option<&'a StepSpec>,
     error_code: Option<i64>,
+    grpc: Option<GrpcStatusSpec>,
+    message: Option<&'a str>,
+    pushback: Option<&'a PushbackSpec>,
+    reply: Option<&'a str>,
     times: Option<u32>,
 }
 
@@ -46,6 +51,10 @@ macro_rules! step_view {
             then: $s.then.as_deref(),
             otherwise: $s.r#else.as_deref(),
             error_code: $s.error_code,
+            grpc: $s.grpc,
+            message: $s.message.as_deref(),
+            pushback: $s.pushback.as_ref(),
+            reply: $s.reply.as_deref(),
             times: $times,
         }
     };
@@ -217,9 +226,14 @@ impl Validator<'_> {
         if s.error_code.is_some() && broker {
             forms.push("error_code");
         }
+        if s.grpc.is_some() {
+            forms.push("grpc");
+        }
         let one_of = if broker {
             "one of `status`, `fail`, `p` or `error_code`"
         } else {
+            // `grpc` is left out of the list: it answers only on HTTP/2 endpoints, and
+            // the message reads as it did before gRPC steps for the others.
             "one of `status`, `fail` or `p`"
         };
         match forms.len() {
@@ -277,7 +291,7 @@ impl Validator<'_> {
         }
         // Headers may come with a broker's error response; a body and its pacing only with
         // a status the step writes itself.
-        let responds = s.status.is_some() || (broker && s.error_code.is_some());
+        let responds = s.status.is_some() || (broker && s.error_code.is_some()) || s.grpc.is_some();
         let response_fields = [
             ("headers", s.headers.is_some(), responds),
             ("retry_after", s.retry_after.is_some(), responds),
@@ -292,6 +306,12 @@ impl Validator<'_> {
                     &join(path, key),
                     "`trickle` spreads a response body over time, and `fail: hang` never sends one",
                 );
+            } else if set && !allowed && s.grpc.is_some() {
+                self.err_expected(
+                    &join(path, key),
+                    format!("a `grpc` step answers with a message, not a `{key}`"),
+                    "`reply: <base64>`, the response message",
+                );
             } else if set && !allowed {
                 self.err_key(
                     &join(path, key),
@@ -299,6 +319,7 @@ impl Validator<'_> {
                 );
             }
         }
+        self.grpc_fields(path, s.grpc.is_some(), s.message, s.pushback, s.reply);
     }
 
     /// A random step's branches, and `times`, which counts the step whichever branch it

@@ -14,22 +14,23 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct H2Code(pub u32);
 
-/// The codes RFC 9113 defines, with their names: the ones a scenario may write.
-const NAMES: [(&str, u32); 14] = [
-    ("no_error", 0x0),
-    ("protocol_error", 0x1),
-    ("internal_error", 0x2),
-    ("flow_control_error", 0x3),
-    ("settings_timeout", 0x4),
-    ("stream_closed", 0x5),
-    ("frame_size_error", 0x6),
-    ("refused_stream", 0x7),
-    ("cancel", 0x8),
-    ("compression_error", 0x9),
-    ("connect_error", 0xa),
-    ("enhance_your_calm", 0xb),
-    ("inadequate_security", 0xc),
-    ("http_1_1_required", 0xd),
+/// The names of the codes RFC 9113 defines, each at the index of its code (0x0 to 0xd): the
+/// ones a scenario may write.
+const NAMES: [&str; 14] = [
+    "no_error",
+    "protocol_error",
+    "internal_error",
+    "flow_control_error",
+    "settings_timeout",
+    "stream_closed",
+    "frame_size_error",
+    "refused_stream",
+    "cancel",
+    "compression_error",
+    "connect_error",
+    "enhance_your_calm",
+    "inadequate_security",
+    "http_1_1_required",
 ];
 
 impl H2Code {
@@ -47,23 +48,17 @@ impl H2Code {
 
     /// The code a name stands for, `None` for a name RFC 9113 does not define.
     pub fn from_name(name: &str) -> Option<H2Code> {
-        NAMES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, code)| H2Code(code))
+        let code = NAMES.iter().position(|n| *n == name)?;
+        // At most 13: the list is RFC 9113's.
+        Some(H2Code(code as u32))
     }
 
     /// Every name a scenario may write, in the order of their codes (for error messages).
-    pub fn names() -> impl Iterator<Item = &'static str> {
-        NAMES.iter().map(|(name, _)| *name)
-    }
+    pub const NAMES: &'static [&'static str] = &NAMES;
 
     /// The code's name, `None` for a code RFC 9113 does not define.
     pub fn name(self) -> Option<&'static str> {
-        NAMES
-            .iter()
-            .find(|(_, code)| *code == self.0)
-            .map(|(name, _)| *name)
+        NAMES.get(usize::try_from(self.0).ok()?).copied()
     }
 }
 
@@ -74,6 +69,14 @@ impl fmt::Display for H2Code {
             // A code from an extension (or a peer's invention) has no name to show.
             None => write!(f, "{:#x}", self.0),
         }
+    }
+}
+
+/// A code is written by its name, as a scenario writes it (a trace's JSON says
+/// `"refused_stream"`).
+impl serde::Serialize for H2Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 

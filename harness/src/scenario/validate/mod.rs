@@ -12,6 +12,7 @@ mod command;
 pub(crate) mod contradictions;
 mod endpoints;
 mod expect;
+mod h2;
 mod headers;
 mod latency;
 mod network;
@@ -46,6 +47,7 @@ pub(crate) fn validate(scenario: &Scenario) -> Vec<ScenarioError> {
         s: scenario,
         errors: Vec::new(),
         suggester: Suggester::new(SUGGESTION_STEPS),
+        protocol: crate::scenario::model::endpoint::Protocol::default(),
     };
     v.top();
     v.endpoints();
@@ -98,6 +100,9 @@ struct Validator<'a> {
     errors: Vec<ScenarioError>,
     /// Did-you-means for the unknown names of the file, within one budget of work.
     suggester: Suggester,
+    /// The protocol of the endpoint whose steps are being read: HTTP/2's own faults need
+    /// `http2`.
+    protocol: crate::scenario::model::endpoint::Protocol,
 }
 
 /// The names an error lists as what was expected: the first ones, then how many more.

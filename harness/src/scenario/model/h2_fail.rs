@@ -1,0 +1,102 @@
+//! The values of HTTP/2's own faults in a step's `fail:`: an error code by its name
+//! (`refused_stream`), and `rst_stream`'s `code` with the body bytes sent before the reset.
+
+use std::fmt;
+
+use retrylab_endpoints::H2Code;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+/// An HTTP/2 error code written by its name, as h2's `Reason` names it in snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CodeName(pub(crate) H2Code);
+
+/// The code `name` stands for, or an error listing the names there are.
+fn code<E: de::Error>(name: &str) -> Result<H2Code, E> {
+    H2Code::from_name(name).ok_or_else(|| E::unknown_variant(name, H2Code::NAMES))
+}
+
+impl Serialize for CodeName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for CodeName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = CodeName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an HTTP/2 error code such as `refused_stream` or `cancel`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CodeName, E> {
+                code(v).map(CodeName)
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+/// `rst_stream`'s value: a code alone (`refused_stream`: before the head), or
+/// `{ code, body_bytes }` (after the head and that many bytes of the body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RstStreamValue {
+    pub(crate) code: H2Code,
+    pub(crate) body_bytes: Option<u64>,
+}
+
+impl Serialize for RstStreamValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.body_bytes {
+            None => CodeName(self.code).serialize(serializer),
+            Some(n) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("code", &CodeName(self.code))?;
+                map.serialize_entry("body_bytes", &n)?;
+                map.end()
+            }
+        }
+    }
+}
+
+const RST_FIELDS: &[&str] = &["code", "body_bytes"];
+
+impl<'de> Deserialize<'de> for RstStreamValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RstStreamValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an HTTP/2 error code (`refused_stream`), or `{ code, body_bytes }`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RstStreamValue, E> {
+                Ok(RstStreamValue {
+                    code: code(v)?,
+                    body_bytes: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RstStreamValue, A::Error> {
+                let (mut found, mut body_bytes) = (None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "code" => found = Some(map.next_value::<CodeName>()?.0),
+                        "body_bytes" => body_bytes = Some(map.next_value::<u64>()?),
+                        other => return Err(de::Error::unknown_field(other, RST_FIELDS)),
+                    }
+                }
+                let code = found.ok_or_else(|| de::Error::missing_field("code"))?;
+                // `body_bytes` says the head goes out: without it, write the code alone.
+                let body_bytes = Some(body_bytes.ok_or_else(|| {
+                    de::Error::custom(
+                        "missing field `body_bytes` (the body bytes sent before the reset; \
+                         for a reset before the head write `rst_stream: <code>`)",
+                    )
+                })?);
+                Ok(RstStreamValue { code, body_bytes })
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}

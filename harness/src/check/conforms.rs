@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, verdict_on};
 use crate::policy::nominal::Nominal;
-use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
+use crate::policy::{
+    AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind, fold_transparent,
+};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
 use crate::scenario::{DedupeAnswerSpec, EndpointSpec, ThrottlePreset, WhenEmptySpec};
@@ -341,7 +343,9 @@ fn by_client(ctx: &Ctx<'_>) -> BTreeMap<u32, Vec<u32>> {
 }
 
 /// The attempts of one call as the policy sees them: those that ended, with their
-/// `Retry-After`, the scripted answer's headers and the policy's error code.
+/// `Retry-After`, the scripted answer's headers and the policy's error code; a transparent
+/// retry (a request the server never processed, [`fold_transparent`]) is no attempt of the
+/// policy's.
 fn views_of(
     ctx: &Ctx<'_>,
     answers: &BTreeMap<u32, Answer>,
@@ -349,34 +353,32 @@ fn views_of(
     client: u32,
     call: u32,
 ) -> Vec<AttemptView> {
-    ctx.attempts_of(client, call)
-        .iter()
-        .filter_map(|a| {
-            let outcome = a.outcome.observed()?;
-            let end = a.end_ms?;
-            let at = a.head_ms.unwrap_or(end);
-            let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
-                .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
-            if let Some(raw) = a.retry_after {
-                view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
-            }
-            if let Some(answer) = answers.get(&a.id) {
-                for (name, value) in &answer.headers {
-                    if name != "retry-after" {
-                        view = view.with_header(name, value);
-                    }
-                }
-                if let Some(status) = a.outcome.status() {
-                    let code =
-                        conformance
-                            .policy()
-                            .error_code(status, &answer.headers, &answer.body);
-                    if let Some(code) = code {
-                        view = view.with_error_code(&code);
-                    }
+    let attempts = ctx.attempts_of(client, call);
+    let views = attempts.iter().filter_map(|a| {
+        let outcome = a.outcome.observed()?;
+        let end = a.end_ms?;
+        let at = a.head_ms.unwrap_or(end);
+        let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
+            .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
+        if let Some(raw) = a.retry_after {
+            view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
+        }
+        if let Some(answer) = answers.get(&a.id) {
+            for (name, value) in &answer.headers {
+                if name != "retry-after" {
+                    view = view.with_header(name, value);
                 }
             }
-            Some(view)
-        })
-        .collect()
+            if let Some(status) = a.outcome.status() {
+                let code = conformance
+                    .policy()
+                    .error_code(status, &answer.headers, &answer.body);
+                if let Some(code) = code {
+                    view = view.with_error_code(&code);
+                }
+            }
+        }
+        Some((a.outcome.is_unprocessed(), view))
+    });
+    fold_transparent(views)
 }

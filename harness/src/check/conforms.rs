@@ -15,6 +15,7 @@ use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
 use crate::scenario::{DedupeAnswerSpec, EndpointSpec, ThrottlePreset, WhenEmptySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
+use crate::trace::AttemptOutcome;
 use retrylab_endpoints::wire::attempt_tag;
 use retrylab_endpoints::{Branch, DedupeOutcome, RateLimit, RequestRecord};
 
@@ -355,7 +356,12 @@ fn views_of(
 ) -> Vec<AttemptView> {
     let attempts = ctx.attempts_of(client, call);
     let views = attempts.iter().filter_map(|a| {
-        let outcome = a.outcome.observed()?;
+        // A body that broke after the head is what the client saw last: a transport error,
+        // as the reference client tells its policy.
+        let outcome = match a.body_error.and_then(AttemptOutcome::observed) {
+            Some(broke) => broke,
+            None => a.outcome.observed()?,
+        };
         let end = a.end_ms?;
         let at = a.head_ms.unwrap_or(end);
         let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)

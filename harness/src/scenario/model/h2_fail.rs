@@ -1,5 +1,6 @@
 //! The values of HTTP/2's own faults in a step's `fail:`: an error code by its name
-//! (`refused_stream`), and `rst_stream`'s `code` with the body bytes sent before the reset.
+//! (`refused_stream`), `rst_stream`'s `code` with the body bytes sent before the reset, and
+//! `goaway`'s `graceful` or code.
 
 use std::fmt;
 
@@ -38,6 +39,59 @@ impl<'de> Deserialize<'de> for CodeName {
         deserializer.deserialize_str(V)
     }
 }
+
+/// `goaway`'s value: `graceful` (`None`), or the code of an abrupt one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GoAwayValue(pub(crate) Option<H2Code>);
+
+impl Serialize for GoAwayValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => serializer.serialize_str("graceful"),
+            Some(code) => CodeName(code).serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for GoAwayValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = GoAwayValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`graceful`, or an HTTP/2 error code such as `enhance_your_calm`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<GoAwayValue, E> {
+                if v == "graceful" {
+                    return Ok(GoAwayValue(None));
+                }
+                H2Code::from_name(v)
+                    .map(|code| GoAwayValue(Some(code)))
+                    .ok_or_else(|| E::unknown_variant(v, GOAWAY_WORDS))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+/// What `goaway` takes: `graceful`, then the codes.
+const GOAWAY_WORDS: &[&str] = &[
+    "graceful",
+    "no_error",
+    "protocol_error",
+    "internal_error",
+    "flow_control_error",
+    "settings_timeout",
+    "stream_closed",
+    "frame_size_error",
+    "refused_stream",
+    "cancel",
+    "compression_error",
+    "connect_error",
+    "enhance_your_calm",
+    "inadequate_security",
+    "http_1_1_required",
+];
 
 /// `rst_stream`'s value: a code alone (`refused_stream`: before the head), or
 /// `{ code, body_bytes }` (after the head and that many bytes of the body).
@@ -98,5 +152,16 @@ impl<'de> Deserialize<'de> for RstStreamValue {
             }
         }
         deserializer.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goaway_takes_graceful_and_every_code() {
+        assert_eq!(GOAWAY_WORDS[0], "graceful");
+        assert_eq!(&GOAWAY_WORDS[1..], H2Code::NAMES);
     }
 }

@@ -7,7 +7,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::duration::{Millis, OffsetMillis};
-use super::h2_fail::{CodeName, RstStreamValue};
+use super::h2_fail::{GoAwayValue, RstStreamValue};
 use super::headers::HeadersSpec;
 use super::latency::{LatencySpec, one_entry};
 use super::values::{DurationRange, Probability, status_code};
@@ -256,8 +256,8 @@ pub enum CommitSpec {
 /// and never answer), or `{ close: { after_bytes: n } }` / `{ reset: { after_bytes: n } }`
 /// after sending part of the response. On HTTP/2, also the protocol's own faults: a stream
 /// reset, `{ rst_stream: refused_stream }` before the head or
-/// `{ rst_stream: { code: cancel, body_bytes: n } }` after it, and a GOAWAY, `goaway`
-/// (graceful) or `{ goaway: enhance_your_calm }` (abrupt, with its code).
+/// `{ rst_stream: { code: cancel, body_bytes: n } }` after it, and a GOAWAY,
+/// `{ goaway: graceful }` or `{ goaway: enhance_your_calm }` (abrupt, with its code).
 ///
 /// ```
 /// use retrylab::scenario::FailSpec;
@@ -347,7 +347,7 @@ pub(crate) struct AfterBytes {
 }
 
 const FAIL_TAGS: &[&str] = &["close", "reset", "rst_stream", "goaway"];
-const FAIL_WORDS: &[&str] = &["close", "reset", "hang", "goaway"];
+const FAIL_WORDS: &[&str] = &["close", "reset", "hang"];
 
 impl Serialize for FailSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -355,10 +355,7 @@ impl Serialize for FailSpec {
             FailSpec::Close { after_bytes: None } => serializer.serialize_str("close"),
             FailSpec::Reset { after_bytes: None } => serializer.serialize_str("reset"),
             FailSpec::Hang => serializer.serialize_str("hang"),
-            FailSpec::GoAway { code: None } => serializer.serialize_str("goaway"),
-            FailSpec::GoAway { code: Some(code) } => {
-                one_entry(serializer, "goaway", &CodeName(code))
-            }
+            FailSpec::GoAway { code } => one_entry(serializer, "goaway", &GoAwayValue(code)),
             FailSpec::RstStream { code, body_bytes } => one_entry(
                 serializer,
                 "rst_stream",
@@ -380,14 +377,13 @@ impl<'de> Deserialize<'de> for FailSpec {
         impl<'de> Visitor<'de> for V {
             type Value = FailSpec;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("`close`, `reset`, `hang`, `goaway`, `{ close: { after_bytes: n } }`, `{ reset: { after_bytes: n } }`, `{ rst_stream: <code> }` or `{ goaway: <code> }`")
+                f.write_str("`close`, `reset`, `hang`, `{ close: { after_bytes: n } }`, `{ reset: { after_bytes: n } }`, `{ rst_stream: <code> }` or `{ goaway: graceful | <code> }`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<FailSpec, E> {
                 match v {
                     "close" => Ok(FailSpec::close()),
                     "reset" => Ok(FailSpec::reset()),
                     "hang" => Ok(FailSpec::Hang),
-                    "goaway" => Ok(FailSpec::GoAway { code: None }),
                     other => Err(E::unknown_variant(other, FAIL_WORDS)),
                 }
             }
@@ -398,8 +394,8 @@ impl<'de> Deserialize<'de> for FailSpec {
                         Ok(FailSpec::RstStream { code, body_bytes })
                     }
                     "goaway" => {
-                        let CodeName(code) = map.next_value()?;
-                        Ok(FailSpec::GoAway { code: Some(code) })
+                        let GoAwayValue(code) = map.next_value()?;
+                        Ok(FailSpec::GoAway { code })
                     }
                     tag => {
                         let AfterBytes { after_bytes } = map.next_value()?;

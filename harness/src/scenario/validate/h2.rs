@@ -1,4 +1,4 @@
-//! HTTP/2's own faults and settings (`fail: { rst_stream: .. }`, `fail: goaway`,
+//! HTTP/2's own faults and settings (`fail: { rst_stream: .. }`, `fail: { goaway: .. }`,
 //! `max_concurrent_streams`) need an endpoint that speaks `http2`: an HTTP/1.1 connection
 //! has no stream to reset and no GOAWAY to send, and an `auto` endpoint's built-in client
 //! asks in HTTP/1.1.

@@ -60,3 +60,40 @@ pub fn fold_transparent(
     }
     counted
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Observed;
+    use std::io::ErrorKind::ConnectionReset;
+
+    fn attempt(n: u32, outcome: Observed, start: u64, end: u64) -> AttemptView {
+        AttemptView::new(n, outcome, start, None, end)
+    }
+
+    #[test]
+    fn only_the_first_unprocessed_attempt_of_a_call_is_transparent() {
+        let refused = Observed::Transport(ConnectionReset);
+        let call = [
+            (true, attempt(1, refused, 0, 2)),
+            (true, attempt(2, refused, 2, 4)),
+            (false, attempt(3, Observed::Status(200), 104, 106)),
+        ];
+        let counted = fold_transparent(call);
+        // The second refusal is an attempt of the policy's, and starts when the first did.
+        assert_eq!(counted.len(), 2);
+        assert_eq!((counted[0].n, counted[0].start_ms), (1, 0));
+        assert_eq!((counted[1].n, counted[1].start_ms), (2, 104));
+    }
+
+    #[test]
+    fn a_call_without_unprocessed_attempts_is_left_as_it_was() {
+        let call = [
+            (false, attempt(1, Observed::Status(503), 0, 10)),
+            (false, attempt(2, Observed::Status(200), 110, 120)),
+        ];
+        let counted = fold_transparent(call.clone());
+        let unchanged: Vec<AttemptView> = call.into_iter().map(|(_, a)| a).collect();
+        assert_eq!(counted, unchanged);
+    }
+}

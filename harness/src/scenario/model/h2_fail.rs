@@ -159,6 +159,54 @@ impl<'de> Deserialize<'de> for RstStreamValue {
 mod tests {
     use super::*;
 
+    use crate::scenario::FailSpec;
+
+    fn parse(yaml: &str) -> Result<FailSpec, String> {
+        serde_saphyr::from_str::<FailSpec>(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn http2_faults_read_and_write_back_as_written() {
+        let cases = [
+            (
+                "{ rst_stream: refused_stream }",
+                FailSpec::RstStream {
+                    code: H2Code::REFUSED_STREAM,
+                    body_bytes: None,
+                },
+            ),
+            (
+                "{ rst_stream: { code: cancel, body_bytes: 4 } }",
+                FailSpec::RstStream {
+                    code: H2Code::CANCEL,
+                    body_bytes: Some(4),
+                },
+            ),
+            ("{ goaway: graceful }", FailSpec::GoAway { code: None }),
+            (
+                "{ goaway: enhance_your_calm }",
+                FailSpec::GoAway {
+                    code: Some(H2Code::ENHANCE_YOUR_CALM),
+                },
+            ),
+        ];
+        for (yaml, expected) in cases {
+            let parsed = parse(yaml).unwrap();
+            assert_eq!(parsed, expected, "{yaml}");
+            let written = serde_json::to_string(&parsed).unwrap();
+            let again: FailSpec = serde_json::from_str(&written).unwrap();
+            assert_eq!(again, expected, "{written}");
+        }
+    }
+
+    #[test]
+    fn unknown_codes_and_bare_goaway_are_refused() {
+        assert!(parse("{ rst_stream: refused }").is_err());
+        assert!(parse("{ goaway: calm }").is_err());
+        // The bare words stay HTTP/1.1's: a GOAWAY says how it goes away.
+        assert!(parse("goaway").is_err());
+    }
+
     #[test]
     fn goaway_takes_graceful_and_every_code() {
         assert_eq!(GOAWAY_WORDS[0], "graceful");

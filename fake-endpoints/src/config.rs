@@ -134,6 +134,10 @@ pub struct EndpointConfig {
     /// the head is handed to the connection (default `false`: the simulated network's
     /// snapshots predate it, and a client there has no clock of its own to compare it with).
     pub date_header: bool,
+    /// HTTP/2 only: the `SETTINGS_MAX_CONCURRENT_STREAMS` its server advertises (`None`: h2's
+    /// default, no limit). A stream past it is refused with `REFUSED_STREAM` by h2 itself,
+    /// unread and unrecorded, as a client that opened it before the SETTINGS arrived finds.
+    pub max_concurrent_streams: Option<u32>,
 }
 
 impl EndpointConfig {
@@ -150,6 +154,7 @@ impl EndpointConfig {
             rate_limit: None,
             broker: None,
             date_header: false,
+            max_concurrent_streams: None,
         }
     }
 
@@ -200,6 +205,12 @@ impl EndpointConfig {
     /// server's own notion of now.
     pub fn date_header(mut self, on: bool) -> Self {
         self.date_header = on;
+        self
+    }
+
+    /// HTTP/2 only: the server's `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    pub fn max_concurrent_streams(mut self, max: u32) -> Self {
+        self.max_concurrent_streams = Some(max);
         self
     }
 

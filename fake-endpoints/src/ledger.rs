@@ -239,6 +239,23 @@ pub struct CloseRecord {
     pub how: CloseKind,
 }
 
+/// A GOAWAY the endpoint sent on an HTTP/2 connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GoAwayRecord {
+    /// The connection.
+    pub conn_id: u64,
+    /// When the endpoint asked for it.
+    pub at_ms: u64,
+    /// The highest stream id the endpoint had accepted then: the GOAWAY's last stream id,
+    /// the streams above it never processed. A graceful GOAWAY is first sent with the
+    /// highest id there is, and with this one a round trip later (h2's two-step shutdown).
+    pub last_stream_id: u32,
+    /// Its error code: `no_error` for a graceful one.
+    pub code: crate::H2Code,
+    /// Whether the streams in flight finish (graceful) or fail with the connection (abrupt).
+    pub graceful: bool,
+}
+
 /// Bytes a client sent on a connection that the endpoint could not read as a request: not
 /// HTTP/1.1 at all, or a request head the connection closed in the middle of (on a
 /// connection that carried no request). They reached no script and got no answer.
@@ -302,6 +319,8 @@ pub struct LedgerSnapshot {
     /// The messages a broker stored, in the order it stored them (empty on any other
     /// endpoint). Each is also one of its [`effects`](LedgerSnapshot::effects).
     pub messages: Vec<StoredMessage>,
+    /// The GOAWAYs the endpoint sent on its HTTP/2 connections, in the order it sent them.
+    pub goaways: Vec<GoAwayRecord>,
 }
 
 impl LedgerSnapshot {
@@ -477,6 +496,10 @@ impl Ledger {
 
     pub(crate) fn push_refused(&self, id: RequestId) {
         self.lock().refused.push(id);
+    }
+
+    pub(crate) fn push_goaway(&self, record: GoAwayRecord) {
+        self.lock().goaways.push(record);
     }
 
     pub(crate) fn push_close(&self, record: CloseRecord) {

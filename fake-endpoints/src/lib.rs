@@ -66,14 +66,15 @@ pub use kinds::broker::{Broker, Refusal, THROTTLING_CODES};
 pub use kinds::dedupe::{Dedupe, DedupeDecision, DedupeTable, Replay};
 pub use kinds::rate_limiter::{LimitScope, RateLimit};
 pub use ledger::{
-    CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, Ledger, LedgerSnapshot,
-    RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side, StoredMessage,
+    CloseKind, CloseRecord, ConnectRecord, DedupeOutcome, EffectRecord, GoAwayRecord, Ledger,
+    LedgerSnapshot, RequestId, RequestRecord, ResponseOutcome, ResponseRecord, Side, StoredMessage,
     UnreadableRecord,
 };
 pub use script::connect::{ConnectAction, ConnectSchedule, ConnectStep};
 pub use script::crash::ScriptState;
 pub use script::draw::{Draw, Draws};
 pub use script::gate::Gate;
+pub use script::h2::H2Code;
 pub use script::latency::LatencyDistribution;
 pub use script::route::{Matcher, Route, Scope};
 pub use script::step::{Branch, Chance, Commit, Fail, Step};

@@ -306,3 +306,176 @@ async fn headers_http2_forbids_are_left_out_and_a_content_length_is_sent() {
     assert_eq!(response.headers()["x-kept"], "yes");
     assert_eq!(response.headers()["content-length"], "3");
 }
+
+/// The HTTP/2 error code a failed request or body read carried, if it was a stream reset
+/// (`true`) or a GOAWAY (`false`) from the endpoint.
+fn h2_reason(error: &hyper::Error) -> Option<(bool, H2Code)> {
+    let h2 = std::error::Error::source(error)?.downcast_ref::<h2::Error>()?;
+    if !h2.is_remote() {
+        return None;
+    }
+    Some((h2.is_reset(), H2Code::from(h2.reason()?)))
+}
+
+/// Sends one request of its own on `client`'s connection, in a task, so that several are
+/// in flight at once.
+fn spawn_send(
+    client: &Client,
+    path: &'static str,
+) -> JoinHandle<Result<(StatusCode, Bytes), hyper::Error>> {
+    let mut send_request = client.send.clone();
+    tokio::spawn(async move { send(&mut send_request, get(path)).await })
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stream_reset_before_the_head_fails_that_stream_alone() {
+    let endpoint = h2(EndpointConfig::http("api").script([
+        Step::fail(Fail::RstStream {
+            code: H2Code::REFUSED_STREAM,
+            body_bytes: None,
+        }),
+        Step::status(200),
+    ]));
+    let mut client = open(&endpoint, 1).await;
+    let error = send(&mut client.send, get("/")).await.unwrap_err();
+    assert_eq!(h2_reason(&error), Some((true, H2Code::REFUSED_STREAM)));
+    // The connection goes on: the next stream is answered.
+    let (status, _) = send(&mut client.send, get("/")).await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let ledger = endpoint.ledger().snapshot();
+    assert!(matches!(
+        ledger.responses[0].outcome,
+        ResponseOutcome::Failed(Fail::RstStream { .. })
+    ));
+    assert_eq!(ledger.requests[1].stream_id, Some(3));
+    assert!(ledger.closes.is_empty() && ledger.goaways.is_empty());
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stream_reset_after_the_head_cuts_the_body_with_its_code() {
+    let endpoint = h2(EndpointConfig::http("api").script([Step::status(200)
+        .body("0123456789")
+        .fail_with(Fail::RstStream {
+            code: H2Code::INTERNAL_ERROR,
+            body_bytes: Some(4),
+        })]));
+    let mut client = open(&endpoint, 1).await;
+    client.send.ready().await.unwrap();
+    let response = client.send.send_request(get("/")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let mut received = Vec::new();
+    let error = loop {
+        match body.frame().await {
+            Some(Ok(frame)) => received.extend_from_slice(frame.data_ref().unwrap()),
+            Some(Err(error)) => break error,
+            None => panic!("the body ended without the reset"),
+        }
+    };
+    assert_eq!(received, b"0123");
+    assert_eq!(h2_reason(&error), Some((true, H2Code::INTERNAL_ERROR)));
+    let ledger = endpoint.ledger().snapshot();
+    assert!(matches!(
+        ledger.responses[0].outcome,
+        ResponseOutcome::Truncated { .. }
+    ));
+    assert!(ledger.closes.is_empty());
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_hanging_stream_leaves_the_others_answered() {
+    let endpoint = h2(EndpointConfig::http("api").script([
+        Step::fail(Fail::Hang),
+        Step::status(200).latency(Duration::from_millis(50)),
+    ]));
+    let client = open(&endpoint, 1).await;
+    let hanging = spawn_send(&client, "/slow");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let answered = spawn_send(&client, "/fast").await.unwrap().unwrap();
+    assert_eq!(answered.0, StatusCode::OK);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(!hanging.is_finished());
+    assert_eq!(endpoint.ledger().requests_received(), 2);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_graceful_goaway_lets_the_streams_in_flight_finish() {
+    let endpoint = h2(EndpointConfig::http("api").script([
+        Step::status(200).latency(Duration::from_millis(100)),
+        Step::status(201).fail_with(Fail::GoAway { code: None }),
+    ]));
+    let client = open(&endpoint, 1).await;
+    let slow = spawn_send(&client, "/slow");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let last = spawn_send(&client, "/last").await.unwrap().unwrap();
+    assert_eq!(last.0, StatusCode::CREATED);
+    assert_eq!(slow.await.unwrap().unwrap().0, StatusCode::OK);
+    let close = client.server.await.unwrap();
+    assert_eq!((close.by, close.how), (Side::Server, CloseKind::Fin));
+    let ledger = endpoint.ledger().snapshot();
+    let goaway = ledger.goaways[0];
+    assert_eq!(
+        (
+            goaway.conn_id,
+            goaway.last_stream_id,
+            goaway.code,
+            goaway.graceful
+        ),
+        (1, 3, H2Code::NO_ERROR, true)
+    );
+    assert!(matches!(
+        ledger.responses[1].outcome,
+        ResponseOutcome::Sent { .. }
+    ));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_abrupt_goaway_closes_the_connection_under_the_streams_in_flight() {
+    let endpoint = h2(EndpointConfig::http("api").script([
+        Step::status(200).latency(Duration::from_millis(100)),
+        Step::fail(Fail::GoAway {
+            code: Some(H2Code::ENHANCE_YOUR_CALM),
+        }),
+    ]));
+    let client = open(&endpoint, 1).await;
+    let slow = spawn_send(&client, "/slow");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    // Both streams are at or below the GOAWAY's last stream id (3): h2 fails them as the
+    // connection closes under them (a broken pipe), not with the GOAWAY's code, which only
+    // a stream above that id gets.
+    let broken = |error: hyper::Error| {
+        let io = std::error::Error::source(&error)
+            .and_then(|e| e.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(io, Some(std::io::ErrorKind::BrokenPipe), "{error:?}");
+    };
+    broken(spawn_send(&client, "/calm").await.unwrap().unwrap_err());
+    broken(slow.await.unwrap().unwrap_err());
+    let close = client.server.await.unwrap();
+    assert_eq!(close.by, Side::Server);
+    let ledger = endpoint.ledger().snapshot();
+    let goaway = ledger.goaways[0];
+    assert_eq!(
+        (goaway.last_stream_id, goaway.code, goaway.graceful),
+        (3, H2Code::ENHANCE_YOUR_CALM, false)
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn max_concurrent_streams_is_advertised_and_a_client_that_knows_it_waits() {
+    let endpoint = h2(EndpointConfig::http("api")
+        .script([Step::status(200).latency(Duration::from_millis(100))])
+        .max_concurrent_streams(1));
+    let client = open(&endpoint, 1).await;
+    // Over a duplex the server's SETTINGS arrive before the requests leave, so the client
+    // holds the second stream back until the first is done (on a network with latency, a
+    // client that sends before the SETTINGS arrive is refused instead: the scenarios show it).
+    let started = Instant::now();
+    let first = spawn_send(&client, "/one");
+    let second = spawn_send(&client, "/two");
+    assert_eq!(first.await.unwrap().unwrap().0, StatusCode::OK);
+    assert_eq!(started.elapsed(), Duration::from_millis(100));
+    assert_eq!(second.await.unwrap().unwrap().0, StatusCode::OK);
+    assert_eq!(started.elapsed(), Duration::from_millis(200));
+    assert_eq!(endpoint.ledger().requests_received(), 2);
+}

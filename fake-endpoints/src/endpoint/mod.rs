@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     /// The HTTP versions its connections are served with.
     pub(crate) protocol: Protocol,
     pub(crate) keep_alive: KeepAlive,
+    /// HTTP/2's `SETTINGS_MAX_CONCURRENT_STREAMS`, when the endpoint sets one.
+    pub(crate) max_concurrent_streams: Option<u32>,
     key_header: Option<HeaderName>,
     dedupe_header: Option<HeaderName>,
     /// The clock the endpoint was made with: what it reads until its host comes back on a
@@ -171,6 +173,7 @@ impl Endpoint {
             rate_limit,
             broker,
             date_header,
+            max_concurrent_streams,
         } = config;
         let dedupe_header = dedupe.as_ref().map(|d| d.header.clone());
         let routes = routes.into_iter().map(RouteState::new).collect();
@@ -179,6 +182,7 @@ impl Endpoint {
                 name,
                 protocol,
                 keep_alive,
+                max_concurrent_streams,
                 key_header,
                 dedupe_header,
                 clock,

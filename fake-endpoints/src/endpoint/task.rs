@@ -154,9 +154,7 @@ pub(super) fn finish_step(
         || rendered.unwrap_or_else(|| Arc::new(step.respond.render(inner.clock().now_system())));
     let outcome = match step.fail {
         None => Answer::Respond(render(), step.trickle),
-        Some(fail) if fail.after_bytes().is_some() => {
-            Answer::Truncate(render(), fail, step.trickle)
-        }
+        Some(fail) if fail.answers() => Answer::Truncate(render(), fail, step.trickle),
         Some(fail) => Answer::Fail(fail),
     };
     let mut state = endpoint.lock();

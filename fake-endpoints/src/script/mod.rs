@@ -13,6 +13,7 @@ pub(crate) mod connect;
 pub(crate) mod crash;
 pub(crate) mod draw;
 pub(crate) mod gate;
+pub(crate) mod h2;
 pub(crate) mod latency;
 pub(crate) mod route;
 pub(crate) mod step;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 
+use super::h2::H2Code;
 use super::latency::LatencyDistribution;
 use super::trickle::Pace;
 use crate::http::grpc::{GrpcCode, GrpcReply};
@@ -34,6 +35,24 @@ pub enum Fail {
         /// Bytes of the response sent before the reset.
         bytes: u64,
     },
+    /// HTTP/2 only: reset the request's stream with `RST_STREAM` and `code`, before the head
+    /// (`body_bytes: None`), or after the head and the body's first `body_bytes` bytes. The
+    /// connection and its other streams go on.
+    RstStream {
+        /// The `RST_STREAM`'s error code.
+        code: H2Code,
+        /// Send the head and this many bytes of the body first.
+        body_bytes: Option<u64>,
+    },
+    /// HTTP/2 only: a GOAWAY when the step is reached. Graceful (`code: None`): the step's
+    /// response goes out as written, the streams in flight finish, and the connection closes
+    /// once they are done. Abrupt (`Some(code)`): GOAWAY with that code, and the connection
+    /// closes at once, failing every stream on it, this one included. Its last stream id is
+    /// the highest the server has read (h2 chooses it).
+    GoAway {
+        /// The GOAWAY's error code for an abrupt one.
+        code: Option<H2Code>,
+    },
 }
 
 impl Fail {
@@ -52,8 +71,28 @@ impl Fail {
     pub fn after_bytes(self) -> Option<u64> {
         match self {
             Self::CloseAfter { bytes } | Self::ResetAfter { bytes } => Some(bytes),
-            Self::Close | Self::Reset | Self::Hang => None,
+            Self::Close
+            | Self::Reset
+            | Self::Hang
+            | Self::RstStream { .. }
+            | Self::GoAway { .. } => None,
         }
+    }
+
+    /// Whether the step's response (or its head) goes out before the failure: a cut after
+    /// some bytes, a stream reset after the head, a graceful GOAWAY.
+    pub fn answers(self) -> bool {
+        match self {
+            Self::CloseAfter { .. } | Self::ResetAfter { .. } => true,
+            Self::RstStream { body_bytes, .. } => body_bytes.is_some(),
+            Self::GoAway { code } => code.is_none(),
+            Self::Close | Self::Reset | Self::Hang => false,
+        }
+    }
+
+    /// Whether only HTTP/2 can make the failure (a stream reset, a GOAWAY).
+    pub fn is_http2(self) -> bool {
+        matches!(self, Self::RstStream { .. } | Self::GoAway { .. })
     }
 
     /// Whether the failure aborts the connection with RST (otherwise FIN, or nothing for hang).

@@ -468,6 +468,11 @@ fn fail_message(fail: Fail) -> String {
                  bytes, which a wiremock responder cannot do (it sends whole responses)"
             )
         }
+        Fail::RstStream { .. } | Fail::GoAway { .. } => {
+            "an HTTP/2 stream reset or GOAWAY, which a wiremock responder cannot do (it speaks \
+             HTTP/1.1 and answers every request)"
+                .to_owned()
+        }
     }
 }
 

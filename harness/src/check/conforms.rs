@@ -8,11 +8,14 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, verdict_on};
 use crate::policy::nominal::Nominal;
-use crate::policy::{AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind};
+use crate::policy::{
+    AttemptView, ClientHistory, Conformance, RetryAfterValue, ViolationKind, fold_transparent,
+};
 use crate::report::{Finding, Verdict};
 use crate::scenario::{ClientSpec, PolicySpec};
 use crate::scenario::{DedupeAnswerSpec, EndpointSpec, ThrottlePreset, WhenEmptySpec};
 use crate::scenario::{RetryAfterSpec, StepSpec, TimelineStep};
+use crate::trace::AttemptOutcome;
 use retrylab_endpoints::wire::attempt_tag;
 use retrylab_endpoints::{Branch, DedupeOutcome, RateLimit, RequestRecord};
 
@@ -352,7 +355,9 @@ fn by_client(ctx: &Ctx<'_>) -> BTreeMap<u32, Vec<u32>> {
 }
 
 /// The attempts of one call as the policy sees them: those that ended, with their
-/// `Retry-After`, the scripted answer's headers and the policy's error code.
+/// `Retry-After`, the scripted answer's headers and the policy's error code; a transparent
+/// retry (a request the server never processed, [`fold_transparent`]) is no attempt of the
+/// policy's.
 fn views_of(
     ctx: &Ctx<'_>,
     answers: &BTreeMap<u32, Answer>,
@@ -360,40 +365,37 @@ fn views_of(
     client: u32,
     call: u32,
 ) -> Vec<AttemptView> {
-    ctx.attempts_of(client, call)
-        .iter()
-        .filter_map(|a| {
-            // A body cut after its head is the transport error the client met reading it,
-            // as the reference client sees it (client/reference.rs): judged by its status
-            // alone, a retry after it would be a retry after a success.
-            let outcome = match a.body_error {
-                Some(broken) => broken.observed()?,
-                None => a.outcome.observed()?,
-            };
-            let end = a.end_ms?;
-            let at = a.head_ms.unwrap_or(end);
-            let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
-                .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
-            if let Some(raw) = a.retry_after {
-                view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
-            }
-            if let Some(answer) = answers.get(&a.id) {
-                for (name, value) in &answer.headers {
-                    if name != "retry-after" {
-                        view = view.with_header(name, value);
-                    }
-                }
-                if let Some(status) = a.outcome.status() {
-                    let code =
-                        conformance
-                            .policy()
-                            .error_code(status, &answer.headers, &answer.body);
-                    if let Some(code) = code {
-                        view = view.with_error_code(&code);
-                    }
+    let attempts = ctx.attempts_of(client, call);
+    let views = attempts.iter().filter_map(|a| {
+        // A body that broke after the head is what the client saw last: a transport error,
+        // as the reference client tells its policy.
+        let outcome = match a.body_error.and_then(AttemptOutcome::observed) {
+            Some(broke) => broke,
+            None => a.outcome.observed()?,
+        };
+        let end = a.end_ms?;
+        let at = a.head_ms.unwrap_or(end);
+        let mut view = AttemptView::new(a.n, outcome, a.start_ms, a.head_ms, end)
+            .with_system_ms(ctx.epoch_unix_ms as i64 + at as i64);
+        if let Some(raw) = a.retry_after {
+            view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
+        }
+        if let Some(answer) = answers.get(&a.id) {
+            for (name, value) in &answer.headers {
+                if name != "retry-after" {
+                    view = view.with_header(name, value);
                 }
             }
-            Some(view)
-        })
-        .collect()
+            if let Some(status) = a.outcome.status() {
+                let code = conformance
+                    .policy()
+                    .error_code(status, &answer.headers, &answer.body);
+                if let Some(code) = code {
+                    view = view.with_error_code(&code);
+                }
+            }
+        }
+        Some((a.outcome.is_unprocessed(), view))
+    });
+    fold_transparent(views)
 }

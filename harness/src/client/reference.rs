@@ -13,8 +13,8 @@ use http_body_util::BodyExt;
 use crate::Env;
 use crate::env::{HttpClient, Operation};
 use crate::policy::{
-    AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
-    StopReason,
+    Anchor, AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
+    StopReason, TRANSPARENT_RETRIES_PER_CALL,
 };
 use crate::rng::Stream;
 use crate::trace::{AttemptOutcome, DecisionKind};
@@ -69,6 +69,9 @@ impl std::error::Error for CallError {}
 #[derive(Debug)]
 pub struct ReferenceClient {
     attempt_timeout: Option<Duration>,
+    /// Whether a request the server never processed is sent again outside the policy's
+    /// count (`policy::transparent`); on unless turned off.
+    transparent_retries: bool,
     /// Taken for one step of a call at a time (a decision, the headers of an attempt), never
     /// across an await: that is what lets the calls of one client overlap.
     state: Mutex<State>,
@@ -95,6 +98,7 @@ impl ReferenceClient {
     pub fn new(policy: Box<dyn Policy>) -> ReferenceClient {
         ReferenceClient {
             attempt_timeout: None,
+            transparent_retries: true,
             state: Mutex::new(State {
                 policy,
                 calls: 0,
@@ -107,6 +111,15 @@ impl ReferenceClient {
     /// Gives up on an attempt (head and body) after `timeout`.
     pub fn attempt_timeout(mut self, timeout: Duration) -> ReferenceClient {
         self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether a request the server never processed (HTTP/2's `REFUSED_STREAM`, a stream
+    /// above a GOAWAY's last stream id) is retried transparently, at once and outside the
+    /// policy's count, as gRPC's A6 does (on by default). Off, every attempt counts and waits
+    /// the policy's backoff: the client the conformance check tells apart.
+    pub fn transparent_retries(mut self, on: bool) -> ReferenceClient {
+        self.transparent_retries = on;
         self
     }
 
@@ -138,6 +151,10 @@ impl ReferenceClient {
             tokio::time::sleep_until(clock.start + Duration::from_millis(first_start)).await;
         }
         let mut previous: Vec<AttemptView> = Vec::new();
+        let mut transparent = 0;
+        // The start of a transparent retry's attempt, which the attempt after it takes over:
+        // to the policy they are one attempt.
+        let mut folded_start: Option<u64> = None;
         loop {
             let n = previous.len() as u32 + 1;
             let made = self
@@ -148,7 +165,27 @@ impl ReferenceClient {
                 mut view,
                 outcome,
                 body,
+                unprocessed,
             } = made;
+            // The server never processed the request (REFUSED_STREAM, or a stream above a
+            // GOAWAY's last stream id): sent again at once, outside the policy's count and
+            // backoff, as gRPC's A6 does, once a call (`policy::transparent`).
+            if unprocessed && self.transparent_retries && transparent < TRANSPARENT_RETRIES_PER_CALL
+            {
+                transparent += 1;
+                folded_start.get_or_insert(view.start_ms);
+                if let Some(id) = id {
+                    let kind = DecisionKind::Retry {
+                        delay_ms: 0,
+                        from: Anchor::End,
+                    };
+                    http.record_decision(id, kind, Some("transparent retry: not counted"));
+                }
+                continue;
+            }
+            if let Some(start) = folded_start.take() {
+                view.start_ms = start;
+            }
             let history = CallHistory::new(&previous, &client_history);
             let (decision, shown, wait_after_stop) =
                 self.decide(env, &mut view, outcome, body.as_ref(), &history);
@@ -287,6 +324,7 @@ impl ReferenceClient {
                 AttemptOutcome::Unfinished,
             ),
         };
+        let unprocessed = matches!(result, Some(Err(_))) && traced.is_unprocessed();
         let (outcome, headers, body) = match result {
             None => (Observed::Timeout, None, None),
             Some(Ok((status, headers, body))) => {
@@ -319,6 +357,7 @@ impl ReferenceClient {
             view,
             outcome,
             body,
+            unprocessed,
         }
     }
 
@@ -356,12 +395,14 @@ impl ReferenceClient {
 }
 
 /// An attempt made: its id in the trace (none for a request that outlived its run), what
-/// the policy sees of it, and its body, which a policy may read an error code from.
+/// the policy sees of it, its body, which a policy may read an error code from, and whether
+/// the server never processed it (a transparent retry's cue).
 struct Made {
     id: Option<u32>,
     view: AttemptView,
     outcome: Observed,
     body: Option<bytes::Bytes>,
+    unprocessed: bool,
 }
 
 /// A message given up on goes to the scenario's dead-letter endpoint, when it has one (SNS's

@@ -334,6 +334,9 @@ fn classify(error: &Error) -> AttemptOutcome {
                 kind => AttemptOutcome::Io(IoKind(kind)),
             };
         }
+        if let Some(outcome) = h2_outcome(cause) {
+            return outcome;
+        }
         if let Some(hyper) = cause.downcast_ref::<hyper::Error>() {
             if hyper.is_incomplete_message() || hyper.is_closed() || hyper.is_canceled() {
                 // Keep looking for an io cause below; a bare one means EOF.
@@ -345,6 +348,27 @@ fn classify(error: &Error) -> AttemptOutcome {
         source = cause.source();
     }
     AttemptOutcome::Io(IoKind(io::ErrorKind::Other))
+}
+
+/// HTTP/2's own end of a stream, from the server: hyper-util's legacy client hands the h2
+/// error up as it came (a `SendRequest` error over hyper's, over h2's), and retries nothing
+/// of it (`retry_canceled_requests` resends only a request that never reached h2: the
+/// connection closed before the request was handed to it). A reset carries its code; a
+/// GOAWAY's error reaches only the streams above its last stream id (the ones below fail
+/// as the connection closes under them, with an io error).
+fn h2_outcome(cause: &(dyn std::error::Error + 'static)) -> Option<AttemptOutcome> {
+    let h2 = cause.downcast_ref::<h2::Error>()?;
+    if !h2.is_remote() {
+        return None;
+    }
+    let code = retrylab_endpoints::H2Code::from(h2.reason()?);
+    if h2.is_reset() {
+        Some(AttemptOutcome::StreamReset(code))
+    } else if h2.is_go_away() {
+        Some(AttemptOutcome::GoAway(code))
+    } else {
+        None
+    }
 }
 
 /// Records the attempt's end as abandoned if its future is dropped before a head arrived.
@@ -481,6 +505,9 @@ impl Drop for AttemptBody {
 fn body_failure(error: &hyper::Error) -> AttemptOutcome {
     let mut source = error.source();
     while let Some(cause) = source {
+        if let Some(outcome) = h2_outcome(cause) {
+            return outcome;
+        }
         if let Some(io) = cause.downcast_ref::<io::Error>() {
             return match io.kind() {
                 io::ErrorKind::ConnectionReset => AttemptOutcome::Reset,

@@ -3,6 +3,7 @@
 //! The run calls the user's closure once per logical call with an `Env`. Clones share one
 //! client instance's state (its connection pool), which persists across that client's calls.
 
+use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -42,20 +43,24 @@ pub const HTTP_CLIENT_CONFIG: &str = "hyper-util legacy client, pool_timer Tokio
 /// only. Printed in the trace header of a scenario with an endpoint that speaks HTTP/2.
 pub const HTTP2_CLIENT_CONFIG: &str = "hyper-util legacy client, http2_only (h2c, prior knowledge), pool_timer TokioTimer, pool idle timeout 90s, retry_canceled_requests on, h2 settings default, no keep-alive pings";
 
-/// The trace header's lines for HTTP/2, for a run whose endpoints speak `protocols`: none
-/// when every one speaks HTTP/1.1 only, so such a trace reads as it always has.
-pub(crate) fn http2_header(
-    mut protocols: impl Iterator<Item = retrylab_endpoints::Protocol>,
+/// The trace header's lines for HTTP/2, for a run with `endpoints`: none when every one
+/// speaks HTTP/1.1 only, so such a trace reads as it always has. An endpoint that sets
+/// `max_concurrent_streams` is named after the server's line, with its setting.
+pub(crate) fn http2_header<'a>(
+    endpoints: impl Iterator<Item = &'a retrylab_endpoints::EndpointConfig> + Clone,
 ) -> Vec<(String, String)> {
-    if protocols.all(|p| p.is_http1()) {
+    if endpoints.clone().all(|e| e.protocol.is_http1()) {
         return Vec::new();
+    }
+    let mut server = "h2 server, h2c with prior knowledge, h2 settings default".to_owned();
+    for endpoint in endpoints {
+        if let Some(max) = endpoint.max_concurrent_streams {
+            let _ = write!(server, "; {}: max_concurrent_streams {max}", endpoint.name);
+        }
     }
     vec![
         ("client_http2".to_owned(), HTTP2_CLIENT_CONFIG.to_owned()),
-        (
-            "server_http2".to_owned(),
-            "h2 server, h2c with prior knowledge, h2 settings default".to_owned(),
-        ),
+        ("server_http2".to_owned(), server),
     ]
 }
 

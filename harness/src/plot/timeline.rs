@@ -41,7 +41,9 @@ impl Kind {
             AttemptOutcome::Refused
             | AttemptOutcome::Reset
             | AttemptOutcome::Closed
-            | AttemptOutcome::Io(_) => Kind::Transport,
+            | AttemptOutcome::Io(_)
+            | AttemptOutcome::StreamReset(_)
+            | AttemptOutcome::GoAway(_) => Kind::Transport,
         }
     }
 

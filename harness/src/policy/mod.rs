@@ -31,6 +31,7 @@ mod retry_after;
 pub mod rocketmq;
 pub mod servicenow;
 pub mod sns;
+mod transparent;
 mod units;
 
 #[cfg(test)]
@@ -60,6 +61,7 @@ pub use linear::{Linear, LinearConfig};
 pub use no_retry::{NoRetry, NoRetryConfig};
 pub use retry_after::{NotBefore, RetryAfterRule, RetryAfterValue};
 pub use sns::{SnsConfig, SnsDelivery};
+pub use transparent::{TRANSPARENT_RETRIES_PER_CALL, fold_transparent};
 pub use units::fmt_ms;
 
 /// The instant a retry delay is measured from.

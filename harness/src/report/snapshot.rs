@@ -106,7 +106,7 @@ fn connections(out: &mut String, trace: &Trace, instants: Instants) {
                 instants.show(event.at_ms),
                 event.conn_id,
                 trace.name(event.endpoint),
-                kind_text(event.kind)
+                event_text(event.kind)
             );
         }
     } else {
@@ -194,8 +194,28 @@ fn late_requests(out: &mut String, trace: &Trace, instants: Instants) {
     }
 }
 
+/// A connection event as its line says it: a GOAWAY with its last stream id and code.
+fn event_text(kind: ConnEventKind) -> std::borrow::Cow<'static, str> {
+    match kind {
+        ConnEventKind::GoAway {
+            last_stream_id,
+            code,
+            graceful,
+        } => {
+            let how = if graceful { "graceful" } else { "abrupt" };
+            format!("GOAWAY last_stream_id {last_stream_id} {code} ({how})").into()
+        }
+        kind => kind_text(kind).into(),
+    }
+}
+
+/// A connection event's kind, as the counts past [`LIST_LIMIT`] group them.
 fn kind_text(kind: ConnEventKind) -> &'static str {
     match kind {
+        ConnEventKind::GoAway { graceful: true, .. } => "GOAWAY (graceful)",
+        ConnEventKind::GoAway {
+            graceful: false, ..
+        } => "GOAWAY (abrupt)",
         ConnEventKind::Connect => "connect",
         ConnEventKind::Connected => "connected",
         ConnEventKind::Refused => "refused",

@@ -352,7 +352,7 @@ fn trace_header(plan: &Plan, clock: VirtualClock) -> Vec<(String, String)> {
         ),
     ];
     header.extend(crate::env::http2_header(
-        plan.endpoints.iter().map(|e| e.config.protocol),
+        plan.endpoints.iter().map(|e| &e.config),
     ));
     if plan.backend == BackendKind::Real {
         header.push(crate::trace::epoch_entry(clock.epoch_unix_ms));

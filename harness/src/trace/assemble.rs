@@ -97,11 +97,12 @@ pub(crate) fn assemble(
     // Stable: each broker's messages stay in the order it stored them.
     messages.sort_by_key(|m| m.at_ms);
     late_requests.sort_by_key(|l| (l.at_ms, l.client_id, l.attempt_id));
-    let connections = if from_endpoints {
+    let mut connections = if from_endpoints {
         events::endpoint_connection_events(&ledgers, &endpoint_names)
     } else {
         events::connection_events(&log, &mut interner)
     };
+    events::add_goaways(&mut connections, &ledgers, &endpoint_names);
     let mut faults = events::fault_events(&log, &mut interner);
     faults.extend(events::link_fault_events(network, &mut interner));
     faults.sort_by_key(|f| f.at_ms);

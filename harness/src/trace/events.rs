@@ -42,6 +42,35 @@ pub(super) fn endpoint_connection_events(
     events
 }
 
+/// Adds the GOAWAYs the endpoints sent (HTTP/2) to `events`, each at the instant its
+/// endpoint asked for it, before the other events of that instant and connection (the close
+/// it brings): the order of the others stays as it was, so a trace without a GOAWAY is
+/// unchanged.
+pub(super) fn add_goaways(events: &mut Vec<ConnEvent>, ledgers: &[LedgerSnapshot], names: &[Name]) {
+    let before = events.len();
+    for (ledger, endpoint) in ledgers.iter().zip(names) {
+        for goaway in &ledger.goaways {
+            events.push(ConnEvent {
+                at_ms: goaway.at_ms,
+                conn_id: goaway.conn_id,
+                endpoint: *endpoint,
+                kind: ConnEventKind::GoAway {
+                    last_stream_id: goaway.last_stream_id,
+                    code: goaway.code,
+                    graceful: goaway.graceful,
+                },
+            });
+        }
+    }
+    if events.len() > before {
+        // Stable, and the other events were in this order already.
+        events.sort_by_key(|e| {
+            let later = !matches!(e.kind, ConnEventKind::GoAway { .. });
+            (e.at_ms, e.conn_id, later)
+        });
+    }
+}
+
 /// Fault events from the network log, in the order they happened (which is time order).
 pub(super) fn fault_events(log: &NetLog, interner: &mut Interner) -> Vec<FaultEvent> {
     log.events()

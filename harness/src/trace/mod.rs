@@ -66,6 +66,12 @@ pub enum AttemptOutcome {
     Abandoned,
     /// Another transport error, by kind.
     Io(IoKind),
+    /// HTTP/2: the server reset the attempt's stream with `RST_STREAM` and this code (before
+    /// the head, or, as a `body_error`, in the middle of the body).
+    StreamReset(retrylab_endpoints::H2Code),
+    /// HTTP/2: a GOAWAY with this code arrived whose last stream id is below the attempt's
+    /// stream: the server never processed the request (RFC 9113 section 6.8).
+    GoAway(retrylab_endpoints::H2Code),
     /// The run ended while the attempt was still waiting.
     Unfinished,
 }
@@ -85,8 +91,26 @@ impl AttemptOutcome {
             AttemptOutcome::Reset => Observed::Transport(io::ErrorKind::ConnectionReset),
             AttemptOutcome::Closed => Observed::Transport(io::ErrorKind::UnexpectedEof),
             AttemptOutcome::Io(kind) => Observed::Transport(kind.0),
+            // A retry policy sees the stream's end as its connection's would look: a reset.
+            // A client that retries transparently reads `refused_stream` and GOAWAY before
+            // any policy does (`AttemptOutcome::is_unprocessed`).
+            AttemptOutcome::StreamReset(_) | AttemptOutcome::GoAway(_) => {
+                Observed::Transport(io::ErrorKind::ConnectionReset)
+            }
             AttemptOutcome::Unfinished => return None,
         })
+    }
+
+    /// Whether the server never processed the attempt's request, so that it is safe to retry
+    /// it whatever its method (RFC 9113 section 8.7): its stream was refused with
+    /// `REFUSED_STREAM`, or was above a GOAWAY's last stream id. gRPC (A6) retries these
+    /// transparently, outside the retry policy's count.
+    pub fn is_unprocessed(&self) -> bool {
+        matches!(
+            self,
+            AttemptOutcome::StreamReset(retrylab_endpoints::H2Code::REFUSED_STREAM)
+                | AttemptOutcome::GoAway(_)
+        )
     }
 
     /// The HTTP status, when a response head arrived.
@@ -275,6 +299,16 @@ pub enum ConnEventKind {
     Fin(Side),
     /// An RST was sent.
     Rst(Side),
+    /// HTTP/2: the endpoint sent a GOAWAY. The streams above `last_stream_id` were never
+    /// processed; graceful lets the others finish, abrupt closes the connection under them.
+    GoAway {
+        /// The highest stream id the endpoint had accepted.
+        last_stream_id: u32,
+        /// Its error code (`no_error` when graceful).
+        code: retrylab_endpoints::H2Code,
+        /// Whether the streams in flight finish.
+        graceful: bool,
+    },
 }
 
 /// One connection event.

@@ -72,10 +72,13 @@ pub(super) fn reconstruct(
                     .map(|s| s.1),
                 InstantSource::Endpoint => Some(r.at_ms),
             };
-            body_error = Some(if fail.is_reset() {
-                AttemptOutcome::Reset
-            } else {
-                AttemptOutcome::Closed
+            body_error = Some(match fail {
+                // The stream alone was reset, with its code, after the head.
+                retrylab_endpoints::Fail::RstStream { code, .. } => {
+                    AttemptOutcome::StreamReset(code)
+                }
+                fail if fail.is_reset() => AttemptOutcome::Reset,
+                _ => AttemptOutcome::Closed,
             });
             (head, head, AttemptOutcome::Status(status.as_u16()))
         }
@@ -85,6 +88,9 @@ pub(super) fn reconstruct(
                     AttemptOutcome::Reset
                 }
                 retrylab_endpoints::Fail::Hang => AttemptOutcome::Abandoned,
+                retrylab_endpoints::Fail::RstStream { code, .. } => {
+                    AttemptOutcome::StreamReset(code)
+                }
                 _ => AttemptOutcome::Closed,
             };
             // On real sockets a hung request ends when the client gave up on it (its

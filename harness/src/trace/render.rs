@@ -422,6 +422,8 @@ impl Trace {
             AttemptOutcome::Closed => "closed".into(),
             AttemptOutcome::Abandoned => "abandoned".into(),
             AttemptOutcome::Io(kind) => format!("io {:?}", kind.0),
+            AttemptOutcome::StreamReset(code) => format!("RST_STREAM {code}"),
+            AttemptOutcome::GoAway(code) => format!("GOAWAY {code}"),
             AttemptOutcome::Unfinished => "unfinished".into(),
         }
     }

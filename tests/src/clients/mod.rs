@@ -29,6 +29,7 @@
 //! | `planted_off_by_one` | none | the reference client, `exponential` with one attempt more than its `max_attempts`: the planted defect of `scenarios/search/` |
 //! | `planted_correct` | none | the same client without the defect |
 //! | `http1_then_http2` | hyper-util | `env.http_client()` in even calls, `env.http2_client()` in odd ones, a 5xx retried after 100ms, 3 attempts |
+//! | `grpc_counts_refused_streams` | none | the reference client, `grpc_retry` (3 attempts), counting a refused HTTP/2 stream as an attempt where A6 retries it transparently |
 //! | `reqwest_retry_exponential` | reqwest-retry | `ExponentialBackoff`, [100ms, 1s], no jitter, 5 retries |
 //! | `reqwest_retry_doc_example` | reqwest-retry | `ExponentialBackoff::builder().build_with_max_retries(3)`, jittered |
 //! | `reqwest_retry_total_duration` | reqwest-retry | `build_with_total_retry_duration_and_max_retries(5s, 20)` |
@@ -62,6 +63,7 @@ pub mod aws_sdk;
 pub mod backoff;
 pub mod backon;
 pub mod http2;
+pub mod http2_counting;
 pub mod naive_idempotency;
 pub mod naive_retry_after;
 pub mod planted;
@@ -121,7 +123,11 @@ pub fn registry() -> Clients {
         .register("servicenow_get_delay", servicenow::get_delay_client)
         .register("planted_off_by_one", planted::off_by_one)
         .register("planted_correct", planted::correct)
-        .register("http1_then_http2", http2::http1_then_http2);
+        .register("http1_then_http2", http2::http1_then_http2)
+        .register(
+            "grpc_counts_refused_streams",
+            http2_counting::counts_refused_streams,
+        );
     with_tonic(with_reqwest_plain(with_aws_sdk(with_reqwest_retry(
         clients,
     ))))
@@ -147,7 +153,7 @@ fn with_tonic(clients: Clients) -> Clients {
     TONIC_CLIENTS.iter().fold(clients, |clients, name| {
         clients.unavailable(
             name,
-            "the tonic clients need feature `tonic` (rustc 1.88 or later):              cargo test -p retrylab-tests --features tonic --test scenarios",
+            "the tonic clients need feature `tonic` (rustc 1.88 or later): cargo test -p retrylab-tests --features tonic --test scenarios",
         )
     })
 }

@@ -14,6 +14,7 @@
 //! `reset`, a response cut after some bytes, keep-alive) go through the same
 //! [`ConnShared`] as HTTP/1's.
 
+mod fault;
 mod frames;
 mod grpc;
 mod stream;
@@ -47,8 +48,13 @@ where
 {
     let inner = &*endpoint.inner;
     let mut idle = Idle::new(inner.keep_alive.idle_timeout);
-    // The server's settings are h2's defaults: no cap on concurrent streams, 64 KiB windows.
-    let handshake = ::h2::server::Builder::new().handshake::<T, Bytes>(io);
+    // The server's settings are h2's defaults (64 KiB windows), with the endpoint's cap on
+    // concurrent streams when it sets one (none by default).
+    let mut builder = ::h2::server::Builder::new();
+    if let Some(max) = inner.max_concurrent_streams {
+        builder.max_concurrent_streams(max);
+    }
+    let handshake = builder.handshake::<T, Bytes>(io);
     let mut handshake = pin!(handshake);
     // Polled in a fixed order (kill, handshake, idle timer), as every serving loop is.
     let connection = poll_fn(|cx| {
@@ -82,6 +88,7 @@ where
 
     let max_requests = inner.keep_alive.max_requests;
     let mut streams: Vec<StreamFuture> = Vec::new();
+    let faults = Arc::new(fault::Faults::default());
     let mut shutting_down = false;
     // The stream `keep_alive.max_requests` allows last has been accepted.
     let mut last_taken = false;
@@ -106,11 +113,17 @@ where
                             respond.send_reset(::h2::Reason::REFUSED_STREAM);
                             continue;
                         }
+                        faults.accepted(u32::from(respond.stream_id()));
                         let seq = shared.begin_request();
                         if max_requests.is_some_and(|max| seq >= max) {
                             // This stream is the connection's last: a GOAWAY tells the
                             // client, and the connection closes once the stream is done.
-                            connection.graceful_shutdown();
+                            faults.go_away(
+                                &mut connection,
+                                fault::GoAway::Graceful,
+                                inner,
+                                shared.conn_id,
+                            );
                             shutting_down = true;
                             last_taken = true;
                         }
@@ -120,6 +133,7 @@ where
                             seq,
                             request,
                             respond,
+                            Arc::clone(&faults),
                         )));
                         accepted = true;
                     }
@@ -142,6 +156,12 @@ where
             if let Some(kill) = shared.take_kill() {
                 return Poll::Ready(End::Kill(kill));
             }
+            // A step asked for a GOAWAY: asked of h2 now, and written by the accept pass of
+            // the poll this wake brings (the same task, so no order changes).
+            if let Some(goaway) = faults.take() {
+                shutting_down |= faults.go_away(&mut connection, goaway, inner, shared.conn_id);
+                cx.waker().wake_by_ref();
+            }
         }
         if shutting_down && streams.is_empty() {
             // Everything the streams queued, and the GOAWAY, went out in the accept pass
@@ -151,7 +171,12 @@ where
         }
         if !shutting_down && idle.poll_expired(cx, shared) {
             // keep_alive.idle_timeout: the next poll sends a GOAWAY, and the close follows.
-            connection.graceful_shutdown();
+            faults.go_away(
+                &mut connection,
+                fault::GoAway::Graceful,
+                inner,
+                shared.conn_id,
+            );
             shutting_down = true;
             cx.waker().wake_by_ref();
         }

@@ -25,6 +25,8 @@ use crate::script::trickle::Pace;
 use crate::server::common::{AbandonGuard, file_body_cut_short};
 use crate::server::conn::{ConnShared, FlushHook, KillMode};
 
+use super::fault::{self, Faults, GoAway};
+
 /// Serves stream `seq` of the connection (its `seq`-th request) from its request to its
 /// answer's last DATA frame, or until the client resets it.
 pub(super) async fn serve(
@@ -33,6 +35,7 @@ pub(super) async fn serve(
     seq: u32,
     request: Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
+    faults: Arc<Faults>,
 ) {
     let stream_id = u32::from(respond.stream_id());
     // The bytes read when the stream was accepted end with its HEADERS frame (or with what
@@ -115,9 +118,16 @@ pub(super) async fn serve(
             });
             // `close` and `reset` end the whole connection, every stream on it, as they end
             // an HTTP/1 connection; `hang` leaves the stream open until the client resets
-            // it.
+            // it. A stream reset ends this stream alone; an abrupt GOAWAY, the connection.
             match fail {
                 Fail::Hang => {}
+                Fail::RstStream { code, .. } => {
+                    fault::reset_before_head(&mut respond, code);
+                    return;
+                }
+                Fail::GoAway { code } => {
+                    faults.ask(code.map_or(GoAway::Graceful, GoAway::Abrupt));
+                }
                 fail if fail.is_reset() => conn.kill(KillMode::Reset),
                 _ => conn.kill(KillMode::Fin),
             }
@@ -134,6 +144,7 @@ pub(super) async fn serve(
         fail,
         (trickle, no_body, dated),
         respond,
+        &faults,
     )
     .await
     else {
@@ -214,12 +225,14 @@ async fn respond_with(
     fail: Option<Fail>,
     (trickle, no_body, dated): (Duration, bool, bool),
     mut respond: SendResponse<Bytes>,
+    faults: &Faults,
 ) -> Option<FlushHook> {
     let written = conn.written();
     // One reading for the record and the `Date`, so the date is the head's instant.
     let at_ms = conn.clock.now_ms();
     let outcome = match fail {
-        None => ResponseOutcome::Sent {
+        // A graceful GOAWAY leaves the response whole: it goes out just before the head.
+        None | Some(Fail::GoAway { .. }) => ResponseOutcome::Sent {
             status: sent.status,
         },
         Some(fail) => ResponseOutcome::Truncated {
@@ -246,8 +259,12 @@ async fn respond_with(
     };
     let hook = FlushHook {
         response: index,
-        kill: fail.map(mode),
+        // HTTP/2's own faults leave the connection to the loop (a GOAWAY) or untouched.
+        kill: fail.filter(|f| !f.is_http2()).map(mode),
     };
+    if let Some(Fail::GoAway { code: None }) = fail {
+        faults.ask(GoAway::Graceful);
+    }
     let body = if no_body || !may_have_body(sent.status) {
         Bytes::new()
     } else {
@@ -270,6 +287,16 @@ async fn respond_with(
     if dated {
         head.headers_mut()
             .insert(DATE, crate::http::date::date_header(&conn.clock, at_ms));
+    }
+    if let Some(Fail::RstStream {
+        code,
+        body_bytes: Some(n),
+    }) = fail
+    {
+        // The head, part of the body, and the reset: never the stream's end.
+        let mut stream = respond.send_response(head, false).ok()?;
+        fault::reset_mid_body(&mut stream, body, n, code).await?;
+        return Some(hook);
     }
     let mut stream = respond.send_response(head, body.is_empty()).ok()?;
     if body.is_empty() {

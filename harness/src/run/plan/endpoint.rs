@@ -107,6 +107,9 @@ pub(super) fn endpoint_config(
             }
         }));
     }
+    if let Some(max) = spec.max_concurrent_streams {
+        config = config.max_concurrent_streams(max);
+    }
     if let Some(keep_alive) = &spec.keep_alive {
         let mut built = KeepAlive::default();
         if let Some(idle) = keep_alive.idle_timeout.millis() {
@@ -359,6 +362,11 @@ fn step(scenario: &Scenario, path: &str, spec: &StepSpec, errors: &mut Vec<Scena
             FailSpec::Close { after_bytes: None } => Fail::Close,
             FailSpec::Reset { after_bytes: None } => Fail::Reset,
             FailSpec::Hang => Fail::Hang,
+            FailSpec::RstStream { code, body_bytes } => Fail::RstStream {
+                code: *code,
+                body_bytes: *body_bytes,
+            },
+            FailSpec::GoAway { code } => Fail::GoAway { code: *code },
             FailSpec::Close {
                 after_bytes: Some(bytes),
             } => Fail::CloseAfter { bytes: *bytes },

@@ -55,6 +55,10 @@ pub struct EndpointSpec {
     /// When the endpoint closes idle or used connections (default: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_alive: Option<KeepAliveSpec>,
+    /// HTTP/2: the server's `SETTINGS_MAX_CONCURRENT_STREAMS`, at least 1 (`protocol: http2`
+    /// only; default: no limit). A stream past it is refused with `REFUSED_STREAM`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_streams: Option<u32>,
     /// Idempotency-key deduplication.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe: Option<DedupeSpec>,

@@ -16,6 +16,7 @@ pub(crate) mod epoch;
 pub(crate) mod expect;
 pub(crate) mod format;
 pub(crate) mod grpc;
+pub(crate) mod h2_fail;
 pub(crate) mod headers;
 pub(crate) mod http;
 pub(crate) mod latency;

@@ -141,11 +141,41 @@ schema_impl!(DedupeAnswerSpec, "DedupeAnswerSpec", |g| {
     }))
 });
 
+/// An HTTP/2 error code by its name.
+fn h2_code() -> Schema {
+    from_json(json!({ "type": "string", "enum": retrylab_endpoints::H2Code::NAMES }))
+}
+
+/// `goaway`'s value: `graceful`, or a code.
+fn h2_goaway() -> Schema {
+    let mut words = vec!["graceful"];
+    words.extend_from_slice(retrylab_endpoints::H2Code::NAMES);
+    from_json(json!({ "type": "string", "enum": words }))
+}
+
+/// `rst_stream`'s value: a code, or `{ code, body_bytes }`.
+fn h2_rst_stream() -> Schema {
+    let code = serde_json::to_value(h2_code()).unwrap_or_default();
+    from_json(json!({
+        "anyOf": [
+            code.clone(),
+            {
+                "type": "object",
+                "properties": { "code": code, "body_bytes": { "type": "integer", "minimum": 0 } },
+                "required": ["code", "body_bytes"],
+                "additionalProperties": false
+            }
+        ]
+    }))
+}
+
 schema_impl!(FailSpec, "FailSpec", |g| {
     let options = vec![
         string_enum(&["close", "reset", "hang"]),
         one_key("close", g.subschema_for::<AfterBytes>()),
         one_key("reset", g.subschema_for::<AfterBytes>()),
+        one_key("rst_stream", h2_rst_stream()),
+        one_key("goaway", h2_goaway()),
     ];
     from_json(json!({ "anyOf": serde_json::to_value(options).unwrap_or_default() }))
 });

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::duration::{Millis, OffsetMillis};
 use super::grpc::{GrpcStatusSpec, PushbackSpec};
+use super::h2_fail::{GoAwayValue, RstStreamValue};
 use super::headers::HeadersSpec;
 use super::latency::{LatencySpec, one_entry};
 use super::values::{DurationRange, Probability, status_code};
@@ -296,7 +297,10 @@ pub enum CommitSpec {
 
 /// How a step fails the connection: `close` (FIN), `reset` (RST), `hang` (read the request
 /// and never answer), or `{ close: { after_bytes: n } }` / `{ reset: { after_bytes: n } }`
-/// after sending part of the response.
+/// after sending part of the response. On HTTP/2, also the protocol's own faults: a stream
+/// reset, `{ rst_stream: refused_stream }` before the head or
+/// `{ rst_stream: { code: cancel, body_bytes: n } }` after it, and a GOAWAY,
+/// `{ goaway: graceful }` or `{ goaway: enhance_your_calm }` (abrupt, with its code).
 ///
 /// ```
 /// use retrylab::scenario::FailSpec;
@@ -317,9 +321,41 @@ pub enum FailSpec {
     },
     /// Read the request and never answer; the connection stays open.
     Hang,
+    /// HTTP/2: reset the request's stream with this code, before the head (`body_bytes:
+    /// None`) or after the head and that many bytes of the body.
+    RstStream {
+        /// The `RST_STREAM`'s error code.
+        code: retrylab_endpoints::H2Code,
+        /// The body bytes sent before the reset, after the head.
+        body_bytes: Option<u64>,
+    },
+    /// HTTP/2: a GOAWAY, graceful (`None`: the response goes out, streams in flight finish)
+    /// or abrupt with a code (the connection closes under every stream on it).
+    GoAway {
+        /// The abrupt GOAWAY's code.
+        code: Option<retrylab_endpoints::H2Code>,
+    },
 }
 
 impl FailSpec {
+    /// Whether only HTTP/2 can make this failure.
+    pub fn is_http2(&self) -> bool {
+        matches!(self, FailSpec::RstStream { .. } | FailSpec::GoAway { .. })
+    }
+
+    /// Whether the step's response (its status, headers and body) goes out, at least in
+    /// part, before the failure.
+    pub fn answers(&self) -> bool {
+        match *self {
+            FailSpec::Close { after_bytes } | FailSpec::Reset { after_bytes } => {
+                after_bytes.is_some()
+            }
+            FailSpec::RstStream { body_bytes, .. } => body_bytes.is_some(),
+            FailSpec::GoAway { code } => code.is_none(),
+            FailSpec::Hang => false,
+        }
+    }
+
     /// `close`.
     pub fn close() -> Self {
         FailSpec::Close { after_bytes: None }
@@ -353,7 +389,7 @@ pub(crate) struct AfterBytes {
     after_bytes: u64,
 }
 
-const FAIL_TAGS: &[&str] = &["close", "reset"];
+const FAIL_TAGS: &[&str] = &["close", "reset", "rst_stream", "goaway"];
 const FAIL_WORDS: &[&str] = &["close", "reset", "hang"];
 
 impl Serialize for FailSpec {
@@ -362,6 +398,12 @@ impl Serialize for FailSpec {
             FailSpec::Close { after_bytes: None } => serializer.serialize_str("close"),
             FailSpec::Reset { after_bytes: None } => serializer.serialize_str("reset"),
             FailSpec::Hang => serializer.serialize_str("hang"),
+            FailSpec::GoAway { code } => one_entry(serializer, "goaway", &GoAwayValue(code)),
+            FailSpec::RstStream { code, body_bytes } => one_entry(
+                serializer,
+                "rst_stream",
+                &RstStreamValue { code, body_bytes },
+            ),
             FailSpec::Close {
                 after_bytes: Some(n),
             } => one_entry(serializer, "close", &AfterBytes { after_bytes: n }),
@@ -378,7 +420,7 @@ impl<'de> Deserialize<'de> for FailSpec {
         impl<'de> Visitor<'de> for V {
             type Value = FailSpec;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("`close`, `reset`, `hang`, `{ close: { after_bytes: n } }` or `{ reset: { after_bytes: n } }`")
+                f.write_str("`close`, `reset`, `hang`, `{ close: { after_bytes: n } }`, `{ reset: { after_bytes: n } }`, `{ rst_stream: <code> }` or `{ goaway: graceful | <code> }`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<FailSpec, E> {
                 match v {
@@ -389,13 +431,23 @@ impl<'de> Deserialize<'de> for FailSpec {
                 }
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FailSpec, A::Error> {
-                super::values::one_key_map(map, FAIL_TAGS, |tag, map| {
-                    let AfterBytes { after_bytes } = map.next_value()?;
-                    Ok(if tag == "close" {
-                        FailSpec::close_after(after_bytes)
-                    } else {
-                        FailSpec::reset_after(after_bytes)
-                    })
+                super::values::one_key_map(map, FAIL_TAGS, |tag, map| match tag {
+                    "rst_stream" => {
+                        let RstStreamValue { code, body_bytes } = map.next_value()?;
+                        Ok(FailSpec::RstStream { code, body_bytes })
+                    }
+                    "goaway" => {
+                        let GoAwayValue(code) = map.next_value()?;
+                        Ok(FailSpec::GoAway { code })
+                    }
+                    tag => {
+                        let AfterBytes { after_bytes } = map.next_value()?;
+                        Ok(if tag == "close" {
+                            FailSpec::close_after(after_bytes)
+                        } else {
+                            FailSpec::reset_after(after_bytes)
+                        })
+                    }
                 })
             }
         }

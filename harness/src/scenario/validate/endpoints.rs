@@ -64,6 +64,8 @@ impl Validator<'_> {
 
     fn endpoint(&mut self, path: &str, e: &EndpointSpec) {
         let kind = e.kind;
+        self.protocol = e.protocol;
+        self.max_concurrent_streams(path, e);
         if !e.routes.is_empty() {
             if e.script.is_some() {
                 self.err_key(

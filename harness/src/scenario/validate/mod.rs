@@ -14,6 +14,7 @@ pub(crate) mod contradictions;
 mod endpoints;
 mod expect;
 mod grpc;
+mod h2;
 mod headers;
 mod latency;
 mod network;
@@ -48,6 +49,7 @@ pub(crate) fn validate(scenario: &Scenario) -> Vec<ScenarioError> {
         s: scenario,
         errors: Vec::new(),
         suggester: Suggester::new(SUGGESTION_STEPS),
+        protocol: crate::scenario::model::endpoint::Protocol::default(),
     };
     v.top();
     v.endpoints();
@@ -100,6 +102,9 @@ struct Validator<'a> {
     errors: Vec<ScenarioError>,
     /// Did-you-means for the unknown names of the file, within one budget of work.
     suggester: Suggester,
+    /// The protocol of the endpoint whose steps are being read: HTTP/2's own faults need
+    /// `http2`.
+    protocol: crate::scenario::model::endpoint::Protocol,
 }
 
 /// The names an error lists as what was expected: the first ones, then how many more.

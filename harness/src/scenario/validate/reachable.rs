@@ -172,7 +172,8 @@ fn may_succeed(step: &StepSpec, timeout: Option<u64>) -> bool {
         })
         | Some(FailSpec::Reset {
             after_bytes: Some(_),
-        }) => {}
+        })
+        | Some(FailSpec::GoAway { code: None }) => {}
         Some(_) => return false,
     }
     // The head comes after the step's latency, so a latency past the timeout is a timeout.

@@ -176,6 +176,9 @@ impl Validator<'_> {
                 "bytes (more than any response holds)",
             );
         }
+        if let Some(fail) = s.fail.filter(FailSpec::is_http2) {
+            self.h2_fail(&join(path, "fail"), fail);
+        }
         if let Some(l) = s.latency {
             self.latency(&join(path, "latency"), l);
         }
@@ -203,16 +206,9 @@ impl Validator<'_> {
         let mut forms = Vec::new();
         // A cut response (`fail: { close|reset: { after_bytes } }`) may say what it cuts:
         // its status, headers and body, of which `after_bytes` bytes go out on the wire.
-        let truncates = matches!(
-            s.fail,
-            Some(
-                FailSpec::Close {
-                    after_bytes: Some(_)
-                } | FailSpec::Reset {
-                    after_bytes: Some(_)
-                }
-            )
-        );
+        // So may a stream reset after the head, and a graceful GOAWAY, whose response goes
+        // out whole.
+        let truncates = s.fail.is_some_and(|f| f.answers());
         if let Some(code) = s.status {
             forms.push("status");
             self.status_code(&join(path, "status"), code);

@@ -30,10 +30,6 @@ pub const INHERITED_ENV: &[&str] = &[
 /// left the group (`setsid`) can still hold them, and the run does not wait for it.
 const OUTPUT_GRACE: Duration = Duration::from_secs(1);
 
-/// How long a killed process may take to be reaped: `SIGKILL` cannot be caught, so this is
-/// a bound on the kernel, not on the program.
-const REAP_GRACE: Duration = Duration::from_secs(5);
-
 /// One process to run.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
@@ -169,7 +165,7 @@ async fn finished(capture: Option<oneshot::Receiver<ProcessOutput>>) -> ProcessO
     let Some(capture) = capture else {
         return ProcessOutput::default();
     };
-    match tokio::time::timeout(OUTPUT_GRACE.max(REAP_GRACE / 5), capture).await {
+    match tokio::time::timeout(OUTPUT_GRACE, capture).await {
         Ok(Ok(output)) => output,
         Ok(Err(_)) => ProcessOutput {
             unfinished: Some("the output could not be read".to_owned()),
@@ -194,5 +190,7 @@ fn exit_of(status: std::process::ExitStatus) -> ProcessExit {
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
         return ProcessExit::Signal(signal);
     }
+    // A status with neither a code nor a signal exists only where a process can end
+    // otherwise (not on Unix); it is reported as the failure it is, never as success.
     ProcessExit::Code(-1)
 }

@@ -73,11 +73,12 @@ pub use model::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
 pub use model::limits::{LimitsSpec, RunLimits, ScenarioStatus, SeedRange};
 pub use model::network::{FaultSpec, NetworkSpec, ScriptState};
 pub use model::operation::{IdempotencyKeySpec, OperationSpec};
+pub use model::retry_after::{DateFormat, RetryAfterSpec};
 pub use model::scenario::Scenario;
 #[cfg(feature = "schema")]
 pub use model::scenario::json_schema;
 pub use model::search::{SearchSpec, VarySpec};
-pub use model::step::{CommitSpec, DateFormat, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+pub use model::step::{CommitSpec, FailSpec, StepSpec, TimelineStep};
 pub use model::turmoil::{BackendKind, LossSpec, TurmoilCrashSpec, TurmoilSpec, WindowSpec};
 pub use model::values::{BoundSpec, CountSpec, DurationRange, Probability, ValueError};
 pub use to_policy::PolicyError;

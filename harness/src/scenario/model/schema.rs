@@ -14,8 +14,8 @@ use super::endpoint::{ThrottlePreset, WhenEmptySpec};
 use super::grpc::{GrpcStatusSpec, PushbackSpec};
 use super::headers::HeadersSpec;
 use super::latency::{ExponentialLatencySpec, LatencySpec, LognormalSpec};
-use super::step::{AfterBytes, RetryAfterSpec};
-use super::step::{DateFormat, FailSpec, StepSpec};
+use super::retry_after::{DateFormat, RetryAfterSpec};
+use super::step::{AfterBytes, FailSpec, StepSpec};
 use super::values::{CountSpec, DurationRange, Probability};
 
 const DURATION_PATTERN: &str = r"^(0|[0-9]+(\.[0-9]+)?(ms|s|m|h|d))$";

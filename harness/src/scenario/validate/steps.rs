@@ -11,7 +11,8 @@ use crate::scenario::model::endpoint::EndpointKind;
 use crate::scenario::model::grpc::{GrpcStatusSpec, PushbackSpec};
 use crate::scenario::model::headers::HeadersSpec;
 use crate::scenario::model::latency::LatencySpec;
-use crate::scenario::model::step::{CommitSpec, FailSpec, RetryAfterSpec, StepSpec, TimelineStep};
+use crate::scenario::model::retry_after::RetryAfterSpec;
+use crate::scenario::model::step::{CommitSpec, FailSpec, StepSpec, TimelineStep};
 use crate::scenario::model::values::{DurationRange, Probability, status_code};
 use crate::scenario::yaml::locations::{index, join};
 

@@ -12,8 +12,9 @@
 use crate::scenario::model::client::ClientSpec;
 use crate::scenario::model::duration::{Millis, OffsetMillis};
 use crate::scenario::model::endpoint::EndpointSpec;
+use crate::scenario::model::retry_after::RetryAfterSpec;
 use crate::scenario::model::scenario::Scenario;
-use crate::scenario::model::step::{RetryAfterSpec, StepSpec, TimelineStep};
+use crate::scenario::model::step::{StepSpec, TimelineStep};
 use crate::scenario::model::turmoil::BackendKind;
 use crate::scenario::yaml::error::{ScenarioError, ScenarioErrors};
 use crate::scenario::yaml::locations::{index, join};

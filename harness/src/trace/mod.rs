@@ -25,9 +25,12 @@ pub use instants::seconds;
 pub(crate) use interner::Interner;
 mod fleet;
 pub(crate) mod interner;
+mod io_kind;
 mod json;
 pub(crate) mod record;
 mod wall_clock;
+
+pub use io_kind::IoKind;
 pub(crate) use wall_clock::{EPOCH_KEY, epoch_entry};
 
 /// An interned string: an index into [`Trace::names`].
@@ -120,15 +123,6 @@ impl AttemptOutcome {
             _ => None,
         }
     }
-}
-
-/// An `io::ErrorKind`, stored by kind (never by its `Display` text, which is not stable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct IoKind(#[serde(serialize_with = "serialize_io_kind")] pub io::ErrorKind);
-
-fn serialize_io_kind<S: serde::Serializer>(kind: &io::ErrorKind, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("{kind:?}"))
 }
 
 /// How an attempt ended, once it had started receiving (or failed to).

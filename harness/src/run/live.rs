@@ -50,12 +50,19 @@ impl Live {
     /// What the waiting thread samples of the run while it waits: atomics the run's calls
     /// keep, never a lock the run takes (a waiting thread descheduled while holding one
     /// would stop the run it watches), and the run's thread's times from `/proc`.
+    /// The state the thread is in is filed with the poll under way, for the watchdog to
+    /// split a long poll by.
     pub(super) fn pulse(&self) -> Pulse {
+        let polls = self.watchdog.polls();
+        let thread = self.thread.and_then(ThreadTime::of);
+        if let Some(thread) = thread {
+            self.watchdog.saw_thread(polls, thread.is_asleep());
+        }
         Pulse {
             virtual_ms: self.watchdog.last_poll_ms(),
             attempts: self.watchdog.attempts(),
-            polls: self.watchdog.polls(),
-            thread: self.thread.and_then(ThreadTime::of),
+            polls,
+            thread,
         }
     }
 }

@@ -19,6 +19,7 @@ mod live;
 mod panics;
 pub(crate) mod plan;
 mod scenario;
+mod seen_states;
 mod serve;
 mod served_calls;
 mod settle;

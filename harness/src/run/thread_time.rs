@@ -21,6 +21,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use super::seen_states::StatesSeen;
 use crate::trace::Spent;
 
 /// How old the reading a span starts from may be. A span of interest is 500 ms or more, so
@@ -86,8 +87,19 @@ impl ThreadTime {
         parse(&schedstat, &status)
     }
 
-    /// How the thread spent the `wall` of real time from `earlier` to this reading.
-    pub(crate) fn spent_since(&self, earlier: &ThreadTime, wall: Duration) -> Spent {
+    /// Whether the thread was asleep when read.
+    pub(crate) fn is_asleep(&self) -> bool {
+        self.asleep
+    }
+
+    /// How the thread spent the `wall` of real time from `earlier` to this reading, given
+    /// the states another thread `seen` it in meanwhile, if any.
+    pub(crate) fn spent_since(
+        &self,
+        earlier: &ThreadTime,
+        wall: Duration,
+        seen: Option<StatesSeen>,
+    ) -> Spent {
         let wall_ns = u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX);
         let on_cpu = self
             .on_cpu_ns
@@ -107,11 +119,16 @@ impl ThreadTime {
         } else {
             0
         };
-        // The waits for a CPU that ended a sleep, in proportion to the switches before them.
-        let woken = match voluntary + involuntary {
-            0 => 0,
-            switches => {
-                let share = u128::from(runnable) * u128::from(voluntary) / u128::from(switches);
+        // Time on a run queue after a voluntary switch may be sleep the scheduler kept
+        // queued, or the wait for a CPU that ended a sleep: either belongs to the sleep
+        // (seen_states). The states another thread saw split it best; without them, split in
+        // proportion to the switches. With no voluntary switch there was no sleep.
+        let woken = match (voluntary, seen) {
+            (0, _) => 0,
+            (_, Some(seen)) => seen.asleep_share(runnable),
+            (_, None) => {
+                let share = u128::from(runnable) * u128::from(voluntary)
+                    / u128::from(voluntary + involuntary);
                 u64::try_from(share).unwrap_or(runnable)
             }
         };
@@ -167,11 +184,16 @@ pub(crate) struct Reading {
 
 impl Reading {
     /// How the calling thread spent the real time from this reading to `now`, reading its
-    /// times afresh: the span's length and the split. `None` where the system does not say.
-    pub(crate) fn spent_until(&self, now: Instant) -> Option<(Duration, Spent)> {
+    /// times afresh, given the states another thread `seen` it in meanwhile: the span's
+    /// length and the split. `None` where the system does not say.
+    pub(crate) fn spent_until(
+        &self,
+        now: Instant,
+        seen: Option<StatesSeen>,
+    ) -> Option<(Duration, Spent)> {
         let latest = take(now)?;
         let span = latest.at.saturating_duration_since(self.at);
-        Some((span, latest.time.spent_since(&self.time, span)))
+        Some((span, latest.time.spent_since(&self.time, span, seen)))
     }
 }
 
@@ -256,8 +278,11 @@ mod tests {
     /// CPU after the scheduler took it away, and the CPU never given up.
     #[test]
     fn a_descheduled_thread_waited_for_a_cpu() {
-        let split = time(10, 610, (4, 30), false)
-            .spent_since(&time(0, 0, (4, 2), false), Duration::from_millis(620));
+        let split = time(10, 610, (4, 30), false).spent_since(
+            &time(0, 0, (4, 2), false),
+            Duration::from_millis(620),
+            None,
+        );
         assert_eq!(split, spent(10, 610, 0));
         assert_eq!(split.own_ms(), 10);
     }
@@ -265,20 +290,29 @@ mod tests {
     /// Time the counters do not cover yet is not sleep when the thread never gave its CPU up.
     #[test]
     fn unaccounted_time_without_a_voluntary_switch_is_not_sleep() {
-        let split = time(100, 0, (1, 9), false)
-            .spent_since(&time(0, 0, (1, 2), false), Duration::from_millis(700));
+        let split = time(100, 0, (1, 9), false).spent_since(
+            &time(0, 0, (1, 2), false),
+            Duration::from_millis(700),
+            None,
+        );
         assert_eq!(split, spent(100, 600, 0));
     }
 
     #[test]
     fn a_sleeping_thread_was_asleep() {
-        let split = time(1, 5, (3, 0), false)
-            .spent_since(&time(0, 0, (2, 0), false), Duration::from_millis(800));
+        let split = time(1, 5, (3, 0), false).spent_since(
+            &time(0, 0, (2, 0), false),
+            Duration::from_millis(800),
+            None,
+        );
         assert_eq!(split, spent(1, 0, 799));
         assert_eq!(split.own_ms(), 800);
         // Read by another thread: asleep through the whole span, with no switch in it.
-        let through = time(0, 0, (2, 0), true)
-            .spent_since(&time(0, 0, (2, 0), true), Duration::from_millis(900));
+        let through = time(0, 0, (2, 0), true).spent_since(
+            &time(0, 0, (2, 0), true),
+            Duration::from_millis(900),
+            None,
+        );
         assert_eq!(through, spent(0, 0, 900));
     }
 
@@ -287,15 +321,50 @@ mod tests {
     /// are part of its sleep, those that followed a preemption are not.
     #[test]
     fn waits_that_end_a_sleep_belong_to_it() {
-        let split = time(12, 548, (30, 2), false)
-            .spent_since(&time(0, 0, (2, 0), false), Duration::from_millis(964));
+        let split = time(12, 548, (30, 2), false).spent_since(
+            &time(0, 0, (2, 0), false),
+            Duration::from_millis(964),
+            None,
+        );
         assert_eq!(split, spent(12, 36, 915));
+    }
+
+    /// A 700 ms `std::thread::sleep` that the scheduler kept queued (counted as runnable),
+    /// with one preemption beside it: the states seen say it slept, where the switches
+    /// would say half.
+    #[test]
+    fn a_sleep_counted_as_runnable_is_told_by_the_states_seen() {
+        let (now, before) = (time(1, 702, (3, 1), false), time(0, 0, (2, 0), false));
+        let seen = StatesSeen {
+            asleep: 3,
+            ready: 0,
+        };
+        let split = now.spent_since(&before, Duration::from_millis(703), Some(seen));
+        assert_eq!(split, spent(1, 0, 702));
+        let guessed = now.spent_since(&before, Duration::from_millis(703), None);
+        assert_eq!(guessed, spent(1, 351, 351));
+    }
+
+    /// A correct poll starved for 3 s, with one stray voluntary switch among three
+    /// preemptions: seen ready to run, it did not sleep.
+    #[test]
+    fn a_starved_thread_seen_ready_did_not_sleep() {
+        let (now, before) = (time(10, 2990, (3, 3), false), time(0, 0, (2, 0), false));
+        let seen = StatesSeen {
+            asleep: 0,
+            ready: 12,
+        };
+        let split = now.spent_since(&before, Duration::from_millis(3007), Some(seen));
+        assert_eq!(split, spent(10, 2990, 7));
     }
 
     #[test]
     fn a_spinning_thread_was_on_a_cpu() {
-        let split = time(590, 10, (0, 5), false)
-            .spent_since(&time(0, 0, (0, 0), false), Duration::from_millis(600));
+        let split = time(590, 10, (0, 5), false).spent_since(
+            &time(0, 0, (0, 0), false),
+            Duration::from_millis(600),
+            None,
+        );
         assert_eq!(split, spent(590, 10, 0));
     }
 
@@ -307,7 +376,7 @@ mod tests {
         let before = take(start).expect("/proc/thread-self on Linux");
         std::thread::sleep(Duration::from_millis(60));
         let (span, split) = before
-            .spent_until(Instant::now())
+            .spent_until(Instant::now(), None)
             .expect("a second reading");
         assert!(span >= Duration::from_millis(60));
         assert!(split.asleep_ms + split.waiting_ms >= 50, "{split:?}");

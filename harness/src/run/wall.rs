@@ -118,7 +118,7 @@ impl Sample {
     /// How the run's thread spent the time from `earlier` to this sample.
     fn spent_since(&self, earlier: &Sample) -> Option<Spent> {
         let (now, then) = (self.pulse.thread?, earlier.pulse.thread?);
-        Some(now.spent_since(&then, self.at.saturating_duration_since(earlier.at)))
+        Some(now.spent_since(&then, self.at.saturating_duration_since(earlier.at), None))
     }
 }
 

@@ -32,6 +32,7 @@ use retrylab_endpoints::VirtualClock;
 
 use crate::backend::progress;
 
+use super::seen_states::SeenStates;
 use super::thread_time::{self, Reading};
 use crate::trace::{LongPoll, Spent};
 
@@ -58,6 +59,9 @@ pub(crate) struct Watchdog {
     /// reads instead of the recorder, whose lock the run takes on every attempt (a waiting
     /// thread descheduled while holding it would stop the run it watches).
     attempts: Arc<AtomicU32>,
+    /// The states the waiting thread saw the run's thread in during the latest poll it
+    /// sampled.
+    seen: SeenStates,
 }
 
 impl Watchdog {
@@ -91,6 +95,12 @@ impl Watchdog {
     /// The attempts started when the latest poll of a call started.
     pub(crate) fn attempts(&self) -> u32 {
         self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Files the state the waiting thread saw the run's thread in while the poll counter
+    /// read `polls`.
+    pub(crate) fn saw_thread(&self, polls: u64, asleep: bool) {
+        self.seen.note(polls, asleep);
     }
 
     /// Counts a poll's start or end. Only the run's thread polls calls, one at a time, so a
@@ -202,7 +212,8 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
             // a span long enough.
             if long_since(ended, started) && this.clock.ms_at(ended_at) == at_ms {
                 let idle = started.saturating_duration_since(ended);
-                let evidence = reading.and_then(|r| r.spent_until(started));
+                // Between polls the runtime naps; the switches split that span well.
+                let evidence = reading.and_then(|r| r.spent_until(started, None));
                 if let Some(spent) = stopped_clock(idle, evidence) {
                     this.watchdog.file(LongPoll {
                         at_ms,
@@ -219,7 +230,8 @@ impl<F: Future, A: Fn() -> u32> Future for Watched<F, A> {
         let ended = Instant::now();
         if long_since(started, ended) {
             let took = ended.saturating_duration_since(started);
-            let evidence = reading.and_then(|r| r.spent_until(ended));
+            let seen = this.watchdog.seen.during(this.watchdog.polls());
+            let evidence = reading.and_then(|r| r.spent_until(ended, seen));
             if let Some(spent) = stopped_clock(took, evidence) {
                 this.watchdog.file(LongPoll {
                     at_ms,

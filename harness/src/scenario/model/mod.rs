@@ -23,9 +23,9 @@ pub(crate) mod latency;
 pub(crate) mod limits;
 pub(crate) mod network;
 pub(crate) mod operation;
-#[cfg(feature = "schema")]
 pub(crate) mod retry_after;
 pub(crate) mod scenario;
+#[cfg(feature = "schema")]
 pub(crate) mod schema;
 pub(crate) mod search;
 pub(crate) mod step;

@@ -252,3 +252,45 @@ fn one_process_for_the_run_makes_every_call() {
     assert_eq!(report.processes()[0].call, None);
     assert_eq!(report.trace().calls.len(), 3);
 }
+
+/// A program that POSTs to a gRPC endpoint twice, 200ms apart, over h2c with curl, whatever
+/// the answers: `conforms_to: grpc_retry` must read each attempt's gRPC status from the
+/// trace (a command's requests carry no attempt tag, so no scripted answer is matched), not
+/// the HTTP 200 a trailers-only answer travels in.
+fn grpc_twice(first: &str) -> Option<Report> {
+    let curl = std::process::Command::new("curl").arg("--version").output();
+    if !curl.is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("HTTP2")) {
+        eprintln!("skipped: no curl with HTTP/2 here");
+        return None;
+    }
+    let yaml = format!(
+        "version: 1\nname: grpc twice\nendpoints:\n  api:\n    protocol: http2\n\
+         \x20   script: [ {{ grpc: {first} }}, {{ grpc: ok }} ]\n\
+         operation: {{ endpoint: api, method: POST, path: /echo.v1.Echo/Say }}\n\
+         client:\n  command: [sh, -c, 'for n in 1 2; do curl -s --http2-prior-knowledge \
+         -X POST -H \"content-type: application/grpc\" --data-binary \"\" -o /dev/null \"$0\"; \
+         [ $n = 1 ] && sleep 0.2; done', '{{url}}']\n\
+         expect:\n  conforms_to:\n    grpc_retry:\n      service_config:\n        \
+         retryPolicy: {{ maxAttempts: 2, initialBackoff: 0.2s, maxBackoff: 1s, \
+         backoffMultiplier: 2, retryableStatusCodes: [UNAVAILABLE] }}\n\
+         tolerance: 400ms\nlimits: {{ wall: 30s }}\n"
+    );
+    let s = Scenario::from_yaml_str(&yaml, "grpc-twice.yaml").unwrap_or_else(|e| panic!("{e}"));
+    Some(s.run_builtin())
+}
+
+#[test]
+fn a_commands_grpc_answers_are_judged_by_their_grpc_status() {
+    // UNAVAILABLE is retryable: the second attempt is the retry grpc_retry makes.
+    let Some(report) = grpc_twice("unavailable") else {
+        return;
+    };
+    assert!(report.passed(), "{}", report.summary());
+    assert_eq!(report.trace().attempts.len(), 2);
+    // INTERNAL is not: the second attempt is one grpc_retry would not make.
+    let Some(report) = grpc_twice("internal") else {
+        return;
+    };
+    let failed: Vec<&str> = report.failures().map(|v| v.check.as_str()).collect();
+    assert_eq!(failed, ["conforms_to"], "{}", report.summary());
+}

@@ -380,7 +380,20 @@ fn views_of(
         if let Some(raw) = a.retry_after {
             view = view.with_retry_after(RetryAfterValue::parse(ctx.trace.name(raw)));
         }
-        if let Some(answer) = answers.get(&a.id) {
+        let answer = answers.get(&a.id);
+        if answer.is_none() {
+            // A request with no attempt tag (a command client's: only the harness's own
+            // surfaces add one) matched no scripted answer, but the trace kept what a gRPC
+            // answer said: without it the policy would read a trailers-only UNAVAILABLE as
+            // the HTTP 200 it travels in, a success.
+            if let Some(grpc) = a.grpc {
+                view = view.with_header("grpc-status", &grpc.code.to_string());
+                if let Some(raw) = grpc.pushback {
+                    view = view.with_header("grpc-retry-pushback-ms", ctx.trace.name(raw));
+                }
+            }
+        }
+        if let Some(answer) = answer {
             for (name, value) in &answer.headers {
                 if name != "retry-after" {
                     view = view.with_header(name, value);

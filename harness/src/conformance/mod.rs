@@ -4,7 +4,8 @@
 //! its documentation promises: the schedule, as a policy for `conforms_to`, the methods it
 //! retries, and a quote for each promise it makes. A promise is a fault file, written once
 //! for every client (`scenarios/conformance/`). [`cell`] runs one profile on one promise;
-//! [`markdown`] writes the table of them all, which `retrylab conformance` regenerates
+//! A profile speaks HTTP or gRPC ([`Protocol`]), and is applied only to the promises of
+//! its protocol. [`markdown`] writes the table of them all, which `retrylab conformance` regenerates
 //! (`docs/conformance.md`).
 //!
 //! ```
@@ -32,11 +33,13 @@
 //! ```
 
 mod profile;
+mod protocol;
 mod table;
 
 use std::path::Path;
 
 pub use profile::{ClientProfile, Documented};
+pub use protocol::Protocol;
 pub use table::{Cell, Promise, Verdict, cell, markdown, verdicts_of};
 
 use crate::scenario::Scenario;

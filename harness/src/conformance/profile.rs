@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::protocol::Protocol;
 use crate::scenario::model::format::SCENARIO;
 use crate::scenario::yaml::error::{ScenarioError, ScenarioErrors};
 use crate::scenario::yaml::file;
@@ -47,6 +48,11 @@ pub struct ClientProfile {
     pub language: String,
     /// The library and its exact version (`urllib3 2.8.0`).
     pub library: String,
+    /// What the client speaks, `http` or `grpc` (default `http`): the profile is applied
+    /// to the promises of that protocol only ([`Protocol::of`]), the others are not
+    /// applicable to it.
+    #[serde(default, skip_serializing_if = "is_http")]
+    pub protocol: Protocol,
     /// The client: a program (`{ command: [...] }`, its `cwd` relative to the profile), or
     /// a policy of the reference client.
     pub client: ClientSpec,
@@ -170,6 +176,28 @@ impl ClientProfile {
     /// assert_eq!(applied.expect.check_names(), ["conforms_to"]);
     /// ```
     pub fn apply(&self, fault: &Scenario, promise: &str) -> Result<Scenario, ScenarioErrors> {
+        let theirs = Protocol::of(fault);
+        if theirs != self.protocol {
+            // A profile that leaves `protocol` out speaks HTTP: said at its name then.
+            let at = (self.source.locate("protocol")).or_else(|| self.source.locate("name"));
+            return Err(ScenarioError::new(
+                &self.source.file,
+                at,
+                "protocol",
+                format!(
+                    "the profile's client speaks {}, and the promise {promise} is about {} \
+                     (its endpoints answer {}): the profile does not apply to it",
+                    self.protocol.name(),
+                    theirs.name(),
+                    match theirs {
+                        Protocol::Grpc => "in gRPC, with `grpc` steps",
+                        Protocol::Http => "with HTTP statuses, no `grpc` step",
+                    }
+                ),
+            )
+            .with_expected(format!("`protocol: {}`", theirs.name().to_lowercase()))
+            .into());
+        }
         let mut applied = fault.clone();
         applied.client = match &self.client {
             ClientSpec::Command(command) => {
@@ -187,6 +215,7 @@ impl ClientProfile {
         if fault.locate("backend").is_none() {
             applied.imply_backend();
         }
+        let header = applied.expect.header.take();
         applied.expect = crate::scenario::Expectations::default();
         applied.must_fail.clear();
         applied.status = None;
@@ -204,6 +233,10 @@ impl ClientProfile {
                     ClientSpec::NoRetry
                 });
             }
+            // What the file asks of every attempt's header is the protocol's, not the
+            // reference client's (A6's `grpc-previous-rpc-attempts` on each retry): a client
+            // whose docs make the promise owes it too.
+            applied.expect.header = header;
         }
         applied.validate().map(|()| applied)
     }
@@ -240,4 +273,9 @@ impl ClientProfile {
     pub fn promises(&self, promise: &str) -> bool {
         self.documented.promises.contains_key(promise)
     }
+}
+
+/// Whether `protocol` is the default, left out when a profile is written back.
+fn is_http(protocol: &Protocol) -> bool {
+    *protocol == Protocol::Http
 }

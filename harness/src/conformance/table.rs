@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::profile::ClientProfile;
+use super::protocol::Protocol;
 use crate::client::command::{Unusable, resolve};
 use crate::report::Report;
 use crate::scenario::{ClientSpec, Scenario};
@@ -19,6 +20,9 @@ pub enum Verdict {
     Deviates(String),
     /// The documentation says nothing of it: what the client did is only observed.
     Silent,
+    /// The promise is about another protocol than the one the client speaks (an HTTP
+    /// client and a gRPC promise): not run.
+    NotApplicable,
     /// The client could not run here (not installed): why.
     Skipped(String),
     /// The run could not judge the client (it did not start, the fault does not apply): why.
@@ -32,6 +36,7 @@ impl Verdict {
             Verdict::Conforms => "conforms",
             Verdict::Deviates(_) => "deviates",
             Verdict::Silent => "the docs are silent",
+            Verdict::NotApplicable => "not applicable",
             Verdict::Skipped(_) => "skipped",
             Verdict::Error(_) => "error",
         }
@@ -75,6 +80,10 @@ pub fn cell(profile: &ClientProfile, promise: &Promise) -> Cell {
         evidence: None,
         verdict: Verdict::Silent,
     };
+    if Protocol::of(&promise.fault) != profile.protocol {
+        cell.verdict = Verdict::NotApplicable;
+        return cell;
+    }
     let scenario = match profile.apply(&promise.fault, &promise.name) {
         Ok(scenario) => scenario,
         Err(errors) => {
@@ -185,14 +194,16 @@ fn evidence(report: &Report) -> Option<String> {
     })
 }
 
-/// The table as Markdown: a matrix of verdicts, then a section per client with each
-/// promise's documented behaviour, observed behaviour, verdict and evidence.
+/// The table as Markdown: a matrix of verdicts (`n/a` where the promise is of another
+/// protocol than the client's), then a section per client with each applicable promise's
+/// documented behaviour, observed behaviour, verdict and evidence.
 pub fn markdown(profiles: &[ClientProfile], promises: &[Promise], cells: &[Cell]) -> String {
     let mut out = String::new();
     let mark = |v: &Verdict| match v {
         Verdict::Conforms => "conforms",
         Verdict::Deviates(_) => "**deviates**",
         Verdict::Silent => "silent",
+        Verdict::NotApplicable => "n/a",
         Verdict::Skipped(_) => "skipped",
         Verdict::Error(_) => "error",
     };
@@ -224,9 +235,16 @@ pub fn markdown(profiles: &[ClientProfile], promises: &[Promise], cells: &[Cell]
             "\n### {}\n\n{} ({}).\n\n| promise | documented | observed | verdict |\n|---|---|---|---|\n",
             profile.name, profile.library, profile.language
         );
-        for cell in cells.iter().filter(|c| c.client == profile.name) {
+        // A promise of another protocol is only an `n/a` in the matrix: a row saying so
+        // for each would bury the rows that say something.
+        let applicable = cells
+            .iter()
+            .filter(|c| c.client == profile.name && c.verdict != Verdict::NotApplicable);
+        for cell in applicable {
             let verdict = match &cell.verdict {
-                Verdict::Conforms | Verdict::Silent => cell.verdict.word().to_owned(),
+                Verdict::Conforms | Verdict::Silent | Verdict::NotApplicable => {
+                    cell.verdict.word().to_owned()
+                }
                 Verdict::Deviates(checks) => format!(
                     "**deviates** ({checks}): {}",
                     cell.evidence.as_deref().unwrap_or("")

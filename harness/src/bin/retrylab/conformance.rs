@@ -49,14 +49,16 @@ pub(crate) fn conformance(suite: &Path, profiles: &Path, output: &Output, jobs: 
     let table = conformance::markdown(&profiles, &promises, &cells);
     let count = |word: &str| cells.iter().filter(|c| c.verdict.word() == word).count();
     eprintln!(
-        "{} clients x {} promises: {} conform, {} deviate, {} silent, {} skipped, {} errors",
+        "{} clients x {} promises: {} conform, {} deviate, {} silent, {} skipped, {} errors, \
+         {} not applicable",
         profiles.len(),
         promises.len(),
         count("conforms"),
         count("deviates"),
         count("the docs are silent"),
         count("skipped"),
-        count("error")
+        count("error"),
+        count("not applicable")
     );
     for cell in &cells {
         if let Verdict::Skipped(why) = &cell.verdict {

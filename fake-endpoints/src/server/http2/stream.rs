@@ -22,7 +22,9 @@ use crate::http::response::SentResponse;
 use crate::ledger::{RequestId, ResponseOutcome, ResponseRecord};
 use crate::script::step::Fail;
 use crate::script::trickle::Pace;
-use crate::server::common::{AbandonGuard, HeadRecord, file_body_cut_short, kill_mode, record_head};
+use crate::server::common::{
+    AbandonGuard, HeadRecord, file_body_cut_short, kill_mode, record_head,
+};
 use crate::server::conn::{ConnShared, FlushHook, KillMode};
 
 use super::fault::{self, Faults, GoAway};

@@ -177,3 +177,61 @@ async fn an_error_with_a_reply_and_a_raw_pushback_goes_in_trailers() {
     assert_eq!(field(&trailers, "grpc-status"), Some("14"));
     assert_eq!(field(&trailers, "grpc-retry-pushback-ms"), Some("-1"));
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_dated_endpoint_dates_grpc_answers_in_either_form_and_an_undated_one_does_not() {
+    // An epoch 400 ms into a second: a head handed over 1.2 s later is in the next one, as on
+    // HTTP/1 (`serve.rs`). Real sockets date every answer; the sim leaves dates out.
+    let clock = VirtualClock::new().with_epoch_unix_ms(DEFAULT_EPOCH_UNIX_MS + 400);
+    let steps = || {
+        [
+            Step::grpc(GrpcReply::new(GrpcCode::UNAVAILABLE)),
+            Step::grpc(GrpcReply::new(GrpcCode::OK)),
+            Step::status(503),
+        ]
+    };
+    let dated = Endpoint::new(
+        EndpointConfig::http("api")
+            .protocol(Protocol::Http2)
+            .date_header(true)
+            .script(steps()),
+        clock,
+    );
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let mut client = open(&dated).await;
+    // Trailers-only, then a message with trailers: the head carries the Date either way.
+    let trailers_only = send(&mut client, call("/echo.v1.Echo/Say", None)).await;
+    assert_eq!(field(&trailers_only.head, "grpc-status"), Some("14"));
+    assert_eq!(
+        field(&trailers_only.head, "date"),
+        Some("Thu, 01 Jan 2026 00:00:01 GMT")
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let ok = send(&mut client, call("/echo.v1.Echo/Say", Some("1"))).await;
+    assert_eq!(
+        field(&ok.head, "date"),
+        Some("Thu, 01 Jan 2026 00:00:06 GMT")
+    );
+    assert_eq!(field(&ok.trailers.expect("trailers"), "date"), None);
+    // A plain HTTP/2 answer of the same endpoint is dated too.
+    dated_plain_answer(&mut client).await;
+
+    let undated = grpc_endpoint(EndpointConfig::http("api").script(steps()));
+    let mut client = open(&undated).await;
+    let answer = send(&mut client, call("/echo.v1.Echo/Say", None)).await;
+    assert_eq!(field(&answer.head, "date"), None);
+}
+
+/// The plain 503 of a dated endpoint carries a Date (its status is not gRPC's 200).
+async fn dated_plain_answer(client: &mut SendRequest<Full<Bytes>>) {
+    client.ready().await.unwrap();
+    let response = client
+        .send_request(call("/echo.v1.Echo/Say", Some("2")))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        response.headers().get("date").map(|v| v.to_str().unwrap()),
+        Some("Thu, 01 Jan 2026 00:00:06 GMT")
+    );
+}

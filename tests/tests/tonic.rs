@@ -34,9 +34,10 @@ fn the_three_clients_pass_their_files() {
         "../scenarios/clients/tonic-backon-pushback.yaml",
     ] {
         let (snapshot, _) = run(file);
-        // Every file's attempts are streams of one connection, with the trailers' status.
+        // Every file's attempts are streams of one connection, with the status and its
+        // message as the endpoint sent them.
         assert!(
-            snapshot.contains("-> 200 grpc UNAVAILABLE  conn 1 new  stream 1"),
+            snapshot.contains("-> 200 grpc UNAVAILABLE \"overloaded\"  conn 1 new  stream 1"),
             "{snapshot}"
         );
         assert!(
@@ -55,6 +56,7 @@ fn the_loop_waits_the_pushback_and_sends_its_deadline() {
     assert!(snapshot.contains("pushback 500ms"), "{snapshot}");
     assert!(json.contains(r#""grpc_status":"UNAVAILABLE""#), "{json}");
     assert!(json.contains(r#""grpc_pushback":"500""#), "{json}");
+    assert!(json.contains(r#""grpc_message":"overloaded""#), "{json}");
 }
 
 #[test]

@@ -15,7 +15,8 @@ pub const GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
 /// The `grpc-retry-pushback-ms` trailer (gRFC A6).
 pub const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
 
-/// The 17 status codes, in code order, as gRPC's documentation spells them.
+/// The 17 status codes, in code order, as gRPC's documentation spells them: the one list of
+/// them, which the harness's policies and scenario format read too.
 const NAMES: [&str; 17] = [
     "OK",
     "CANCELLED",
@@ -52,8 +53,23 @@ pub struct GrpcCode(u8);
 impl GrpcCode {
     /// `OK` (0).
     pub const OK: GrpcCode = GrpcCode(0);
+    /// `UNKNOWN` (2).
+    pub const UNKNOWN: GrpcCode = GrpcCode(2);
+    /// `DEADLINE_EXCEEDED` (4).
+    pub const DEADLINE_EXCEEDED: GrpcCode = GrpcCode(4);
+    /// `PERMISSION_DENIED` (7).
+    pub const PERMISSION_DENIED: GrpcCode = GrpcCode(7);
+    /// `UNIMPLEMENTED` (12).
+    pub const UNIMPLEMENTED: GrpcCode = GrpcCode(12);
+    /// `INTERNAL` (13).
+    pub const INTERNAL: GrpcCode = GrpcCode(13);
     /// `UNAVAILABLE` (14).
     pub const UNAVAILABLE: GrpcCode = GrpcCode(14);
+    /// `UNAUTHENTICATED` (16).
+    pub const UNAUTHENTICATED: GrpcCode = GrpcCode(16);
+
+    /// Every name, in code order, as gRPC's documentation spells them (`UNAVAILABLE`).
+    pub const NAMES: [&'static str; 17] = NAMES;
 
     /// The code numbered `code`, if it is one of the 17.
     pub fn new(code: u32) -> Option<GrpcCode> {
@@ -71,7 +87,7 @@ impl GrpcCode {
     }
 
     /// The code's number.
-    pub fn code(self) -> u8 {
+    pub const fn code(self) -> u8 {
         self.0
     }
 

@@ -1,16 +1,21 @@
 //! What serving a request needs whatever the HTTP version: how a serving loop ended, the
-//! ledger's note of bytes no step could answer, the record of a request the client left
-//! before its answer, and the idle timer of `keep_alive.idle_timeout`.
+//! ledger's note of bytes no step could answer, the record of a response head as it goes out
+//! (and its `Date`), the record of a request the client left before its answer, and the idle
+//! timer of `keep_alive.idle_timeout`.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Context;
 use std::time::Duration;
 
-use super::conn::{ConnShared, KillMode};
+use http::HeaderValue;
+
+use super::conn::{ConnShared, FlushHook, KillMode};
 use crate::endpoint::{Endpoint, Inner};
 use crate::http::detach::RequestHead;
+use crate::http::response::SentResponse;
 use crate::ledger::{RequestId, ResponseOutcome, ResponseRecord, UnreadableRecord};
+use crate::script::step::Fail;
 
 /// How a serving loop ended.
 pub(crate) enum End {
@@ -52,6 +57,66 @@ pub(crate) fn file_body_cut_short(
         head.uri().path(),
     );
     file_unreadable(&endpoint.inner, conn_id, what);
+}
+
+/// A response head recorded as it goes out: the hook that completes its record once the
+/// last byte is flushed, and the `Date` it carries when the endpoint dates its answers.
+pub(crate) struct HeadRecord {
+    pub(crate) hook: FlushHook,
+    pub(crate) date: Option<HeaderValue>,
+}
+
+/// Records the head of `sent`, the answer to request `id`, as it goes out on `conn`: whole,
+/// or cut by `fail`. With `dated`, reads its `Date` at the instant of the record, so the date
+/// is the head's on either HTTP version.
+pub(crate) fn record_head(
+    conn: &ConnShared,
+    id: RequestId,
+    sent: &SentResponse,
+    fail: Option<Fail>,
+    dated: bool,
+) -> HeadRecord {
+    let written = conn.written();
+    // One reading for the record and the `Date`.
+    let at_ms = conn.clock.now_ms();
+    let outcome = match fail {
+        // A graceful GOAWAY (HTTP/2) leaves the response whole: it goes out just before the
+        // head.
+        None | Some(Fail::GoAway { .. }) => ResponseOutcome::Sent {
+            status: sent.status,
+        },
+        Some(fail) => ResponseOutcome::Truncated {
+            status: sent.status,
+            fail,
+        },
+    };
+    let index = conn.ledger.push_response(ResponseRecord {
+        request: id,
+        conn_id: conn.conn_id,
+        at_ms,
+        end_ms: None,
+        outcome,
+        retry_after: sent.retry_after_lines().cloned().collect(),
+        outbound: written..written,
+        grpc: sent.grpc.clone(),
+    });
+    let hook = FlushHook {
+        response: index,
+        // HTTP/2's own faults leave the connection to the serving loop (a GOAWAY) or
+        // untouched (a stream reset).
+        kill: fail.filter(|f| !f.is_http2()).map(kill_mode),
+    };
+    let date = dated.then(|| crate::http::date::date_header(&conn.clock, at_ms));
+    HeadRecord { hook, date }
+}
+
+/// How a fault that cuts a response ends its connection: a reset, or a close.
+pub(crate) fn kill_mode(fail: Fail) -> KillMode {
+    if fail.is_reset() {
+        KillMode::Reset
+    } else {
+        KillMode::Fin
+    }
 }
 
 /// Records `Abandoned` if the connection (or, on HTTP/2, the stream) drops the request

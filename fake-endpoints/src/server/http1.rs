@@ -18,8 +18,10 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::body::ResponseBody;
-use super::common::{AbandonGuard, End, file_body_cut_short, file_unreadable};
-use super::conn::{ConnInfo, ConnShared, FlushHook, KillMode};
+use super::common::{
+    AbandonGuard, End, HeadRecord, file_body_cut_short, file_unreadable, kill_mode, record_head,
+};
+use super::conn::{ConnInfo, ConnShared, KillMode};
 use crate::endpoint::Endpoint;
 use crate::endpoint::admission::{Admission, Arrival};
 use crate::endpoint::task::Answer;
@@ -299,48 +301,16 @@ fn respond(
     close: bool,
     dated: bool,
 ) -> Response<ResponseBody> {
-    let written = conn.written();
-    // One reading for the record and the `Date`, so the date is the head's instant.
-    let at_ms = conn.clock.now_ms();
-    let outcome = match fail {
-        None => ResponseOutcome::Sent {
-            status: sent.status,
-        },
-        Some(fail) => ResponseOutcome::Truncated {
-            status: sent.status,
-            fail,
-        },
-    };
-    let index = conn.ledger.push_response(ResponseRecord {
-        request: id,
-        conn_id: conn.conn_id,
-        at_ms,
-        end_ms: None,
-        outcome,
-        retry_after: sent.retry_after_lines().cloned().collect(),
-        outbound: written..written,
-        grpc: None,
-    });
+    let HeadRecord { hook, date } = record_head(conn, id, sent, fail, dated);
     let full_len = sent.body.len() as u64;
     let chunk = sent.body.clone();
-    let mode = |f: Fail| {
-        if f.is_reset() {
-            KillMode::Reset
-        } else {
-            KillMode::Fin
-        }
-    };
-    let hook = FlushHook {
-        response: index,
-        kill: fail.map(mode),
-    };
     let pace = Pace::new(chunk.len(), trickle);
     if let Some(f) = fail {
         if let Some(bytes) = f.after_bytes() {
             // `after_bytes` counts the response as written on the wire, head included. A
             // trickled body is cut while it is still being handed over, so the cut itself
             // completes the record; a whole body completes it when its last byte is handed.
-            conn.cut_after(bytes, mode(f), pace.map(|_| hook));
+            conn.cut_after(bytes, kill_mode(f), pace.map(|_| hook));
         }
     }
     let body = match pace {
@@ -353,8 +323,8 @@ fn respond(
     for (name, value) in &sent.headers {
         headers.append(name.clone(), value.clone());
     }
-    if dated {
-        headers.insert(DATE, crate::http::date::date_header(&conn.clock, at_ms));
+    if let Some(date) = date {
+        headers.insert(DATE, date);
     }
     if close {
         // hyper closes the connection after a response carrying `connection: close`.

@@ -14,7 +14,7 @@ use crate::Env;
 use crate::env::{HttpClient, Operation};
 use crate::policy::{
     Anchor, AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, RetryAfterValue,
-    StopReason, TRANSPARENT_RETRIES_PER_CALL,
+    StopReason, TRANSPARENT_RETRIES_PER_CALL, grpc,
 };
 use crate::rng::Stream;
 use crate::trace::{AttemptOutcome, DecisionKind};
@@ -24,7 +24,8 @@ use crate::trace::{AttemptOutcome, DecisionKind};
 pub struct CallError {
     /// The policy's stop reason.
     pub reason: StopReason,
-    /// What the last attempt came to (`503`, `timeout`, ...).
+    /// What the last attempt came to (`503`, `timeout`, ...); for an answer carrying a gRPC
+    /// status, that status and its message (`200 grpc UNAVAILABLE: overloaded`).
     pub last: String,
 }
 
@@ -220,10 +221,10 @@ impl ReferenceClient {
                     // Over HTTP/1.1 whatever the operation spoke: a dead-letter endpoint speaks
                     // `http1` or `auto`.
                     hand_off_to_dead_letters(env, &env.http_client(), &operation).await;
-                    return Err(CallError {
-                        reason,
-                        last: outcome.noun(),
-                    });
+                    // A gRPC error is its status and message, which the HTTP 200 carrying
+                    // them does not say.
+                    let last = grpc::status::describe(&view).unwrap_or_else(|| outcome.noun());
+                    return Err(CallError { reason, last });
                 }
                 Decision::Retry {
                     delay,
@@ -290,13 +291,17 @@ impl ReferenceClient {
             let status = response.status().as_u16();
             let (parts, body) = response.into_parts();
             // Reading the body ends the attempt; a body that breaks is a transport error,
-            // whatever the status of the head before it.
-            let body = body
-                .collect()
-                .await
-                .map_err(|e| transport_kind(&e))?
-                .to_bytes();
-            Ok::<_, Option<std::io::ErrorKind>>((status, parts.headers, body))
+            // whatever the status of the head before it. Its trailers (gRPC's status after a
+            // message) come with its end.
+            let collected = body.collect().await.map_err(|e| transport_kind(&e))?;
+            let trailers = collected.trailers().cloned();
+            let answer = Answer {
+                status,
+                headers: parts.headers,
+                trailers,
+                body: collected.to_bytes(),
+            };
+            Ok::<_, Option<std::io::ErrorKind>>(answer)
         };
         // The policy may bound its attempts itself (gRPC's connect deadline); the shorter of
         // that and the scenario's `attempt_timeout` applies.
@@ -325,11 +330,13 @@ impl ReferenceClient {
             ),
         };
         let unprocessed = matches!(result, Some(Err(_))) && traced.is_unprocessed();
-        let (outcome, headers, body) = match result {
+        let (outcome, fields, body) = match result {
             None => (Observed::Timeout, None, None),
-            Some(Ok((status, headers, body))) => {
-                (Observed::Status(status), Some(headers), Some(body))
-            }
+            Some(Ok(answer)) => (
+                Observed::Status(answer.status),
+                Some((answer.headers, answer.trailers)),
+                Some(answer.body),
+            ),
             Some(Err(kind)) => {
                 let observed = match traced.observed() {
                     // The head arrived, then the body broke.
@@ -344,11 +351,13 @@ impl ReferenceClient {
         let mut view = AttemptView::new(n, outcome, start_ms, head_ms, end_ms);
         let at = head_ms.unwrap_or(end_ms);
         view = view.with_system_ms(clock.epoch_unix_ms as i64 + at as i64);
-        if let Some(headers) = &headers {
+        if let Some((headers, trailers)) = &fields {
             if let Some(value) = RetryAfterValue::from_headers(headers) {
                 view = view.with_retry_after(value);
             }
-            for (name, value) in headers {
+            // The head's fields, then the trailers': response metadata in arrival order, as
+            // gRPC's status and pushback travel in either (`policy::grpc::status`).
+            for (name, value) in headers.iter().chain(trailers.iter().flatten()) {
                 view = view.with_header(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
             }
         }
@@ -392,6 +401,14 @@ impl ReferenceClient {
         };
         (decision, shown, wait)
     }
+}
+
+/// A response read to its end: its status, head, trailers (when it sent any) and body.
+struct Answer {
+    status: u16,
+    headers: http::HeaderMap,
+    trailers: Option<http::HeaderMap>,
+    body: bytes::Bytes,
 }
 
 /// An attempt made: its id in the trace (none for a request that outlived its run), what

@@ -77,6 +77,9 @@ struct AttemptDoc<'a> {
     /// The raw `grpc-retry-pushback-ms` of a gRPC answer that had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     grpc_pushback: Option<&'a str>,
+    /// The `grpc-message` of a gRPC answer that had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grpc_message: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -300,6 +303,7 @@ impl Trace {
                 answered_by: a.answered_by,
                 grpc_status: a.grpc.map(GrpcAnswer::name),
                 grpc_pushback: a.grpc.and_then(|g| g.pushback).map(name),
+                grpc_message: a.grpc.and_then(|g| g.message).map(name),
             })
             .collect()
     }

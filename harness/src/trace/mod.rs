@@ -247,6 +247,8 @@ pub struct GrpcAnswer {
     pub code: u8,
     /// The raw `grpc-retry-pushback-ms`, when there was one.
     pub pushback: Option<Name>,
+    /// The `grpc-message` as text (before its percent-encoding), when there was one.
+    pub message: Option<Name>,
 }
 
 impl GrpcAnswer {
@@ -262,6 +264,7 @@ impl GrpcAnswer {
                 .pushback
                 .as_ref()
                 .map(|v| interner.intern(&String::from_utf8_lossy(v.as_bytes()))),
+            message: reply.message.as_deref().map(|m| interner.intern(m)),
         })
     }
 

@@ -323,6 +323,10 @@ impl Trace {
         // it (always 200 from an endpoint).
         if let Some(grpc) = a.grpc {
             let _ = write!(line, " grpc {}", grpc.name());
+            // Quoted: a message is free text, spaces and all.
+            if let Some(message) = grpc.message {
+                let _ = write!(line, " {:?}", self.name(message));
+            }
         }
         if let Some(label) = answer_label(a, of) {
             let _ = write!(line, " ({label})");

@@ -7,18 +7,20 @@
 
 use ::h2::server::SendResponse;
 use bytes::Bytes;
-use http::header::CONTENT_TYPE;
+use http::header::{CONTENT_TYPE, DATE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 
 use super::frames::{connection_specific, send_all};
 use crate::http::grpc::GrpcReply;
 use crate::http::response::SentResponse;
 
-/// Sends `reply` on the stream, with the step's own headers in the head. `None` when the
-/// stream went away first.
+/// Sends `reply` on the stream, with the step's own headers in the head, and `date` as its
+/// `Date` when the endpoint dates its answers (as every answer on real sockets is). `None`
+/// when the stream went away first.
 pub(super) async fn send(
     sent: &SentResponse,
     reply: &GrpcReply,
+    date: Option<HeaderValue>,
     mut respond: SendResponse<Bytes>,
 ) -> Option<()> {
     let mut head = Response::new(());
@@ -30,6 +32,9 @@ pub(super) async fn send(
         if !connection_specific(name, value) {
             headers.append(name.clone(), value.clone());
         }
+    }
+    if let Some(date) = date {
+        headers.insert(DATE, date);
     }
     if reply.trailers_only() {
         for (name, value) in reply.status_fields() {

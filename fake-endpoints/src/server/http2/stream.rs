@@ -22,7 +22,9 @@ use crate::http::response::SentResponse;
 use crate::ledger::{RequestId, ResponseOutcome, ResponseRecord};
 use crate::script::step::Fail;
 use crate::script::trickle::Pace;
-use crate::server::common::{AbandonGuard, file_body_cut_short};
+use crate::server::common::{
+    AbandonGuard, HeadRecord, file_body_cut_short, kill_mode, record_head,
+};
 use crate::server::conn::{ConnShared, FlushHook, KillMode};
 
 use super::fault::{self, Faults, GoAway};
@@ -227,41 +229,7 @@ async fn respond_with(
     mut respond: SendResponse<Bytes>,
     faults: &Faults,
 ) -> Option<FlushHook> {
-    let written = conn.written();
-    // One reading for the record and the `Date`, so the date is the head's instant.
-    let at_ms = conn.clock.now_ms();
-    let outcome = match fail {
-        // A graceful GOAWAY leaves the response whole: it goes out just before the head.
-        None | Some(Fail::GoAway { .. }) => ResponseOutcome::Sent {
-            status: sent.status,
-        },
-        Some(fail) => ResponseOutcome::Truncated {
-            status: sent.status,
-            fail,
-        },
-    };
-    let index = conn.ledger.push_response(ResponseRecord {
-        request: id,
-        conn_id: conn.conn_id,
-        at_ms,
-        end_ms: None,
-        outcome,
-        retry_after: sent.retry_after_lines().cloned().collect(),
-        outbound: written..written,
-        grpc: sent.grpc.clone(),
-    });
-    let mode = |f: Fail| {
-        if f.is_reset() {
-            KillMode::Reset
-        } else {
-            KillMode::Fin
-        }
-    };
-    let hook = FlushHook {
-        response: index,
-        // HTTP/2's own faults leave the connection to the loop (a GOAWAY) or untouched.
-        kill: fail.filter(|f| !f.is_http2()).map(mode),
-    };
+    let HeadRecord { hook, date } = record_head(conn, id, sent, fail, dated);
     if let Some(Fail::GoAway { code: None }) = fail {
         faults.ask(GoAway::Graceful);
     }
@@ -275,18 +243,17 @@ async fn respond_with(
         if let Some(bytes) = f.after_bytes() {
             // As on HTTP/1: a trickled body is cut while it is still being handed over, so
             // the cut itself completes the record.
-            conn.cut_after(bytes, mode(f), pace.map(|_| hook));
+            conn.cut_after(bytes, kill_mode(f), pace.map(|_| hook));
         }
     }
     if let Some(reply) = &sent.grpc {
         // A gRPC answer: its message and trailers, sent whole (grpc.rs).
-        super::grpc::send(sent, reply, respond).await?;
+        super::grpc::send(sent, reply, date, respond).await?;
         return Some(hook);
     }
     let mut head = response_head(sent, body.len(), no_body);
-    if dated {
-        head.headers_mut()
-            .insert(DATE, crate::http::date::date_header(&conn.clock, at_ms));
+    if let Some(date) = date {
+        head.headers_mut().insert(DATE, date);
     }
     if let Some(Fail::RstStream {
         code,

@@ -2,9 +2,10 @@
 //! `grpc_connection_backoff` ([`GrpcConnectionBackoff`]), and the A6 retry policy of a service
 //! config, `grpc_retry` ([`GrpcRetry`]).
 //!
-//! gRPC is modelled over HTTP/1: the simulated server speaks HTTP/1, so the status travels as
-//! a `grpc-status` response header ([`status`]) and pushback as a `grpc-retry-pushback-ms`
-//! response header. Trailers are not modelled.
+//! Both read the response metadata the reference client hands them: the head's fields, then
+//! the trailers'. Real gRPC (`protocol: http2` endpoints with `grpc:` steps) sends the status
+//! ([`status`]) and pushback (`grpc-retry-pushback-ms`) in trailers, or in the head of a
+//! trailers-only answer; the HTTP/1 model writes them as response headers.
 
 mod connection;
 mod pushback;

@@ -1,5 +1,5 @@
-//! Server pushback: the `grpc-retry-pushback-ms` response metadata (a response header in the
-//! HTTP/1 model).
+//! Server pushback: the `grpc-retry-pushback-ms` response metadata (a trailer, a
+//! trailers-only head's header, or a response header in the HTTP/1 model).
 
 use crate::policy::AttemptView;
 

@@ -41,8 +41,9 @@ pub enum A6Jitter {
 /// the A6 rule its jitter follows.
 ///
 /// The model (gRPC proposal A6, as grpc-go implements it):
-/// - the status of an attempt is read as [`status`] says (the `grpc-status` response header in
-///   the HTTP/1 model); `OK` ends the call as a success, a code not in
+/// - the status of an attempt is read as [`status`] says (its `grpc-status` trailer, or the
+///   field in a trailers-only head or an HTTP/1 model's head); `OK` ends the call as a
+///   success, a code not in
 ///   `retryable_status_codes` as `not_retryable`;
 /// - with `throttling`, a retryable failure first costs a token ([`RetryThrottling`]); when
 ///   the count is then at or below half its maximum the call stops with

@@ -3,6 +3,7 @@
 //! `goaway`'s `graceful` or code.
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use retrylab_endpoints::H2Code;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -67,31 +68,20 @@ impl<'de> Deserialize<'de> for GoAwayValue {
                 }
                 H2Code::from_name(v)
                     .map(|code| GoAwayValue(Some(code)))
-                    .ok_or_else(|| E::unknown_variant(v, GOAWAY_WORDS))
+                    .ok_or_else(|| E::unknown_variant(v, &GOAWAY_WORDS[..]))
             }
         }
         deserializer.deserialize_str(V)
     }
 }
 
-/// What `goaway` takes: `graceful`, then the codes.
-const GOAWAY_WORDS: &[&str] = &[
-    "graceful",
-    "no_error",
-    "protocol_error",
-    "internal_error",
-    "flow_control_error",
-    "settings_timeout",
-    "stream_closed",
-    "frame_size_error",
-    "refused_stream",
-    "cancel",
-    "compression_error",
-    "connect_error",
-    "enhance_your_calm",
-    "inadequate_security",
-    "http_1_1_required",
-];
+/// What `goaway` takes: `graceful`, then the codes (the endpoints crate's list, the one
+/// copy of their names).
+pub(crate) static GOAWAY_WORDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    std::iter::once("graceful")
+        .chain(H2Code::NAMES.iter().copied())
+        .collect()
+});
 
 /// `rst_stream`'s value: a code alone (`refused_stream`: before the head), or
 /// `{ code, body_bytes }` (after the head and that many bytes of the body).

@@ -148,8 +148,7 @@ fn h2_code() -> Schema {
 
 /// `goaway`'s value: `graceful`, or a code.
 fn h2_goaway() -> Schema {
-    let mut words = vec!["graceful"];
-    words.extend_from_slice(retrylab_endpoints::H2Code::NAMES);
+    let words: &[&str] = &super::h2_fail::GOAWAY_WORDS;
     from_json(json!({ "type": "string", "enum": words }))
 }
 

@@ -322,7 +322,7 @@ impl GrpcCode {
         GrpcCode::Unauthenticated,
     ];
 
-    const NAMES: [&'static str; 17] = crate::policy::grpc::status::NAMES;
+    const NAMES: [&'static str; 17] = retrylab_endpoints::GrpcCode::NAMES;
 
     /// The canonical name, such as `UNAVAILABLE`.
     pub fn name(&self) -> &'static str {

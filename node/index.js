@@ -105,8 +105,16 @@ class Served {
     this._exit = null;
     this._result = null;
     this._finishing = null;
+    // Set once Node has reaped the process: from then on its pid, and so its group's id,
+    // may belong to another process, and is never signalled.
+    this._reaped = false;
+    child.on('exit', () => {
+      this._reaped = true;
+      live.delete(child.pid);
+    });
     this._closed = new Promise((resolve) => {
       child.on('close', (code, signal) => {
+        this._reaped = true;
         live.delete(child.pid);
         this._exit = { code, signal };
         resolve(this._exit);
@@ -231,29 +239,25 @@ class Served {
   }
 
   /** Stops serving without a judgement: SIGTERM to the CLI's process group, SIGKILL after
-   * a grace, and waits for it. Safe to call at any time, and again. */
+   * a grace, and waits for it (serve starts no process in its own group: a command client
+   * gets a group of its own, which serve stops itself). Safe to call at any time, and
+   * again. */
   async stop() {
-    if (this._exit === null) {
-      for (const signal of ['SIGTERM', 'SIGKILL']) {
-        try {
-          process.kill(-this.child.pid, signal);
-        } catch {
-          break; // the group is gone
-        }
-        let timer;
-        const graceOver = new Promise((resolve) => {
-          timer = setTimeout(() => resolve(null), KILL_GRACE_MS);
-        });
-        const exit = await Promise.race([this._closed, graceOver]);
-        clearTimeout(timer);
-        if (exit !== null) break;
-      }
-    } else {
+    if (this.child.pid === undefined) return; // it never started
+    for (const signal of ['SIGTERM', 'SIGKILL']) {
+      if (this._reaped) break;
       try {
-        process.kill(-this.child.pid, 'SIGKILL'); // anything left in its group
+        process.kill(-this.child.pid, signal);
       } catch {
-        // nothing left
+        break; // the group is gone
       }
+      let timer;
+      const graceOver = new Promise((resolve) => {
+        timer = setTimeout(() => resolve(null), KILL_GRACE_MS);
+      });
+      const exit = await Promise.race([this._closed, graceOver]);
+      clearTimeout(timer);
+      if (exit !== null) break;
     }
     live.delete(this.child.pid);
   }

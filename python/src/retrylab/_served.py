@@ -280,20 +280,17 @@ class Served:
         process = self._process
         if process is None:
             return
+        # Signalled only while not yet waited for: until then its pid, and so its group's
+        # id, cannot belong to another process. (Serve starts no process in its own group: a
+        # command client gets a group of its own, which serve stops itself.)
         if process.poll() is None:
-            for sig, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, KILL_GRACE)):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
                 try:
                     os.killpg(process.pid, sig)
                 except ProcessLookupError:
                     break
-                if self._wait(grace) is not None:
+                if self._wait(KILL_GRACE) is not None:
                     break
-        else:
-            # The leader is gone; anything left in its group goes too.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         self._close_pipes()
 
     def _wait(self, limit: float) -> Optional[int]:

@@ -241,9 +241,11 @@ impl Scenario {
         let idle = options.idle.unwrap_or_else(|| default_idle(&served));
         let first_request = options.first_request;
         let finished = options.finished.clone();
-        let told_before_any = "the client was done (serving was told so) before any request \
-             arrived: does it use the URL serve printed?"
-            .to_owned();
+        let told_before_any = concat!(
+            "the client was done (serving was told so) before any request arrived: ",
+            "did it send its requests to the URL serve printed?"
+        )
+        .to_owned();
         let no_request = format!(
             "no request arrived in the first {} of serving: did the client start, and does it \
              use the URL serve printed? (A file with `client: {{ command: [...] }}` has serve \

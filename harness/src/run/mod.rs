@@ -21,6 +21,7 @@ pub(crate) mod plan;
 mod scenario;
 mod seen_states;
 mod serve;
+mod serve_wait;
 mod served_calls;
 mod settle;
 mod simulate;

@@ -3,21 +3,17 @@
 //! (its calls read off its requests, [`served_calls`](super::served_calls)).
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use retrylab_endpoints::wire;
-use retrylab_endpoints::{Endpoint, LedgerSnapshot};
-
 use super::plan::Plan;
+use super::serve_wait::{Until, Waited, wait_for_client};
 use crate::backend::Net;
 use crate::report::{Report, RunEnd, Verdict};
 use crate::scenario::{
     BackendKind, CommandClient, LatencySpec, RetryAfterSpec, Scenario, StepSpec, TimelineStep,
 };
-
-/// How often the serving call looks at the endpoints' ledgers for the client's progress:
-/// often enough that serving ends well within a second of `idle`.
-const POLL: Duration = Duration::from_millis(20);
 
 /// How [`Scenario::serve`] serves a scenario, and when it stops.
 ///
@@ -38,6 +34,7 @@ pub struct ServeOptions {
     idle: Option<Duration>,
     first_request: Duration,
     timeout: Duration,
+    finished: Option<Arc<AtomicBool>>,
 }
 
 impl Default for ServeOptions {
@@ -48,6 +45,7 @@ impl Default for ServeOptions {
             idle: None,
             first_request: Duration::from_secs(60),
             timeout: Duration::from_secs(600),
+            finished: None,
         }
     }
 }
@@ -110,6 +108,33 @@ impl ServeOptions {
     pub fn timeout(mut self, timeout: Duration) -> ServeOptions {
         self.timeout = timeout;
         self
+    }
+
+    /// Serving ends as soon as `finished` is set, the caller's word that the client is done
+    /// (a test whose client ran to its end), instead of once the client has been quiet for
+    /// [`ServeOptions::idle`]: a client between two of its calls is never judged early, and
+    /// a finished one is judged at once. A response still being written when the flag is
+    /// set is waited for, at most the idle time. Set before any request arrived, serving
+    /// ends failing, with the verdict `serving_timeout` saying so.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::AtomicBool;
+    /// use retrylab::ServeOptions;
+    ///
+    /// let done = Arc::new(AtomicBool::new(false));
+    /// let options = ServeOptions::new().finished_when(done.clone());
+    /// assert!(options.is_told_when_finished());
+    /// ```
+    pub fn finished_when(mut self, finished: Arc<AtomicBool>) -> ServeOptions {
+        self.finished = Some(finished);
+        self
+    }
+
+    /// Whether serving ends when told (see [`ServeOptions::finished_when`]) rather than
+    /// after a quiet.
+    pub fn is_told_when_finished(&self) -> bool {
+        self.finished.is_some()
     }
 
     /// The idle time that ends serving, when one was given; `None` derives it from the
@@ -215,6 +240,12 @@ impl Scenario {
         plan.wall = timeout.saturating_add(Duration::from_secs(5));
         let idle = options.idle.unwrap_or_else(|| default_idle(&served));
         let first_request = options.first_request;
+        let finished = options.finished.clone();
+        let told_before_any = concat!(
+            "the client was done (serving was told so) before any request arrived: ",
+            "did it send its requests to the URL serve printed?"
+        )
+        .to_owned();
         let no_request = format!(
             "no request arrived in the first {} of serving: did the client start, and does it \
              use the URL serve printed? (A file with `client: {{ command: [...] }}` has serve \
@@ -223,12 +254,13 @@ impl Scenario {
         );
         // Set by the wait when no request came: a served run's calls are the client's, read
         // off its requests, so the harness's own call and its result are not among them.
-        let silent = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let silent = Arc::new(std::sync::Mutex::new(None::<Waited>));
         let saw_silence = silent.clone();
         let mut listening = Some(listening);
         let mut report = super::run(plan, move |env: crate::env::Env| {
             let silent = saw_silence.clone();
             let announce = listening.take();
+            let finished = finished.clone();
             async move {
                 let Net::Real(net) = env.net() else {
                     return Err(super::Formatted(
@@ -246,21 +278,32 @@ impl Scenario {
                 if let Some(announce) = announce {
                     announce(&urls);
                 }
-                match wait_for_client(net.endpoints(), calls, (idle, first_request), env.clock())
-                    .await
-                {
+                let until = Until {
+                    calls,
+                    idle,
+                    first: first_request,
+                    finished,
+                };
+                match wait_for_client(net.endpoints(), &until, env.clock()).await {
                     Waited::Done => Ok(()),
-                    Waited::NoRequest => {
-                        silent.store(true, std::sync::atomic::Ordering::SeqCst);
+                    silence => {
+                        if let Ok(mut slot) = silent.lock() {
+                            *slot = Some(silence);
+                        }
                         Err(super::Formatted("no request arrived".to_owned()))
                     }
                 }
             }
         });
-        if silent.load(std::sync::atomic::Ordering::SeqCst) {
+        let silence = silent.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(silence) = silence {
+            let message = match silence {
+                Waited::ToldBeforeAnyRequest => told_before_any,
+                Waited::NoRequest | Waited::Done => no_request,
+            };
             report
                 .verdicts
-                .insert(0, Verdict::fail("serving_timeout", no_request));
+                .insert(0, Verdict::fail("serving_timeout", message));
         }
         if report.end == RunEnd::VirtualTimeLimit {
             // The run's time limit is serve's `timeout` here: say it in serve's words.
@@ -425,83 +468,6 @@ fn step_wait_ms(step: &StepSpec) -> u64 {
     retry_after
         .max(latency.saturating_add(trickle))
         .max(branches)
-}
-
-/// How waiting for a served client ended.
-enum Waited {
-    /// Requests of every call arrived, then the client was quiet.
-    Done,
-    /// No request at all arrived in the time given for the first.
-    NoRequest,
-}
-
-/// Waits until requests of `calls` calls have arrived and the client has then been quiet
-/// for `idle`, or until the first request's time (`first`) passed without one.
-async fn wait_for_client(
-    endpoints: &[Endpoint],
-    calls: u32,
-    (idle, first): (Duration, Duration),
-    clock: &retrylab_endpoints::VirtualClock,
-) -> Waited {
-    let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
-    let first_ms = u64::try_from(first.as_millis()).unwrap_or(u64::MAX);
-    loop {
-        tokio::time::sleep(POLL).await;
-        let mut progress = Progress::default();
-        for endpoint in endpoints {
-            endpoint.ledger().with(|ledger| progress.add(ledger));
-            progress.busy |= endpoint.steps_in_progress() > 0;
-        }
-        let now = clock.now_ms();
-        let quiet = !progress.busy && now.saturating_sub(progress.last_ms) >= idle_ms;
-        if progress.requests > 0 && progress.calls() >= u64::from(calls) && quiet {
-            return Waited::Done;
-        }
-        if progress.requests == 0 && !progress.busy && now >= first_ms {
-            return Waited::NoRequest;
-        }
-    }
-}
-
-/// What the client has done so far, read off the ledgers.
-#[derive(Default)]
-struct Progress {
-    requests: u64,
-    /// Distinct call tags seen (a client that tags its requests).
-    tags: std::collections::BTreeSet<u32>,
-    /// The last instant anything happened: a request, an answer, a close.
-    last_ms: u64,
-    busy: bool,
-}
-
-impl Progress {
-    fn add(&mut self, ledger: &LedgerSnapshot) {
-        self.requests += ledger.requests.len() as u64;
-        self.tags.extend(
-            ledger
-                .requests
-                .iter()
-                .filter_map(|r| wire::call_tag(&r.headers)),
-        );
-        // Each list is in time order: its last entry is its latest.
-        let last = [
-            ledger.requests.last().map(|r| r.at_ms),
-            ledger.responses.last().map(|r| r.end_ms.unwrap_or(r.at_ms)),
-            ledger.closes.last().map(|c| c.at_ms),
-        ];
-        self.last_ms = last.into_iter().flatten().fold(self.last_ms, u64::max);
-        // A response still being written is activity.
-        self.busy |= ledger.responses.len() < ledger.requests.len();
-    }
-
-    /// Calls seen: by tag when the client tags its requests, else at most one per request.
-    fn calls(&self) -> u64 {
-        if self.tags.is_empty() {
-            self.requests
-        } else {
-            self.tags.len() as u64
-        }
-    }
 }
 
 #[cfg(test)]

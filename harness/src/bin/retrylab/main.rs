@@ -95,7 +95,8 @@ enum Command {
     ///
     /// Prints one `name url` line per endpoint once they listen, waits until the client's
     /// calls are done (requests of `--calls` calls, then `--idle` without a request), and
-    /// prints the trace and the verdicts. A file whose client is a program (`client: {
+    /// prints the trace and the verdicts (or, with `--until-eof`, judges once standard input
+    /// closes). A file whose client is a program (`client: {
     /// command: [...] }`) is served to that program, which serve starts itself, and judged
     /// when it exits. A client tells its calls apart by sending
     /// `x-retrylab-call: <n>`; otherwise the `calls - 1` longest pauses between requests
@@ -131,6 +132,15 @@ enum Command {
         /// run --format json` writes a run (the URL lines come first either way).
         #[arg(long, value_enum, default_value_t = serve::ServeFormat::Human)]
         format: serve::ServeFormat,
+        /// Judge as soon as standard input closes, instead of after `--idle` of quiet: for a
+        /// caller that runs the client itself (a test), holds serve's standard input open
+        /// while the client runs and closes it once the client is done. A response still
+        /// being written then is waited for, at most `--idle`; closed before any request,
+        /// serving fails at once. The URL lines are followed by an empty line, so that the
+        /// caller knows it has read them all. (A file whose client is a program is judged
+        /// when the program exits, with or without it.)
+        #[arg(long)]
+        until_eof: bool,
     },
     /// Write a commented starter scenario, `<NAME>.yaml`, from a template; it passes
     /// `retrylab check` as written. Exit status 2 when the file exists (it is never
@@ -214,6 +224,7 @@ fn main() -> ExitCode {
             first_request,
             timeout,
             format,
+            until_eof,
         } => {
             let mut options = ServeOptions::new()
                 .bind(bind)
@@ -225,7 +236,12 @@ fn main() -> ExitCode {
             if let Some(calls) = calls {
                 options = options.calls(calls);
             }
-            serve::serve(&path, options, env, format)
+            let printed = serve::Printed {
+                env,
+                format,
+                until_eof,
+            };
+            serve::serve(&path, options, printed)
         }
         Command::Search {
             path,

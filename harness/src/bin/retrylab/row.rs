@@ -406,8 +406,8 @@ fn not_run_json(name: &str, status: Status, why: &str) -> serde_json::Value {
 }
 
 /// One run: its name, seed, status, every verdict with its findings (call and attempt),
-/// the warnings, the report text (the snapshot's, stable across runs and machines) and
-/// the trace.
+/// the warnings, the report text (the snapshot's, stable across runs and machines), the
+/// summary (the verdicts and the timeline as `Report::summary` writes them) and the trace.
 fn report_json(
     name: &str,
     status: Status,
@@ -456,6 +456,9 @@ fn report_json(
         "verdicts": verdicts,
         "warnings": report.warnings(),
         "report": report.snapshot_text(),
+        // The report for people, as `retrylab serve` prints it: the verdicts, then the
+        // timeline with its real instants (the snapshot text above hides them on `real`).
+        "summary": report.summary(),
         "trace": trace,
     }))
 }

@@ -2,24 +2,42 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use retrylab::ServeOptions;
 use retrylab::scenario::Scenario;
 
+/// What `retrylab serve` prints, and how it learns that the client is done.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Printed {
+    /// The URLs as `RETRYLAB_URL_<NAME>=<url>` lines.
+    pub(crate) env: bool,
+    /// How the run is printed.
+    pub(crate) format: ServeFormat,
+    /// The client is done when standard input closes; an empty line follows the URLs.
+    pub(crate) until_eof: bool,
+}
+
 /// `retrylab serve`: the endpoints' URLs first (flushed, so a script reading them can start
 /// its client), then, once the client is done, the report.
-pub(crate) fn serve(
-    path: &std::path::Path,
-    options: ServeOptions,
-    env: bool,
-    format: ServeFormat,
-) -> ExitCode {
+pub(crate) fn serve(path: &std::path::Path, options: ServeOptions, printed: Printed) -> ExitCode {
+    let Printed {
+        env,
+        format,
+        until_eof,
+    } = printed;
     let scenario = match Scenario::load(path) {
         Ok(scenario) => scenario,
         Err(error) => {
             eprintln!("{error}");
             return ExitCode::from(2);
         }
+    };
+    let options = if until_eof {
+        options.finished_when(finished_at_eof())
+    } else {
+        options
     };
     let report = scenario.serve(options, move |endpoints| {
         let mut out = std::io::stdout().lock();
@@ -29,6 +47,11 @@ pub(crate) fn serve(
             } else {
                 writeln!(out, "{} {}", endpoint.name, endpoint.url)
             };
+        }
+        if until_eof {
+            // The end of the URL lines, for a caller that reads them before starting its
+            // client (the number of endpoints is the scenario's, which it need not parse).
+            let _ = writeln!(out);
         }
         let _ = out.flush();
     });
@@ -59,6 +82,26 @@ pub(crate) fn serve(
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// A flag set once standard input closes (or can no longer be read): a thread reads it to its
+/// end and discards what it reads. The thread is left blocked in its read if standard input
+/// never closes; the process ends it when serve exits.
+fn finished_at_eof() -> Arc<AtomicBool> {
+    let finished = Arc::new(AtomicBool::new(false));
+    let flag = finished.clone();
+    let spawned = std::thread::Builder::new()
+        .name("serve-stdin".to_owned())
+        .spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            flag.store(true, Ordering::SeqCst);
+        });
+    if let Err(error) = spawned {
+        // No thread to watch standard input: judge as if it had closed, rather than never.
+        eprintln!("warning: cannot watch standard input ({error}): judging at once");
+        finished.store(true, Ordering::SeqCst);
+    }
+    finished
 }
 
 /// How `retrylab serve` prints the run once the client is done.

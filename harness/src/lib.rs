@@ -330,6 +330,9 @@
 //!
 //! # Read more
 //!
+//! - [The guide](https://github.com/retrylab/retrylab/blob/main/docs/guide/README.md): task-first
+//!   chapters (a Rust client, reqwest and the AWS SDK, other languages, timing, snapshots in
+//!   CI, search, fleets, conformance).
 //! - [The scenario format](https://github.com/retrylab/retrylab/blob/main/docs/scenario-format.md):
 //!   every key, its default and whether it runs today (also the [`scenario`] module's page).
 //! - [The architecture](https://github.com/retrylab/retrylab/blob/main/docs/architecture.md):
@@ -369,7 +372,3 @@ pub use scenario::Scenario;
 #[cfg(feature = "search")]
 pub use search::search;
 pub use suite::Clients;
-
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;

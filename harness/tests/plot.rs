@@ -12,7 +12,7 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The golden plot, also the README's.
+/// The golden plot, also the guide's (docs/guide/command-line.md).
 const GOLDEN: &str = "docs/assets/timeline-429-retry-after.svg";
 
 fn run(file: &str) -> (Scenario, retrylab::Report) {

@@ -13,3 +13,18 @@ pub mod clients;
 pub mod listed;
 pub mod pinned;
 pub mod repeat;
+
+/// The README and the guide (`docs/guide/`), their Rust blocks run as doctests of this crate,
+/// which has the retry crates they use; the blocks run in `tests/`, so they read the library
+/// as `../scenarios/`. The YAML blocks are run by `tests/doc_blocks.rs`.
+#[cfg(doctest)]
+pub mod docs {
+    #[doc = include_str!("../../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../../docs/guide/rust-client.md")]
+    pub struct RustClient;
+    #[doc = include_str!("../../docs/guide/reqwest-aws-tonic.md")]
+    pub struct ReqwestAwsTonic;
+    #[doc = include_str!("../../docs/guide/other-languages.md")]
+    pub struct OtherLanguages;
+}

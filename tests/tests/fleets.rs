@@ -738,28 +738,30 @@ fn a_fleet_on_the_real_or_turmoil_backend_is_refused_not_run_as_one_client() {
     );
 }
 
-/// The README's Fleets example is `scenarios/fleets/twenty-clients-spread-starts-full-jitter.yaml`
-/// (the README shows the file after its schema line), and what the README says of it holds:
+/// The guide's Fleets example (docs/guide/fleets.md) is
+/// `scenarios/fleets/twenty-clients-spread-starts-full-jitter.yaml` (the guide shows the file
+/// after its schema line), and what the guide says of it holds:
 /// 123 requests for 20 calls with seed 0, and with `jitter: none`, `retry_waves` failing
 /// with the text it quotes.
 #[test]
-fn the_readmes_fleet_example_is_the_scenario_file_and_its_figures_hold() {
+fn the_guides_fleet_example_is_the_scenario_file_and_its_figures_hold() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let file = "scenarios/fleets/twenty-clients-spread-starts-full-jitter.yaml";
     let yaml = std::fs::read_to_string(format!("{root}/{file}")).expect("the scenario file");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).expect("the README");
+    let guide = std::fs::read_to_string(format!("{root}/docs/guide/fleets.md"))
+        .expect("the guide's chapter");
     let (schema_line, shown) = yaml.split_once('\n').expect("more than one line");
     assert!(
         schema_line.starts_with("# yaml-language-server:"),
         "{schema_line}"
     );
     assert!(
-        readme.contains(&format!("```yaml\n{shown}```")),
-        "the README's Fleets example differs from {file}"
+        guide.contains(&format!("```yaml\n{shown}```")),
+        "the guide's Fleets example differs from {file}"
     );
     assert!(
-        readme.contains(&format!("]({file})")),
-        "the README links {file}"
+        guide.contains(&format!("](../../{file})")),
+        "the guide links {file}"
     );
 
     let report = Scenario::from_yaml_str(&yaml, file)
@@ -770,8 +772,8 @@ fn the_readmes_fleet_example_is_the_scenario_file_and_its_figures_hold() {
     let v = verdict_of(&report, "amplification");
     assert!(v.message.starts_with(requests), "{}", v.message);
     assert!(
-        readme.contains("It passes (123 requests for 20 calls with seed 0)"),
-        "the README quotes the figure the run gives"
+        guide.contains("It passes (123 requests for 20 calls with seed 0)"),
+        "the guide quotes the figure the run gives"
     );
 
     let lockstep = yaml.replacen("jitter: full", "jitter: none", 1);
@@ -785,7 +787,7 @@ fn the_readmes_fleet_example_is_the_scenario_file_and_its_figures_hold() {
                   allowed: 20 clients retried from 1.001s to 1.050s; ";
     assert!(v.message.starts_with(quoted), "{}", v.message);
     assert!(
-        readme.contains(&format!("retry_waves: {quoted}...")),
-        "the README quotes the failure the run gives"
+        guide.contains(&format!("retry_waves: {quoted}...")),
+        "the guide quotes the failure the run gives"
     );
 }

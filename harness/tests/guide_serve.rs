@@ -1,4 +1,5 @@
-//! The README's recipe for `retrylab serve` with curl, run as the README writes it: a shell
+//! The guide's recipe for `retrylab serve` with curl (docs/guide/other-languages.md), run as
+//! the guide writes it: a shell
 //! starts `serve` in the background, waits for the URL lines, runs curl, and ends with
 //! serve's exit status. Real sockets and real time (about 3 s: curl waits out three
 //! `Retry-After: 1`); skipped, saying why, on a machine without `sh` or curl.
@@ -9,12 +10,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// The README's shell block that runs `retrylab serve` for curl.
-fn recipe(readme: &str) -> &str {
-    let start = readme
+/// The guide's shell block that runs `retrylab serve` for curl.
+fn recipe(guide: &str) -> &str {
+    let start = guide
         .find("```sh\nretrylab serve docs/examples/serve-retry-after.yaml")
-        .expect("the README's serve recipe");
-    let body = &readme[start + "```sh\n".len()..];
+        .expect("the guide's serve recipe");
+    let body = &guide[start + "```sh\n".len()..];
     &body[..body.find("```").expect("the recipe's end")]
 }
 
@@ -28,14 +29,15 @@ fn present(program: &str, args: &[&str]) -> bool {
 }
 
 #[test]
-fn the_readme_serve_recipe_runs_and_passes() {
+fn the_guide_serve_recipe_runs_and_passes() {
     if !present("curl", &["--version"]) || !present("sh", &["-c", "true"]) {
         eprintln!("skipped: the recipe needs `sh` and `curl` on the PATH");
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
-    let dir = std::env::temp_dir().join(format!("retrylab-readme-serve-{}", std::process::id()));
+    let guide = std::fs::read_to_string(root.join("docs/guide/other-languages.md"))
+        .expect("the guide's chapter");
+    let dir = std::env::temp_dir().join(format!("retrylab-guide-serve-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     // The recipe names its file from the repository's root, and writes
     // served.txt where it runs.
@@ -51,7 +53,7 @@ fn the_readme_serve_recipe_runs_and_passes() {
     );
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(recipe(&readme))
+        .arg(recipe(&guide))
         .current_dir(&dir)
         .env("PATH", path)
         .stdout(Stdio::null())

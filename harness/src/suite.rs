@@ -144,7 +144,8 @@ pub fn trials(dir: &Path, clients: Clients) -> Vec<Trial> {
     for (feature, names) in &lacking {
         eprintln!(
             "note: {} scenario test(s) ignored, they need retrylab's `{feature}` feature, which \
-             this build lacks ({})",
+             this build lacks: run them with `cargo test --test {target} --features \
+             retrylab/{feature}` ({})",
             names.len(),
             names.join(", ")
         );

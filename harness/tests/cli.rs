@@ -67,6 +67,16 @@ fn check_counts_the_files_it_skips() {
         "2 files, 0 with errors, 1 skipped\n"
     };
     assert!(stdout.ends_with(summary), "{stdout}");
+    // The skip line says how to get a build that checks the file.
+    if cfg!(not(feature = "turmoil")) {
+        assert!(
+            stdout.contains(
+                "b.yaml (needs retrylab's `turmoil` feature: `cargo install retrylab --features \
+                 cli,turmoil`)\n"
+            ),
+            "{stdout}"
+        );
+    }
 }
 
 /// A temporary folder with `files`, removed when dropped.
@@ -772,7 +782,10 @@ fn search_writes_the_smallest_failing_case_and_prints_its_path() {
     let sharded = search_in("must-fail.yaml", "none", "1/2");
     assert_eq!(sharded.status.code(), Some(2), "{}", text(&sharded.stdout));
     assert!(
-        text(&sharded.stderr).contains("`--shard` cannot judge a search with `must_fail`"),
+        text(&sharded.stderr).contains(
+            "`--shard` cannot judge a search with `must_fail`: run it whole, with `retrylab \
+             search "
+        ) && text(&sharded.stderr).contains("` and no `--shard`"),
         "{}",
         text(&sharded.stderr)
     );

@@ -22,7 +22,8 @@ pub(super) fn name(scenario: &Scenario, report: &mut Report, seed: u64) {
         // and writing one would leave a stray file.
         report.snapshot_skipped = Some(format!(
             "the snapshot was not compared: it is taken with seed {snapshot_seed}, and \
-             RETRYLAB_SEED asks for seed {seed}"
+             RETRYLAB_SEED asks for seed {seed}; to compare it, run again with \
+             RETRYLAB_SEED={snapshot_seed} or without RETRYLAB_SEED"
         ));
     }
 }

@@ -202,7 +202,9 @@ impl fmt::Display for SearchError {
             SearchError::InvalidCase(why) => write!(f, "a search case is not valid: {why}"),
             SearchError::Config(why) => write!(f, "the search cannot run: {why}"),
             SearchError::NoInvariants => f.write_str(
-                "the search has no invariant: every case would hold, whatever the client does",
+                "the search has no invariant: every case would hold, whatever the client does; \
+                 write one under the file's `search: { invariants: ... }`, or \
+                 add one with `Invariants::holds`",
             ),
             SearchError::Lost => {
                 f.write_str("the search's worker threads ended before judging every case")

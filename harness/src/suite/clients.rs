@@ -329,7 +329,13 @@ impl Clients {
         };
         let path = std::env::var("PATH").ok();
         match crate::client::command::resolve(command.program(), Path::new("."), path.as_deref()) {
-            Err(Unusable::NotOnPath(why)) => Some(why),
+            // What is missing, then how to go on: the tool installed, or the file run with
+            // a client this machine has.
+            Err(Unusable::NotOnPath(why)) => Some(format!(
+                "{why}; install `{}` (or put its directory on PATH) to run it, or run the \
+                 file with another client (`retrylab run --client <policy>`)",
+                command.program()
+            )),
             _ => None,
         }
     }
@@ -347,7 +353,9 @@ impl Clients {
             None => Err(Box::new(scenario.error_at(
                 "client.custom",
                 format!(
-                    "no client named `{name}` is registered (registered: {})",
+                    "no client named `{name}` is registered (registered: {}): register it in \
+                     the suite's `scenario_main!` with `Clients::new().register(\"{name}\", \
+                     ...)`, or name a registered client",
                     if self.by_name.is_empty() {
                         "none".to_owned()
                     } else {

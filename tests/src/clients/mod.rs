@@ -224,7 +224,7 @@ fn with_reqwest_retry(clients: Clients) -> Clients {
         clients.unavailable(
             name,
             "reqwest-retry runs with feature `reqwest` of retrylab-tests \
-             (cargo test -p retrylab-tests --features reqwest)",
+             (cargo test -p retrylab-tests --features reqwest --test scenarios)",
         )
     })
 }

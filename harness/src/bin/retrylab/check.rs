@@ -70,7 +70,8 @@ pub(crate) fn check(paths: &[PathBuf], format: Option<CheckFormat>) -> ExitCode 
                 skipped += 1;
                 let _ = writeln!(
                     out,
-                    "skip  {} (needs retrylab's `{feature}` feature)",
+                    "skip  {} (needs retrylab's `{feature}` feature: `cargo install retrylab \
+                     --features cli,{feature}`)",
                     file.display
                 );
             }

@@ -190,7 +190,10 @@ fn runnable(
         Ok(scenario) => scenario,
         // Sound, but not for this build (`backend: turmoil` without the feature).
         Err(Load::Lacking { feature, error }) => {
-            let detail = format!("skipped (needs retrylab's `{feature}` feature)");
+            let detail = format!(
+                "skipped (needs retrylab's `{feature}` feature: `cargo install retrylab \
+                 --features cli,{feature}`)"
+            );
             return Err(not_run(Status::Skipped, detail, error));
         }
         // Every format prints an invalid file's errors one line each: JSON's `why`, the
@@ -206,11 +209,12 @@ fn runnable(
     })?;
     if let ClientSpec::Custom(client) = &scenario.client {
         let why = format!(
-            "skipped: the client is `custom: {client}`, which only Rust code can register \
-             (retrylab::scenario_main! with a client registry), or run it with --client and \
-             a reference policy"
+            "skipped: `retrylab run` cannot run the client `custom: {client}` (it lives in \
+             Rust code): run the file with `cargo test`, in a `scenario_main!` suite that \
+             registers `{client}`; or run it here with `--client <policy>`, or write \
+             `client: {{ command: [...] }}` in the file"
         );
-        let detail = format!("skipped (custom client: {client})");
+        let detail = format!("skipped (custom client: {client}; run it with `cargo test`)");
         return Err(not_run(Status::Skipped, detail, why));
     }
     // A tool this machine lacks: the file is sound, and runs where the tool is.

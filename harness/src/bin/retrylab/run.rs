@@ -142,7 +142,8 @@ impl RunArgs {
         if backend == Some(BackendKind::Turmoil) && !cfg!(feature = "turmoil") {
             return Err(
                 "--backend turmoil: this retrylab was built without its `turmoil` \
-                        feature (install it with `--features cli,turmoil`)"
+                        feature: install it with `cargo install retrylab --features \
+                        cli,turmoil`"
                     .to_owned(),
             );
         }
@@ -332,10 +333,11 @@ fn exit_code(passed: usize, failed: usize) -> ExitCode {
     } else {
         if failed == 0 {
             eprintln!(
-                "error: no scenario ran (every one was skipped): nothing was verified; \
-                 scenarios with `client: {{ custom: ... }}` run from Rust, with \
-                 retrylab::scenario_main! and a client registry, and scenarios that need a \
-                 feature of retrylab run on a build with it"
+                "error: no scenario ran (every one was skipped): nothing was verified; run \
+                 scenarios with `client: {{ custom: ... }}` with `cargo test` (a \
+                 `scenario_main!` suite that registers their clients), or here with \
+                 `--client <policy>`; install a build with the feature a skipped line names \
+                 (`cargo install retrylab --features cli,<feature>`)"
             );
         }
         ExitCode::FAILURE

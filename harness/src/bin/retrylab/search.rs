@@ -21,22 +21,30 @@ pub(crate) fn search(
         }
     };
     let Some((config, invariants)) = SearchConfig::from_block(&scenario) else {
-        eprintln!("{}: no `search:` block to run", path.display());
+        eprintln!(
+            "{}: no `search:` block to run: add one (docs/scenario-format.md#search), or \
+             run the file with `retrylab run {}`",
+            path.display(),
+            path.display()
+        );
         return ExitCode::from(2);
     };
     if shard.is_some() && !scenario.must_fail.is_empty() {
         // A shard sees only its own cases: whether the smallest failing case of the whole
         // search fails the checks must_fail lists is a verdict no single shard can give.
         eprintln!(
-            "{}: `--shard` cannot judge a search with `must_fail`: run it whole",
+            "{}: `--shard` cannot judge a search with `must_fail`: run it whole, with \
+             `retrylab search {}` and no `--shard`",
+            path.display(),
             path.display()
         );
         return ExitCode::from(2);
     }
     if let ClientSpec::Custom(name) = &scenario.client {
         eprintln!(
-            "{}: the client `{name}` is written in Rust: run the search from Rust \
-             (`scenario_main!` or `retrylab::search`)",
+            "{}: the client `{name}` is written in Rust: run the search with `cargo test`, \
+             in a `scenario_main!` suite that registers `{name}` (or with \
+             `retrylab::search`), or write a built-in policy in `client:` to search here",
             path.display()
         );
         return ExitCode::from(2);

@@ -77,7 +77,8 @@ fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
     let yaml = "version: 1\nname: x\nbackend: real\nendpoints:\n  api:\n    script: [ { status: 200 } ]\n\
                     operation: { endpoint: api, clients: 2 }\n";
     let expected = "x.yaml:7:29 operation.clients: a fleet of clients (`clients`) on \
-                        `backend: real` is not supported yet";
+                        `backend: real` is not supported yet: run the fleet on `backend: sim` \
+                        (the default), or set `clients: 1`";
     let loaded = Scenario::from_yaml_str(yaml, "x.yaml")
         .map(|_| ())
         .unwrap_err();
@@ -89,7 +90,8 @@ fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
         .unwrap_or_else(|e| panic!("{e}"));
     changed.operation.clients = 2;
     let expected = "x.yaml:7:1 operation.clients: a fleet of clients (`clients`) on \
-                        `backend: real` is not supported yet";
+                        `backend: real` is not supported yet: run the fleet on `backend: sim` \
+                        (the default), or set `clients: 1`";
     assert_eq!(
         changed.validate().map_err(|e| e.to_string()),
         Err(expected.to_owned())
@@ -110,7 +112,10 @@ fn a_planned_feature_is_refused_alike_by_load_and_by_a_run() {
             built,
             Err(
                 "<code> backend: `backend: turmoil` needs retrylab's `turmoil` feature, \
-                     which this build lacks"
+                     which this build lacks: run the tests with `cargo test --features \
+                     retrylab/turmoil` (or add `features = [\"turmoil\"]` to retrylab in \
+                     Cargo.toml), or install the CLI with `cargo install retrylab --features \
+                     cli,turmoil`"
                     .to_owned()
             )
         );

@@ -84,7 +84,8 @@ impl Scenario {
     /// assert!(s.validate().is_ok());
     /// s.operation.clients = 2;
     /// assert!(s.validate().unwrap_err().to_string().ends_with(
-    ///     "operation.clients: a fleet of clients (`clients`) on `backend: real` is not supported yet"));
+    ///     "operation.clients: a fleet of clients (`clients`) on `backend: real` is not \
+    ///      supported yet: run the fleet on `backend: sim` (the default), or set `clients: 1`"));
     /// ```
     pub fn validate(&self) -> Result<(), ScenarioErrors> {
         let errors = validate(self);

@@ -19,11 +19,18 @@ use crate::scenario::model::turmoil::BackendKind;
 use crate::scenario::yaml::error::{ScenarioError, ScenarioErrors};
 use crate::scenario::yaml::locations::{index, join};
 
-/// The error of `backend: turmoil` in a build without retrylab's `turmoil` feature: the one
-/// error that says a feature of this build is lacking rather than the scenario being wrong
-/// ([`ScenarioError::lacking_feature`]).
-const TURMOIL_LACKING: &str =
-    "`backend: turmoil` needs retrylab's `turmoil` feature, which this build lacks";
+/// The error of a key that needs a feature of retrylab this build lacks: one of the errors
+/// that say the build is lacking rather than the scenario being wrong
+/// ([`ScenarioError::lacking_feature`]). It names both ways to turn the feature on, since
+/// the same error reaches a test suite (`cargo test`) and the CLI (`retrylab run`).
+fn lacking_message(key: &str, feature: &str) -> String {
+    format!(
+        "{key} needs retrylab's `{feature}` feature, which this build lacks: run the tests \
+         with `cargo test --features retrylab/{feature}` (or add `features = [\"{feature}\"]` \
+         to retrylab in Cargo.toml), or install the CLI with `cargo install retrylab \
+         --features cli,{feature}`"
+    )
+}
 
 impl Scenario {
     /// Located "not supported yet" errors for every key of this scenario whose feature is not
@@ -40,14 +47,17 @@ impl Scenario {
     ///             operation: { endpoint: api, clients: 2 }\n";
     /// let errors = Scenario::from_yaml_str(yaml, "x.yaml").unwrap_err();
     /// assert_eq!(errors.to_string(),
-    ///            "x.yaml:6:29 operation.clients: a fleet of clients (`clients`) on `backend: real` is not supported yet");
+    ///            "x.yaml:6:29 operation.clients: a fleet of clients (`clients`) on `backend: real` \
+    ///             is not supported yet: run the fleet on `backend: sim` (the default), or set \
+    ///             `clients: 1`");
     ///
     /// // The same key set on a loaded scenario.
     /// let mut s = Scenario::from_yaml_str(&yaml.replace(", clients: 2", ""), "x.yaml").unwrap();
     /// assert!(s.unsupported().is_empty());
     /// s.operation.clients = 2;
     /// assert_eq!(s.unsupported()[0].message,
-    ///            "a fleet of clients (`clients`) on `backend: real` is not supported yet");
+    ///            "a fleet of clients (`clients`) on `backend: real` is not supported yet: run \
+    ///             the fleet on `backend: sim` (the default), or set `clients: 1`");
     /// ```
     pub fn unsupported(&self) -> Vec<ScenarioError> {
         let mut out = Unsupported {
@@ -75,8 +85,15 @@ impl Scenario {
         })
     }
 
-    fn not_supported(&self, path: &str, what: impl std::fmt::Display) -> ScenarioError {
-        self.error_at_key(path, format!("{what} is not supported yet"))
+    /// "`what` is not supported yet", and `instead`: what to write in its place, so that the
+    /// error says how to go on rather than only what stops.
+    fn not_supported(
+        &self,
+        path: &str,
+        what: impl std::fmt::Display,
+        instead: impl std::fmt::Display,
+    ) -> ScenarioError {
+        self.error_at_key(path, format!("{what} is not supported yet: {instead}"))
     }
 }
 
@@ -86,8 +103,8 @@ struct Unsupported<'a> {
 }
 
 impl Unsupported<'_> {
-    fn flag(&mut self, path: &str, what: impl std::fmt::Display) {
-        let e = self.s.not_supported(path, what);
+    fn flag(&mut self, path: &str, what: impl std::fmt::Display, instead: impl std::fmt::Display) {
+        let e = self.s.not_supported(path, what, instead);
         self.errors.push(e);
     }
 
@@ -118,12 +135,14 @@ impl Unsupported<'_> {
                 self.flag(
                     "operation.clients",
                     format_args!("a fleet of clients (`clients`) on `backend: {backend}`"),
+                    "run the fleet on `backend: sim` (the default), or set `clients: 1`",
                 );
             }
             if s.operation.start.is_some() {
                 self.flag(
                     "operation.start",
                     format_args!("`start` on `backend: {backend}`"),
+                    "run it on `backend: sim` (the default), or remove `start`",
                 );
             }
         }
@@ -139,6 +158,10 @@ impl Unsupported<'_> {
                     self.flag(
                         &join("expect", key),
                         format_args!("the `{key}` check in a fleet (`clients` above 1)"),
+                        format_args!(
+                            "check `{key}` in a scenario of its own with `clients: 1`, or \
+                             remove it from this one"
+                        ),
                     );
                 }
             }
@@ -150,17 +173,14 @@ impl Unsupported<'_> {
         // Built behind retrylab's `turmoil` feature (the simulator is a dependency of its own).
         if cfg!(not(feature = "turmoil")) && s.backend == BackendKind::Turmoil {
             let e = s
-                .error_at_key("backend", TURMOIL_LACKING)
+                .error_at_key("backend", lacking_message("`backend: turmoil`", "turmoil"))
                 .lacking("turmoil");
             self.errors.push(e);
         }
         // Built behind retrylab's `search` feature (proptest is a dependency of its own).
         if cfg!(not(feature = "search")) && s.search.is_some() {
             let e = s
-                .error_at_key(
-                    "search",
-                    "`search` needs retrylab's `search` feature, which this build lacks",
-                )
+                .error_at_key("search", lacking_message("`search`", "search"))
                 .lacking("search");
             self.errors.push(e);
         }
@@ -216,7 +236,13 @@ impl Unsupported<'_> {
             ("times", step.times.is_some()),
         ] {
             if set {
-                self.flag(&join(path, key), format_args!("`{key}` in {what}"));
+                self.flag(
+                    &join(path, key),
+                    format_args!("`{key}` in {what}"),
+                    format_args!(
+                        "remove `{key}`: this answer is sent as soon as the request is read"
+                    ),
+                );
             }
         }
         self.step(path, step);
@@ -251,7 +277,18 @@ impl Unsupported<'_> {
         let name = policy.name();
         // A command is a client, not a policy: built, and validated on its own.
         if !ClientSpec::is_built(name) && !matches!(policy, ClientSpec::Command(_)) {
-            self.flag(&join(path, name), format_args!("the `{name}` policy"));
+            let built: Vec<&str> = ClientSpec::names()
+                .filter(|n| *n != "custom" && ClientSpec::is_built(n))
+                .collect();
+            self.flag(
+                &join(path, name),
+                format_args!("the `{name}` policy"),
+                format_args!(
+                    "write one of the policies this version runs ({}), or `custom: <name>` \
+                     for a client of your own",
+                    built.join(", ")
+                ),
+            );
         }
     }
 }

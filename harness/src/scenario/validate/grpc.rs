@@ -45,17 +45,7 @@ impl Validator<'_> {
             );
         }
         if let Some(PushbackSpec::Raw(raw)) = pushback {
-            let raw_path = join(path, "pushback.raw");
-            if raw.contains(['\r', '\n']) {
-                self.err(&raw_path, "a header value cannot contain a line break");
-            }
-            if raw.len() > MAX_HEADER_BYTES {
-                self.over_limit(
-                    &raw_path,
-                    format!("a header value of {} bytes", raw.len()),
-                    format!("at most {MAX_HEADER_BYTES} bytes"),
-                );
-            }
+            self.raw_header_value(&join(path, "pushback.raw"), raw);
         }
         if let Some(reply) = reply {
             match decode_reply(reply) {

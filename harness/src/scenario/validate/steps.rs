@@ -369,22 +369,27 @@ impl Validator<'_> {
         }
     }
 
+    /// A header value a file writes verbatim (`{ raw: ... }`): one line, within the size a
+    /// header may have.
+    pub(super) fn raw_header_value(&mut self, path: &str, raw: &str) {
+        if raw.contains(['\r', '\n']) {
+            self.err(path, "a header value cannot contain a line break");
+        }
+        if raw.len() > MAX_HEADER_BYTES {
+            self.over_limit(
+                path,
+                format!("a header value of {} bytes", raw.len()),
+                format!("at most {MAX_HEADER_BYTES} bytes"),
+            );
+        }
+    }
+
     /// A step's `retry_after`: a raw value that is one header line, seconds and dates within
     /// the format's limits, a date an HTTP-date can write.
     fn step_retry_after(&mut self, path: &str, s: &StepView<'_>) {
         match s.retry_after {
             Some(RetryAfterSpec::Raw(raw)) => {
-                let raw_path = join(path, "retry_after.raw");
-                if raw.contains(['\r', '\n']) {
-                    self.err(&raw_path, "a header value cannot contain a line break");
-                }
-                if raw.len() > MAX_HEADER_BYTES {
-                    self.over_limit(
-                        &raw_path,
-                        format!("a header value of {} bytes", raw.len()),
-                        format!("at most {MAX_HEADER_BYTES} bytes"),
-                    );
-                }
+                self.raw_header_value(&join(path, "retry_after.raw"), raw);
             }
             Some(RetryAfterSpec::Seconds(seconds))
                 if seconds.unsigned_abs() > MAX_RETRY_AFTER_SECONDS.unsigned_abs() =>

@@ -22,15 +22,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Dict, List, Optional, Type, Union
 
-__all__ = [
-    "RetrylabError",
-    "ScenarioError",
-    "ServeFailed",
-    "Served",
-    "find_binary",
-    "serve",
-]
-
 #: How long serving may take to print its URLs (a cold start on a loaded machine included).
 STARTUP_TIMEOUT = 30.0
 #: How long serve may take to judge once told the client is done. It waits at most its

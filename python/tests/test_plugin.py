@@ -1,7 +1,9 @@
 """What the `retrylab` fixture promises besides the judgement, which is the CLI's."""
 
 import os
+import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,47 @@ def test_the_server_is_stopped_when_the_body_raises(retrylab):
         os.killpg(process.pid, 0)  # nothing left in its group
     with pytest.raises(OSError):
         post(url)  # nothing listens on its port
+
+
+def test_a_command_client_serve_started_is_stopped_when_the_body_raises(retrylab, tmp_path):
+    # The client runs in a process group of its own, which a signal to serve's group misses:
+    # serve kills it when it gets SIGTERM.
+    scenario = tmp_path / "long-client.yaml"
+    scenario.write_text(
+        "version: 1\nname: long-client\n"
+        "endpoints: { api: { script: [ { status: 200 } ] } }\n"
+        "operation: { endpoint: api }\n"
+        "client:\n"
+        "  command: [sh, -c, 'sleep 60 & echo $! > pid.tmp && mv pid.tmp pid; wait']\n"
+        "  cwd: .\n"
+        "  timeout: 120s\n"
+        "expect: { attempts: 1, outcome: success }\n")
+    pid_file = tmp_path / "pid"
+    with pytest.raises(RuntimeError, match="the test body failed"):
+        with retrylab.serve(scenario):
+            for _ in range(600):  # bounded: 30 s
+                if pid_file.exists():
+                    break
+                time.sleep(0.05)
+            raise RuntimeError("the test body failed")
+    assert pid_file.exists(), "the client did not start within 30 s"
+    pid = int(pid_file.read_text())
+    for _ in range(200):  # bounded: 10 s for the kill to land and the orphan to be reaped
+        if not alive(pid):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"the client's child {pid} outlived serve")
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(") ", 1)[1][:1] not in ("Z", "X")
 
 
 def test_a_url_of_no_endpoint_names_the_endpoints(retrylab):

@@ -4,4 +4,5 @@
 pub(crate) mod command;
 mod reference;
 
+pub use command::kill_running as kill_running_commands;
 pub use reference::{CallError, ReferenceClient};

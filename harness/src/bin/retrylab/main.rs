@@ -24,6 +24,7 @@
 mod check;
 mod conformance;
 mod files;
+mod interrupt;
 mod junit;
 mod new;
 mod options;
@@ -211,6 +212,7 @@ fn duration(text: &str) -> Result<std::time::Duration, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    interrupt::kill_commands_on_signal();
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Check { paths, format } => check::check(&paths, format),

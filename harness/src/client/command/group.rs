@@ -1,6 +1,33 @@
 //! A command's process group: the program runs as the leader of a group of its own, so that
 //! it is stopped with every process it started (a client that forks, a shell wrapper), and
 //! so that retrylab can tell whether any of them outlived it.
+//!
+//! Every group still running is also listed process-wide, for [`kill_running`]: a group of
+//! its own does not get the terminal's Ctrl-C or a signal sent to retrylab's group, so a
+//! retrylab stopped by a signal (which runs no destructor) must kill them itself.
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
+
+/// The groups of this process's command clients that have not ended yet.
+static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// The running list, usable even if a thread panicked while holding it: it is a set of
+/// numbers that no update leaves half-written.
+fn running() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+    RUNNING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Kills every command client's process group still running in this process, and returns
+/// how many there were. For a signal handler that is about to end the process: the CLI
+/// calls it on SIGINT, SIGTERM and SIGHUP.
+pub fn kill_running() -> usize {
+    let groups = std::mem::take(&mut *running());
+    groups
+        .iter()
+        .filter(|&&pgid| Group { pgid, armed: false }.kill())
+        .count()
+}
 
 /// A running process group, killed when dropped unless it was found empty: a run stopped
 /// at `limits.wall` while a program ran, or a call cut short for any reason, leaves no
@@ -13,10 +40,9 @@ pub(super) struct Group {
 impl Group {
     /// The group led by the process `pid` (spawned with `process_group(0)`).
     pub(super) fn led_by(pid: u32) -> Group {
-        Group {
-            pgid: i32::try_from(pid).unwrap_or(0),
-            armed: true,
-        }
+        let pgid = i32::try_from(pid).unwrap_or(0);
+        running().insert(pgid);
+        Group { pgid, armed: true }
     }
 
     /// Whether any process of the group is still alive (signal 0 checks without sending).
@@ -32,7 +58,9 @@ impl Group {
     /// Kills what is left of the group and disarms the drop.
     pub(super) fn finish(mut self) -> bool {
         self.armed = false;
-        self.kill()
+        let killed = self.kill();
+        running().remove(&self.pgid);
+        killed
     }
 
     fn signal(&self, signal: i32) -> bool {
@@ -50,6 +78,7 @@ impl Drop for Group {
     fn drop(&mut self) {
         if self.armed {
             self.kill();
+            running().remove(&self.pgid);
         }
     }
 }

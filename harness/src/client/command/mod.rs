@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use self::group::Group;
+pub use self::group::kill_running;
 pub(crate) use self::program::{Unusable, resolve};
 use crate::report::{ProcessExit, ProcessOutput};
 

@@ -1,6 +1,7 @@
 //! Every YAML block of the README and of the guide (`docs/guide/*.md`) loads as a scenario and,
 //! run with its client (built-in, a registered Rust client or a program), passes; a block
-//! fenced `yaml fragment` is part of a file and is only parsed as YAML. The Rust blocks of the
+//! fenced `yaml fragment` is part of a file and is only parsed as YAML. Every sample output
+//! (`text`) is found in what retrylab really prints. The Rust blocks of the
 //! same files are doctests of this crate (`src/lib.rs`), and their shell blocks are checked
 //! against the command line by `harness/tests/doc_commands.rs`.
 
@@ -167,4 +168,92 @@ fn the_readme_timeline_is_the_library_files() {
         readme.contains(&format!("]({file})")),
         "the README links {file}"
     );
+}
+
+/// Chapters whose sample output another test holds to a run of its own, and that test.
+const HELD_ELSEWHERE: &[(&str, &str)] = &[
+    // The guide's fleet with `jitter: none`: no file of the library is that variant.
+    ("docs/guide/fleets.md", "tests/tests/fleets.rs"),
+];
+
+/// What retrylab really printed, for the sample outputs to be found in: every snapshot the
+/// tests keep, and the report of each simulated example under docs/examples/.
+fn real_output() -> String {
+    let mut corpus = String::new();
+    let snapshots = root().join("tests/tests/snapshots");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&snapshots)
+        .unwrap_or_else(|e| panic!("{}: {e}", snapshots.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "snap"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 100, "only {} snapshots", files.len());
+    for file in files {
+        corpus.push_str(&std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}")));
+    }
+    let examples = root().join("docs/examples");
+    let mut names: Vec<String> = std::fs::read_dir(&examples)
+        .unwrap_or_else(|e| panic!("{}: {e}", examples.display()))
+        .filter_map(|entry| {
+            entry
+                .expect("a directory entry")
+                .file_name()
+                .into_string()
+                .ok()
+        })
+        .filter(|name| name.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    for name in names {
+        let shown = format!("docs/examples/{name}");
+        let text = std::fs::read_to_string(root().join(&shown)).unwrap_or_else(|e| panic!("{e}"));
+        let scenario =
+            Scenario::from_yaml_str(&text, &shown).unwrap_or_else(|e| panic!("{shown}: {e}"));
+        // Real sockets give real instants, never the same twice: no sample quotes them.
+        if text.lines().any(|line| line == "backend: real") {
+            continue;
+        }
+        let report = retrylab::Clients::new()
+            .run(&scenario, scenario.seed)
+            .unwrap_or_else(|e| panic!("{shown}: {e}"));
+        corpus.push_str(&report.summary());
+    }
+    corpus
+}
+
+/// Every sample output (a `text` block) of the README and the guide is what retrylab prints:
+/// each line, cut at its `...` elisions, is found in a snapshot or an example's report, so a
+/// changed message fails here until the docs show the new one.
+#[test]
+fn every_sample_output_is_real_output() {
+    let corpus = real_output();
+    let mut checked = 0;
+    for (name, text) in documents() {
+        let samples: Vec<Block> = blocks(&text)
+            .into_iter()
+            .filter(|b| b.info == "text")
+            .collect();
+        if let Some((_, holder)) = HELD_ELSEWHERE.iter().find(|(doc, _)| *doc == name) {
+            let source = std::fs::read_to_string(root().join(holder))
+                .unwrap_or_else(|e| panic!("{holder}: {e}"));
+            assert!(
+                source.contains(&name),
+                "{holder} does not hold {name}'s samples"
+            );
+            continue;
+        }
+        for block in samples {
+            for (offset, line) in block.text.lines().enumerate() {
+                for fragment in line.split("...").map(str::trim).filter(|f| !f.is_empty()) {
+                    assert!(
+                        corpus.contains(fragment),
+                        "{name}:{}: retrylab prints no `{fragment}`",
+                        block.line + offset
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} sample outputs");
 }

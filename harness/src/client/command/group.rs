@@ -9,20 +9,33 @@
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
 
-/// The groups of this process's command clients that have not ended yet.
-static RUNNING: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// The groups of this process's command clients that have not ended yet, and whether the
+/// process is stopping (after [`kill_running`], a group that starts is killed at once).
+struct Running {
+    groups: BTreeSet<i32>,
+    stopping: bool,
+}
 
-/// The running list, usable even if a thread panicked while holding it: it is a set of
-/// numbers that no update leaves half-written.
-fn running() -> std::sync::MutexGuard<'static, BTreeSet<i32>> {
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    groups: BTreeSet::new(),
+    stopping: false,
+});
+
+/// The running list, usable even if a thread panicked while holding it: no update leaves
+/// it half-written.
+fn running() -> std::sync::MutexGuard<'static, Running> {
     RUNNING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Kills every command client's process group still running in this process, and returns
-/// how many there were. For a signal handler that is about to end the process: the CLI
-/// calls it on SIGINT, SIGTERM and SIGHUP.
+/// how many there were; a group started after this is killed as it starts. For a signal
+/// handler that is about to end the process: the CLI calls it on SIGINT, SIGTERM and SIGHUP.
 pub fn kill_running() -> usize {
-    let groups = std::mem::take(&mut *running());
+    let groups = {
+        let mut running = running();
+        running.stopping = true;
+        std::mem::take(&mut running.groups)
+    };
     groups
         .iter()
         .filter(|&&pgid| Group { pgid, armed: false }.kill())
@@ -41,8 +54,15 @@ impl Group {
     /// The group led by the process `pid` (spawned with `process_group(0)`).
     pub(super) fn led_by(pid: u32) -> Group {
         let pgid = i32::try_from(pid).unwrap_or(0);
-        running().insert(pgid);
-        Group { pgid, armed: true }
+        let group = Group { pgid, armed: true };
+        let mut running = running();
+        if running.stopping {
+            // Started while the process stops: the signal's kill has already run.
+            group.kill();
+        } else {
+            running.groups.insert(pgid);
+        }
+        group
     }
 
     /// Whether any process of the group is still alive (signal 0 checks without sending).
@@ -59,7 +79,7 @@ impl Group {
     pub(super) fn finish(mut self) -> bool {
         self.armed = false;
         let killed = self.kill();
-        running().remove(&self.pgid);
+        running().groups.remove(&self.pgid);
         killed
     }
 
@@ -78,7 +98,7 @@ impl Drop for Group {
     fn drop(&mut self) {
         if self.armed {
             self.kill();
-            running().remove(&self.pgid);
+            running().groups.remove(&self.pgid);
         }
     }
 }

@@ -46,12 +46,14 @@ class ScenarioError extends RetrylabError {
   }
 }
 
-/** Every group still being served, stopped if the process exits without stopping them. */
+/** Every group still being served, stopped if the process exits without stopping them.
+ * SIGTERM, not SIGKILL: serve catches it and kills the command client it started, which
+ * runs in a process group of its own that no signal to serve's group reaches. */
 const live = new Set();
 process.on('exit', () => {
   for (const pid of live) {
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(-pid, 'SIGTERM');
     } catch {
       // already gone
     }

@@ -30,6 +30,8 @@ use crate::scenario::{ClientSpec, Scenario};
 // from the docs, outside the stability promise.
 #[doc(hidden)]
 pub fn main(dir: &Path, clients: Clients) -> ! {
+    // A Ctrl-C of `cargo test` must not orphan the command clients of the files running.
+    crate::client::kill_commands_on_signal();
     let args = Arguments::from_args();
     let trials = trials(dir, clients);
     libtest_mimic::run(&args, trials).exit()

@@ -1,9 +1,11 @@
 //! A `retrylab` stopped by a signal stops the command clients it started. They run in
 //! process groups of their own, out of reach of the terminal's Ctrl-C and of a signal sent
-//! to retrylab's group (as the pytest plugin stops `retrylab serve`): the CLI kills them
-//! itself before it exits, children included.
+//! to retrylab's group (as the pytest plugin stops `retrylab serve`): retrylab kills them
+//! itself, children included, then dies of the signal. A signal it was started ignoring
+//! (`nohup`) stays ignored.
 #![cfg(feature = "cli")]
 
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -41,30 +43,6 @@ fn scenario(folder: &Folder) -> PathBuf {
     path
 }
 
-/// The pids the client wrote (itself and its child), once it has written them.
-fn client_pids(folder: &Path, retrylab: &mut Child) -> Vec<i32> {
-    let start = Instant::now();
-    loop {
-        if let Ok(text) = std::fs::read_to_string(folder.join("pids")) {
-            let pids: Vec<i32> = text
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect();
-            assert_eq!(pids.len(), 2, "pids: {text:?}");
-            return pids;
-        }
-        if let Some(status) = retrylab.try_wait().expect("retrylab's status") {
-            panic!("retrylab ended ({status}) before its client started");
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = retrylab.kill();
-            let _ = retrylab.wait();
-            panic!("the client did not start within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Whether `pid` is a live process (a zombie, ended but not yet reaped, is not).
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -76,72 +54,131 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-/// The client's processes, killed when dropped: a failing check leaves none behind.
-struct Leftovers(Vec<i32>);
+/// Sends `signal` to `pid`.
+fn send(pid: u32, signal: i32) {
+    let pid = i32::try_from(pid).expect("a pid");
+    // SAFETY: `kill` only sends a signal, to a process this test started and has not reaped.
+    assert_eq!(
+        unsafe { libc::kill(pid, signal) },
+        0,
+        "signal {signal} sent"
+    );
+}
 
-impl Drop for Leftovers {
+/// The processes a test started, retrylab and its client's, killed (and retrylab reaped)
+/// when dropped: a failing check leaves nothing behind.
+struct Started {
+    retrylab: Child,
+    client: Vec<i32>,
+}
+
+impl Drop for Started {
     fn drop(&mut self) {
-        for &pid in &self.0 {
+        for &pid in &self.client {
             if alive(pid) {
                 // SAFETY: `kill` only sends a signal, to a process this test's client started.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
         }
+        let _ = self.retrylab.kill();
+        let _ = self.retrylab.wait();
     }
 }
 
-/// Sends `signal` to retrylab, then checks that it exits with 128 + signal and that the
-/// client and its child are gone soon after.
-fn stop_and_check(mut retrylab: Child, folder: &Path, signal: i32) {
-    let pids = client_pids(folder, &mut retrylab);
-    let _leftovers = Leftovers(pids.clone());
-    assert!(
-        pids.iter().all(|&pid| alive(pid)),
-        "the client runs: {pids:?}"
-    );
-    let pid = i32::try_from(retrylab.id()).expect("a pid");
-    // SAFETY: `kill` only sends a signal, to the child this test started and has not reaped.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal sent");
-    let status = wait_within(&mut retrylab, Duration::from_secs(20));
-    let stderr = retrylab
-        .stderr
-        .take()
-        .map(|mut e| {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-            text
-        })
-        .unwrap_or_default();
-    assert_eq!(status.code(), Some(128 + signal), "{stderr}");
-    assert!(
-        stderr.contains("killed 1 command client process group(s)"),
-        "{stderr}"
-    );
-    let start = Instant::now();
-    while pids.iter().any(|&pid| alive(pid)) {
+impl Started {
+    /// Starts `command` (retrylab, with its standard error piped) and waits for its client
+    /// to write the pids of itself and its child.
+    fn with_client(mut command: Command, folder: &Path) -> Started {
+        let retrylab = command.spawn().expect("retrylab runs");
+        let mut started = Started {
+            retrylab,
+            client: Vec::new(),
+        };
+        let start = Instant::now();
+        loop {
+            if let Ok(text) = std::fs::read_to_string(folder.join("pids")) {
+                started.client = text
+                    .split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect();
+                assert_eq!(started.client.len(), 2, "pids: {text:?}");
+                assert!(
+                    started.client.iter().all(|&pid| alive(pid)),
+                    "the client runs: {:?}",
+                    started.client
+                );
+                return started;
+            }
+            if let Some(status) = started.retrylab.try_wait().expect("retrylab's status") {
+                panic!("retrylab ended ({status}) before its client started");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the client did not start within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits at most `limit` for retrylab to end; `None` while it runs.
+    fn wait_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.retrylab.try_wait().expect("retrylab's status") {
+                return Some(status);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// What retrylab wrote to its standard error, once it has ended.
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut stderr) = self.retrylab.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        }
+        text
+    }
+
+    /// Sends `signal` to retrylab, then checks that it died of that signal, saying it killed
+    /// one client group, and that the client and its child are gone soon after.
+    fn stop_and_check(mut self, signal: i32) {
+        send(self.retrylab.id(), signal);
+        let status = self
+            .wait_within(Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("retrylab still ran 20 s after signal {signal}"));
+        let stderr = self.stderr();
+        assert_eq!(status.signal(), Some(signal), "{status}: {stderr}");
         assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "still running 10 s after retrylab exited: {:?}",
-            pids.iter().filter(|&&pid| alive(pid)).collect::<Vec<_>>()
+            stderr.contains("killed 1 command client process group(s)"),
+            "{stderr}"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        while self.client.iter().any(|&pid| alive(pid)) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "still running 10 s after retrylab exited: {:?}",
+                self.client
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
-/// Waits at most `limit` for the child, killing it past that.
-fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("the child's status") {
-            return status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("retrylab was still running {limit:?} after the signal");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+/// `retrylab <args> <scenario>` in the scenario's folder, standard error piped.
+fn retrylab(args: &[&str], file: &Path, folder: &Folder) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retrylab"));
+    command
+        .args(args)
+        .arg(file)
+        .current_dir(&folder.0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
 }
 
 /// Ctrl-C on `retrylab run` (SIGINT, which the terminal sends to retrylab's group only).
@@ -149,15 +186,8 @@ fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
 fn sigint_on_run_kills_the_running_client_and_its_child() {
     let folder = Folder::new("run");
     let file = scenario(&folder);
-    let retrylab = Command::new(env!("CARGO_BIN_EXE_retrylab"))
-        .arg("run")
-        .arg(&file)
-        .current_dir(&folder.0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("retrylab runs");
-    stop_and_check(retrylab, &folder.0, libc::SIGINT);
+    Started::with_client(retrylab(&["run"], &file, &folder), &folder.0)
+        .stop_and_check(libc::SIGINT);
 }
 
 /// SIGTERM on `retrylab serve`, as the pytest plugin and the Node helper stop it when a
@@ -166,14 +196,38 @@ fn sigint_on_run_kills_the_running_client_and_its_child() {
 fn sigterm_on_serve_kills_the_client_it_spawned() {
     let folder = Folder::new("serve");
     let file = scenario(&folder);
-    let retrylab = Command::new(env!("CARGO_BIN_EXE_retrylab"))
-        .args(["serve", "--until-eof", "--timeout", "60s"])
+    let serve = retrylab(
+        &["serve", "--until-eof", "--timeout", "60s"],
+        &file,
+        &folder,
+    );
+    Started::with_client(serve, &folder.0).stop_and_check(libc::SIGTERM);
+}
+
+/// Started under `nohup` (SIGHUP ignored), retrylab lives through a SIGHUP, client and all.
+#[test]
+fn a_sighup_retrylab_was_started_ignoring_stays_ignored() {
+    let folder = Folder::new("nohup");
+    let file = scenario(&folder);
+    // `trap '' HUP` is what nohup does: the ignored action survives the exec.
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "trap '' HUP; exec \"$0\" run \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_retrylab"))
         .arg(&file)
         .current_dir(&folder.0)
-        .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("retrylab serves");
-    stop_and_check(retrylab, &folder.0, libc::SIGTERM);
+        .stderr(Stdio::piped());
+    let mut started = Started::with_client(command, &folder.0);
+    send(started.retrylab.id(), libc::SIGHUP);
+    assert!(
+        started.wait_within(Duration::from_millis(500)).is_none(),
+        "retrylab ended on an ignored SIGHUP: {}",
+        started.stderr()
+    );
+    assert!(
+        started.client.iter().all(|&pid| alive(pid)),
+        "the client was killed"
+    );
+    started.stop_and_check(libc::SIGTERM);
 }

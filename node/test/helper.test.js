@@ -75,3 +75,67 @@ test('a missing binary says what to install', async () => {
     else process.env.RETRYLAB_BIN = saved;
   }
 });
+
+/** Whether `pid` runs (a zombie, ended but not yet reaped, does not). */
+function alive(pid) {
+  let stat;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  const state = stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3);
+  return state !== 'Z' && state !== 'X';
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('a process that exits while serving leaves no command client behind', async (t) => {
+  if (!fs.existsSync('/proc/self/stat')) {
+    t.skip('no /proc here to tell whether a process still runs');
+    return;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retrylab-node-exit-'));
+  fs.writeFileSync(path.join(dir, 'long-client.yaml'), [
+    'version: 1',
+    'name: long-client',
+    'endpoints: { api: { script: [ { status: 200 } ] } }',
+    'operation: { endpoint: api }',
+    'client:',
+    "  command: [sh, -c, 'sleep 60 & echo $! > pid.tmp && mv pid.tmp pid; wait']",
+    '  cwd: .',
+    '  timeout: 120s',
+    'expect: { attempts: 1, outcome: success }',
+    '',
+  ].join('\n'));
+  const pidFile = path.join(dir, 'pid');
+  // A Node process that serves the file, waits for its client to start, and exits without
+  // stopping it: the helper's exit hook is all that is left to stop serve and its client.
+  const script = `
+    const fs = require('node:fs');
+    require(${JSON.stringify(path.join(__dirname, '..'))})
+      .serve(${JSON.stringify(path.join(dir, 'long-client.yaml'))})
+      .then(async () => {
+        for (let i = 0; i < 600 && !fs.existsSync(${JSON.stringify(pidFile)}); i += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        process.exit(0);
+      });`;
+  try {
+    const child = require('node:child_process').spawnSync(process.execPath, ['-e', script], {
+      timeout: 60_000,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    assert.strictEqual(child.status, 0, String(child.stderr));
+    assert.ok(fs.existsSync(pidFile), 'the client did not start within 30 s');
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    // Bounded: 10 s for serve to take the SIGTERM and kill the client's group.
+    for (let i = 0; i < 200 && alive(pid); i += 1) await sleep(50);
+    if (alive(pid)) {
+      process.kill(pid, 'SIGKILL');
+      assert.fail(`the client's child ${pid} outlived the process that served it`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -82,9 +82,11 @@ def test_a_command_client_serve_started_is_stopped_when_the_body_raises(retrylab
                 if pid_file.exists():
                     break
                 time.sleep(0.05)
+            assert pid_file.exists(), "the client did not start within 30 s"
+            pid = int(pid_file.read_text())
+            # Checked alive first, so that "gone" below cannot pass where /proc is unreadable.
+            assert alive(pid), f"the client's child {pid} is not running"
             raise RuntimeError("the test body failed")
-    assert pid_file.exists(), "the client did not start within 30 s"
-    pid = int(pid_file.read_text())
     for _ in range(200):  # bounded: 10 s for the kill to land and the orphan to be reaped
         if not alive(pid):
             break

@@ -12,8 +12,10 @@
 //! and check nothing: a split they cannot see is not a split they can vouch for.
 
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// How many machines the recipe's workflow splits the suite over.
 const SHARDS: u32 = 3;
@@ -32,9 +34,60 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
 }
 
-/// The workspace's features in .ci/run's test step: the build nextest asks cargo for is then
-/// the one already made, and listing or running costs no compilation.
+/// The features of .ci/run's test step: there the build nextest asks cargo for is the one
+/// that step made (and still fresh in the every-feature step after it), so listing and
+/// running compile nothing. Run alone, a first listing builds it.
 const FEATURES: [&str; 2] = ["--features", "retrylab/cli,retrylab/backoff"];
+
+/// How long one nested cargo command may take, a build of the suite included.
+const CARGO_LIMIT: Duration = Duration::from_secs(15 * 60);
+
+/// Runs `command` to its end, as `Command::output` does, but for at most [`CARGO_LIMIT`]:
+/// past that its process group (cargo, nextest and the tests they started) is killed and
+/// the test fails, rather than hang.
+fn output_within(mut command: Command) -> Output {
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let shown = format!("{command:?}");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{shown}: {e}"));
+    // Read on threads: a full pipe would otherwise stop the child before it could end.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{shown}: {e}")) {
+            break status;
+        }
+        if start.elapsed() > CARGO_LIMIT {
+            let group = i32::try_from(child.id()).unwrap_or(0);
+            if group > 1 {
+                // SAFETY: `killpg` only sends a signal, to the group this function created.
+                unsafe { libc::killpg(group, libc::SIGKILL) };
+            }
+            let _ = child.wait();
+            panic!("{shown} still ran after {CARGO_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
 
 /// Whether `cargo nextest` runs here; where it does not, says so and how to install it.
 fn nextest_installed() -> bool {
@@ -54,15 +107,24 @@ fn nextest_installed() -> bool {
 /// The suite's tests in partition `k` of [`SHARDS`], as nextest chooses them, and the path of
 /// the suite's binary nextest listed them from.
 fn partition(k: u32) -> (Vec<String>, String) {
-    let output = Command::new(cargo())
-        .args(["nextest", "list", "--workspace"])
-        .args(FEATURES)
-        .args(["-E", "binary(scenarios)", "--run-ignored", "all"])
-        .args(["--partition", &format!("count:{k}/{SHARDS}")])
-        .args(["--message-format", "json"])
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|e| panic!("cargo nextest list: {e}"));
+    // The suite's package and binary only, as the workflow's shards name them: listing the
+    // whole workspace would also link the `retrylab` binary of these features over the one
+    // a later step of .ci/run runs.
+    let mut list = Command::new(cargo());
+    list.args([
+        "nextest",
+        "list",
+        "-p",
+        "retrylab-tests",
+        "--test",
+        "scenarios",
+    ])
+    .args(FEATURES)
+    .args(["--run-ignored", "all"])
+    .args(["--partition", &format!("count:{k}/{SHARDS}")])
+    .args(["--message-format", "json"])
+    .current_dir(root());
+    let output = output_within(list);
     assert!(
         output.status.success(),
         "cargo nextest list --partition count:{k}/{SHARDS}: {}",
@@ -135,7 +197,7 @@ fn every_test_of_the_suite_is_in_exactly_one_nextest_partition() {
 }
 
 /// The part of the library the shards run: three folders of simulated files (27 tests, a few
-/// seconds), one of them a `-caught` file whose client must fail. The whole library would
+/// seconds), three of them `-caught` files whose clients must fail. The whole library would
 /// run four more times here (three shards and one unsplit run); which test lands in which
 /// shard is checked over the whole library above.
 const PART: &str = r"binary(scenarios) & test(/^\[[a-z_]+\] (http|sns|rocketmq)\//)";
@@ -202,13 +264,12 @@ fn run_shard(command: &str, k: Option<u32>, to: &Path) {
         .join("junit.xml");
     // A report left by an earlier run must not stand in for this one's.
     let _ = std::fs::remove_file(&report);
-    let output = Command::new(cargo())
-        .args(&words[1..])
+    let mut run = Command::new(cargo());
+    run.args(&words[1..])
         .args(FEATURES)
         .args(["-E", PART])
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|e| panic!("{command}: {e}"));
+        .current_dir(root());
+    let output = output_within(run);
     let shown = format!("{command} (shard {k:?})");
     assert!(
         output.status.success(),
@@ -248,6 +309,18 @@ fn read_junit(path: &Path) -> (BTreeMap<String, &'static str>, [u64; 4]) {
     (cases, totals)
 }
 
+/// A report beside the shards' that holds what the library's part never gives (every one of
+/// its tests passes): a failure and a skip, so that the merge is seen to count them.
+const PLANTED: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="nextest-run" tests="3" failures="1" errors="0" skipped="1">
+    <testsuite name="planted" tests="3" failures="1" errors="0" skipped="1">
+        <testcase name="planted failure" classname="planted"><failure message="planted">planted</failure></testcase>
+        <testcase name="planted skip" classname="planted"><skipped/></testcase>
+        <testcase name="planted pass" classname="planted"/>
+    </testsuite>
+</testsuites>
+"#;
+
 /// A scratch folder, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -261,7 +334,7 @@ impl Drop for Scratch {
 /// 1, 2 and 3, then its report step's Python merging their `JUnit` as the artifacts download,
 /// against the same command run once unsplit. The shards hold each test once, with the
 /// outcome the unsplit run gives it, and the merged report's tests and totals are the
-/// unsplit run's.
+/// unsplit run's plus those of a planted report with a failure and a skip.
 #[test]
 fn the_shards_merged_junit_is_one_unsplit_run() {
     if !nextest_installed() {
@@ -311,6 +384,23 @@ fn the_shards_merged_junit_is_one_unsplit_run() {
     }
     assert_eq!(union, whole, "the shards together against one unsplit run");
 
+    let planted = scratch.0.join("junit/junit-planted/junit.xml");
+    std::fs::create_dir_all(scratch.0.join("junit/junit-planted")).expect("a scratch folder");
+    std::fs::write(&planted, PLANTED).expect("the planted report");
+    let (planted_cases, planted_totals) = read_junit(&planted);
+    assert_eq!(
+        planted_totals,
+        [3, 1, 0, 1],
+        "the planted report's own totals"
+    );
+    let mut expected = whole.clone();
+    expected.extend(planted_cases);
+    let expected_totals: Vec<u64> = whole_totals
+        .iter()
+        .zip(planted_totals)
+        .map(|(a, b)| a + b)
+        .collect();
+
     let python = Command::new("python3")
         .args(["-c", merge])
         .current_dir(&scratch.0)
@@ -327,10 +417,15 @@ fn the_shards_merged_junit_is_one_unsplit_run() {
                 String::from_utf8_lossy(&output.stderr)
             );
             let (merged, merged_totals) = read_junit(&scratch.0.join("junit.xml"));
-            assert_eq!(merged, whole, "the merged report against one unsplit run");
             assert_eq!(
-                merged_totals, whole_totals,
-                "tests, failures, errors, skipped of the merged report and one unsplit run"
+                merged, expected,
+                "the merged report against one unsplit run"
+            );
+            assert_eq!(
+                merged_totals.to_vec(),
+                expected_totals,
+                "tests, failures, errors, skipped of the merged report and of one unsplit \
+                 run with the planted report"
             );
         }
     }

@@ -4,5 +4,5 @@
 pub(crate) mod command;
 mod reference;
 
-pub use command::kill_running as kill_running_commands;
+pub use command::kill_commands_on_signal;
 pub use reference::{CallError, ReferenceClient};

@@ -24,7 +24,6 @@
 mod check;
 mod conformance;
 mod files;
-mod interrupt;
 mod junit;
 mod new;
 mod options;
@@ -212,7 +211,7 @@ fn duration(text: &str) -> Result<std::time::Duration, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    interrupt::kill_commands_on_signal();
+    retrylab::client::kill_commands_on_signal();
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Check { paths, format } => check::check(&paths, format),

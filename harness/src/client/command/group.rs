@@ -4,13 +4,15 @@
 //!
 //! Every group still running is also listed process-wide, for [`kill_running`]: a group of
 //! its own does not get the terminal's Ctrl-C or a signal sent to retrylab's group, so a
-//! retrylab stopped by a signal (which runs no destructor) must kill them itself.
+//! retrylab stopped by a signal (which runs no destructor) must kill them itself
+//! (`signals.rs`).
 
 use std::collections::BTreeSet;
+use std::process::{Child, Command};
 use std::sync::{Mutex, PoisonError};
 
 /// The groups of this process's command clients that have not ended yet, and whether the
-/// process is stopping (after [`kill_running`], a group that starts is killed at once).
+/// process is stopping (after [`kill_running`], no group starts).
 struct Running {
     groups: BTreeSet<i32>,
     stopping: bool,
@@ -27,10 +29,10 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
     RUNNING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Kills every command client's process group still running in this process, and returns
-/// how many there were; a group started after this is killed as it starts. For a signal
-/// handler that is about to end the process: the CLI calls it on SIGINT, SIGTERM and SIGHUP.
-pub fn kill_running() -> usize {
+/// Kills every command client's process group still running in this process and stops any
+/// other from starting; returns how many groups it killed. For a process about to end on a
+/// signal: there is no way back.
+pub(super) fn kill_running() -> usize {
     let groups = {
         let mut running = running();
         running.stopping = true;
@@ -51,18 +53,21 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// The group led by the process `pid` (spawned with `process_group(0)`).
-    pub(super) fn led_by(pid: u32) -> Group {
-        let pgid = i32::try_from(pid).unwrap_or(0);
-        let group = Group { pgid, armed: true };
+    /// Starts `command` (set up with `process_group(0)`) as the leader of a group of its
+    /// own, listed as running. The list stays locked from before the spawn until the group
+    /// is on it, so a signal's [`kill_running`] either finds the group or keeps it from
+    /// starting: no client starts unseen while the process stops.
+    pub(super) fn spawn(command: &mut Command) -> std::io::Result<(Child, Group)> {
         let mut running = running();
         if running.stopping {
-            // Started while the process stops: the signal's kill has already run.
-            group.kill();
-        } else {
-            running.groups.insert(pgid);
+            return Err(std::io::Error::other(
+                "retrylab is stopping on a signal and starts no more processes",
+            ));
         }
-        group
+        let child = command.spawn()?;
+        let pgid = i32::try_from(child.id()).unwrap_or(0);
+        running.groups.insert(pgid);
+        Ok((child, Group { pgid, armed: true }))
     }
 
     /// Whether any process of the group is still alive (signal 0 checks without sending).

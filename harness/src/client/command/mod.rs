@@ -7,6 +7,7 @@
 mod capture;
 mod group;
 mod program;
+mod signals;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -16,8 +17,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use self::group::Group;
-pub use self::group::kill_running;
 pub(crate) use self::program::{Unusable, resolve};
+pub use self::signals::kill_commands_on_signal;
 use crate::report::{ProcessExit, ProcessOutput};
 
 /// The variables a command's process inherits from retrylab's environment; everything else
@@ -112,11 +113,10 @@ pub(crate) async fn run(launch: Launch) -> Ran {
         .stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let (mut child, group) = match Group::spawn(&mut command) {
+        Ok(started) => started,
         Err(e) => return Ran::not_started(format!("`{program}` could not start: {e}")),
     };
-    let group = Group::led_by(child.id());
     let stdout = child.stdout.take().map(capture::capture);
     let stderr = child.stderr.take().map(capture::capture);
     if let Some(mut input) = child.stdin.take() {

@@ -11,7 +11,12 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::{emulate_default_handler, signal_name};
 
+use std::sync::Once;
+
 use super::group::kill_running;
+
+/// Installed once per process, whoever calls first (the CLI, a suite, a harness of one's own).
+static INSTALLED: Once = Once::new();
 
 /// Catches SIGINT, SIGTERM and SIGHUP for the rest of the process, on a thread of its own:
 /// on the first one, kills the process group of every command client still running (and
@@ -20,14 +25,18 @@ use super::group::kill_running;
 /// process was started ignoring (`nohup`, a background job's SIGINT) stays ignored.
 ///
 /// The `retrylab` command and [`scenario_main!`](crate::scenario_main) suites call it
-/// first thing; a harness of one's own that runs command clients may call it too. Problems
-/// setting it up are printed as warnings: everything still runs, only a signal would leave
-/// clients behind.
+/// first thing; a harness of one's own that runs command clients may call it too. A second
+/// call does nothing. Problems setting it up are printed as warnings: everything still runs,
+/// only a signal would leave clients behind.
 ///
 /// ```
 /// retrylab::client::kill_commands_on_signal();
 /// ```
 pub fn kill_commands_on_signal() {
+    INSTALLED.call_once(install);
+}
+
+fn install() {
     let caught: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
         .into_iter()
         .filter(|&signal| !ignored(signal))

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{DelayUnit, ServicenowExponentialConfig, ServicenowHeaderConfig};
 use crate::policy::tests::support::{
-    Client, Reply, Sim, failure, retry_window as window, share_caught, st, view, with,
+    Client, Reply, Sim, failure, retry_window as window, st, view, with,
 };
 use crate::policy::{
     Anchor, AttemptView, CallHistory, Conformance, Envelope, Observed, Policy, StopReason,
@@ -56,11 +56,7 @@ fn rejection<'a>(
     make: impl Fn() -> Box<Client<'a>>,
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
-    share_caught(
-        SEEDS,
-        |seed| check(policy, &sim().client_call(script, seed, make().as_mut())),
-        kind,
-    )
+    sim().share_rejected(SEEDS, policy, script, make, kind)
 }
 
 fn is(kind: ViolationKind) -> impl Fn(ViolationKind) -> bool {

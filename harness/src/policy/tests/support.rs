@@ -15,8 +15,8 @@
 use std::io;
 
 use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Decision, Envelope, Observed, Policy,
-    RetryAfterValue, Violation, ViolationKind,
+    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Observed,
+    Policy, RetryAfterValue, Violation, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -420,6 +420,49 @@ pub(crate) fn retry_window(e: Envelope) -> (u64, u64, Anchor) {
             ..
         } => (min_ms, max_ms, from),
         other => panic!("expected a retry window, got {other:?}"),
+    }
+}
+
+/// Every violation over the calls, checked in order by one [`Conformance`]: what one client
+/// carries from call to call (a quota, a token count) is judged as it is in a run.
+pub(crate) fn violations(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
+    let mut c = Conformance::new(policy.clone_box());
+    calls.iter().flat_map(|call| c.check_call(call)).collect()
+}
+
+impl Sim {
+    /// Over seeds `0..seeds`, the share on which the client `make` builds, run on this
+    /// simulation against `script`, is reported with a violation `kind` accepts, and the
+    /// first such message: how reliably a wrong client is caught.
+    pub(crate) fn share_rejected<'a>(
+        &self,
+        seeds: u64,
+        policy: &dyn Policy,
+        script: &[Reply],
+        mut make: impl FnMut() -> Box<Client<'a>>,
+        kind: impl Fn(ViolationKind) -> bool,
+    ) -> (f64, String) {
+        share_caught(
+            seeds,
+            |seed| violations(policy, &self.run_client(script, seed, make().as_mut())),
+            kind,
+        )
+    }
+
+    /// Asserts that on every seed of `0..seeds` the client `make` builds, run on this
+    /// simulation against `script`, breaks none of `policy`'s promises.
+    pub(crate) fn assert_accepted<'a>(
+        &self,
+        seeds: u64,
+        policy: &dyn Policy,
+        script: &[Reply],
+        mut make: impl FnMut() -> Box<Client<'a>>,
+    ) {
+        for seed in 0..seeds {
+            let calls = self.run_client(script, seed, make().as_mut());
+            let v = violations(policy, &calls);
+            assert!(v.is_empty(), "seed {seed}: {v:#?}\n{calls:#?}");
+        }
     }
 }
 

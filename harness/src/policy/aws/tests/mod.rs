@@ -17,11 +17,10 @@ mod sdks;
 mod wrong_clients;
 
 use super::{AwsConfig, AwsJitter, AwsMode};
-use crate::policy::tests::support::{Reply, Sim, retry_window, st, view, with};
-use crate::policy::{
-    Anchor, AttemptView, CallHistory, ClientHistory, Conformance, Decision, Envelope, Policy,
-    Violation,
+use crate::policy::tests::support::{
+    Reply, Sim, retry_window, st, view, violations as check, with,
 };
+use crate::policy::{Anchor, CallHistory, ClientHistory, Decision, Envelope, Policy};
 use crate::rng::Stream;
 
 // ---------------------------------------------------------------- timelines
@@ -46,12 +45,6 @@ fn reference_sim(calls: u32) -> Sim {
         .numbered()
         .waiting_before_each()
         .waiting_after_stop()
-}
-
-/// Every violation over the calls, checked in order by one [`Conformance`].
-fn check(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
-    let mut c = Conformance::new(policy.clone_box());
-    calls.iter().flat_map(|call| c.check_call(call)).collect()
 }
 
 fn config(mode: AwsMode) -> AwsConfig {

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::{check, coded, config, no_jitter};
+use super::{coded, config, no_jitter};
 use crate::policy::aws::{AwsConfig, AwsMode, AwsSdk};
-use crate::policy::tests::support::{Client, Reply, Sim, share_caught, st, timeout};
+use crate::policy::tests::support::{Client, Reply, Sim, st, timeout};
 use crate::policy::{AttemptView, Observed, Policy, StopReason, ViolationKind};
 use crate::rng::Stream;
 
@@ -104,32 +104,19 @@ fn rejection<'a>(
     policy: &dyn Policy,
     script: &[Reply],
     calls: u32,
-    mut make: impl FnMut() -> Box<Client<'a>>,
+    make: impl FnMut() -> Box<Client<'a>>,
     kind: ViolationKind,
 ) -> (f64, String) {
-    share_caught(
-        SEEDS,
-        |seed| {
-            check(
-                policy,
-                &client_sim(calls).run_client(script, seed, make().as_mut()),
-            )
-        },
-        |k| k == kind,
-    )
+    client_sim(calls).share_rejected(SEEDS, policy, script, make, |k| k == kind)
 }
 
 fn accepted<'a>(
     policy: &dyn Policy,
     script: &[Reply],
     calls: u32,
-    mut make: impl FnMut() -> Box<Client<'a>>,
+    make: impl FnMut() -> Box<Client<'a>>,
 ) {
-    for seed in 0..SEEDS {
-        let timeline = client_sim(calls).run_client(script, seed, make().as_mut());
-        let v = check(policy, &timeline);
-        assert!(v.is_empty(), "seed {seed}: {v:#?}");
-    }
+    client_sim(calls).assert_accepted(SEEDS, policy, script, make);
 }
 
 #[test]

@@ -17,11 +17,10 @@ use std::time::Duration;
 
 use super::{A6Jitter, GrpcRetryConfig, RetryThrottling};
 use crate::policy::tests::support::{
-    Answer, Client, Reply, Sim, refused, reset, share_caught, st, timeout, view, with,
+    Answer, Client, Reply, Sim, refused, reset, st, timeout, view, violations as check, with,
 };
 use crate::policy::{
-    AttemptView, CallHistory, ClientHistory, Conformance, Decision, Observed, Policy, Violation,
-    ViolationKind,
+    AttemptView, CallHistory, ClientHistory, Decision, Observed, Policy, ViolationKind,
 };
 use crate::rng::Stream;
 
@@ -46,12 +45,6 @@ fn reference_sim(calls: u32) -> Sim {
     Sim::calls(calls).numbered()
 }
 
-/// Every violation over the calls, checked in order by one [`Conformance`].
-fn check(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
-    let mut c = Conformance::new(policy.clone_box());
-    calls.iter().flat_map(|call| c.check_call(call)).collect()
-}
-
 const SEEDS: u64 = 100;
 
 /// The share of seeds on which `kind` is reported, and the first such message.
@@ -59,32 +52,19 @@ fn rejection<'a>(
     policy: &dyn Policy,
     script: &[Reply],
     calls: u32,
-    mut make: impl FnMut() -> Box<Client<'a>>,
+    make: impl FnMut() -> Box<Client<'a>>,
     kind: ViolationKind,
 ) -> (f64, String) {
-    share_caught(
-        SEEDS,
-        |seed| {
-            check(
-                policy,
-                &client_sim(calls).run_client(script, seed, make().as_mut()),
-            )
-        },
-        |k| k == kind,
-    )
+    client_sim(calls).share_rejected(SEEDS, policy, script, make, |k| k == kind)
 }
 
 fn accepted<'a>(
     policy: &dyn Policy,
     script: &[Reply],
     calls: u32,
-    mut make: impl FnMut() -> Box<Client<'a>>,
+    make: impl FnMut() -> Box<Client<'a>>,
 ) {
-    for seed in 0..SEEDS {
-        let timeline = client_sim(calls).run_client(script, seed, make().as_mut());
-        let v = check(policy, &timeline);
-        assert!(v.is_empty(), "seed {seed}: {v:#?}\n{timeline:#?}");
-    }
+    client_sim(calls).assert_accepted(SEEDS, policy, script, make);
 }
 
 // ---------------------------------------------------------------- retry policy (A6)

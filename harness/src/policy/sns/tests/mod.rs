@@ -19,8 +19,8 @@ mod wrong_clients;
 use std::time::Duration;
 
 use super::SnsConfig;
-use crate::policy::tests::support::{Sim, retry_window, st, view};
-use crate::policy::{Anchor, AttemptView, CallHistory, Conformance, Envelope, Policy, Violation};
+use crate::policy::tests::support::{Sim, retry_window, st, view, violations as check};
+use crate::policy::{Anchor, CallHistory, Envelope};
 
 const S: fn(u64) -> Duration = Duration::from_secs;
 
@@ -33,11 +33,6 @@ fn reference_sim(calls: u32, limit: u32) -> Sim {
         .of_at_most(limit)
         .ms_apart(1)
         .waiting_before_each()
-}
-
-fn check(policy: &dyn Policy, calls: &[Vec<AttemptView>]) -> Vec<Violation> {
-    let mut c = Conformance::new(policy.clone_box());
-    calls.iter().flat_map(|call| c.check_call(call)).collect()
 }
 
 fn window(e: Envelope) -> (u64, u64) {

@@ -4,7 +4,7 @@
 
 use super::{S, check};
 use crate::policy::sns::{SnsBackoff, SnsConfig};
-use crate::policy::tests::support::{Client, Reply, Sim, share_caught, st, timeout};
+use crate::policy::tests::support::{Client, Reply, Sim, st, timeout};
 use crate::policy::{AttemptView, Observed, Policy, StopReason, ViolationKind};
 use crate::rng::Stream;
 
@@ -84,16 +84,7 @@ fn rejection<'a>(
     kind: impl Fn(ViolationKind) -> bool,
 ) -> (f64, String) {
     let policy = policy_under_test();
-    share_caught(
-        SEEDS,
-        |seed| {
-            check(
-                policy.as_ref(),
-                &client_sim(1).run_client(script, seed, make().as_mut()),
-            )
-        },
-        kind,
-    )
+    client_sim(1).share_rejected(SEEDS, policy.as_ref(), script, make, kind)
 }
 
 fn is(kind: ViolationKind) -> impl Fn(ViolationKind) -> bool {

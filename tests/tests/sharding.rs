@@ -12,7 +12,6 @@
 //! and check nothing: a split they cannot see is not a split they can vouch for.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -39,6 +38,17 @@ fn cargo() -> String {
 /// running compile nothing. Run alone, a first listing builds it.
 const FEATURES: [&str; 2] = ["--features", "retrylab/cli,retrylab/backoff"];
 
+/// Everything `pipe` gives, read to its end on a thread of its own.
+fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
 /// How long one nested cargo command may take, a build of the suite included.
 const CARGO_LIMIT: Duration = Duration::from_secs(15 * 60);
 
@@ -55,17 +65,8 @@ fn output_within(mut command: Command) -> Output {
         .spawn()
         .unwrap_or_else(|e| panic!("{shown}: {e}"));
     // Read on threads: a full pipe would otherwise stop the child before it could end.
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{shown}: {e}")) {
